@@ -1,0 +1,156 @@
+import { NodeRuntime, NodeServices } from "@effect/platform-node"
+import { Cause, Console, Effect, Layer, Option, Predicate } from "effect"
+import { Argument, Command, Flag } from "effect/cli"
+import { AppConfig } from "../config.ts"
+import { Environment } from "../domain/environments.ts"
+import { isApiError } from "../domain/errors.ts"
+import { Plan } from "../domain/plans.ts"
+import { parseScopes } from "../domain/scopes.ts"
+import { ServerLive, StoreLive } from "../main.ts"
+import { DatabaseLive, migrate } from "../store/database.ts"
+import { Tenancy } from "../store/tenancy-repo.ts"
+import { checkSchemas, writeSchemas } from "./schemas.ts"
+
+const json = Flag.Boolean("json").pipe(Flag.withDescription("print JSON"), Flag.withDefault(false))
+
+/** Repositories over the configured database, for one-shot admin commands. */
+const AdminLive = StoreLive.pipe(Layer.provideMerge(DatabaseLive), Layer.provideMerge(AppConfig.layer))
+
+const print = (asJson: boolean, value: Record<string, unknown>) =>
+  Console.log(
+    asJson
+      ? JSON.stringify(value)
+      : Object.entries(value).map(([k, v]) => `${k.padEnd(24)} ${Array.isArray(v) ? v.join(",") : String(v)}`).join("\n")
+  )
+
+const serve = Command.make("serve", {}, () => Layer.launch(ServerLive)).pipe(
+  Command.withDescription("Run the service (PORT, DATABASE_URL, KAFKA_BROKERS, TLS_CERT/TLS_KEY; see README)")
+)
+
+const migrateCommand = Command.make("migrate", {}, () =>
+  Effect.gen(function*() {
+    const applied = yield* migrate
+    yield* Console.log(applied.length === 0 ? "database is up to date" : applied.map(([id, name]) => `applied ${id}_${name}`).join("\n"))
+  }).pipe(Effect.provide(DatabaseLive), Effect.orDie)).pipe(Command.withDescription("Apply pending database migrations"))
+
+const schemas = Command.make("schemas", {
+  check: Flag.Boolean("check").pipe(
+    Flag.withDescription("fail when the files in schemas/ differ from the code instead of writing them"),
+    Flag.withDefault(false)
+  )
+}, ({ check }) =>
+  Effect.gen(function*() {
+    if (check) {
+      const drifted = yield* checkSchemas
+      if (drifted.length > 0) {
+        yield* Console.error(`out of date: ${drifted.join(", ")} (run npm run schemas)`)
+        return yield* Effect.fail("schemas drifted")
+      }
+      yield* Console.log("schemas are up to date")
+    } else {
+      const written = yield* writeSchemas
+      yield* Console.log(written.map((f) => `wrote ${f}`).join("\n"))
+    }
+  })).pipe(Command.withDescription("Write the OpenAPI documents into schemas/"))
+
+const bootstrap = Command.make("bootstrap", {
+  org: Flag.String("org").pipe(Flag.withDescription("name of the new organization")),
+  plan: Flag.Literals("plan", Plan.literals).pipe(Flag.withDefault("team" as const)),
+  json
+}, ({ org, plan, json }) =>
+  Effect.gen(function*() {
+    const tenancy = yield* Tenancy
+    const config = yield* AppConfig
+    const creds = yield* tenancy.bootstrap({ org, plan, apiKeyPrefix: config.apiKeyPrefix })
+    yield* print(json, { ...creds })
+  }).pipe(Effect.provide(AdminLive))).pipe(
+    Command.withDescription("Create an org with an admin user, a team, API keys and a license key, and print them")
+  )
+
+const orgFlag = Flag.String("org").pipe(Flag.withDescription("org id or name"))
+
+const createUser = Command.make("create-user", {
+  org: orgFlag,
+  email: Flag.String("email"),
+  name: Flag.String("name"),
+  role: Flag.Literals("role", ["admin", "member"]).pipe(Flag.withDefault("member" as const)),
+  team: Flag.String("team").pipe(Flag.withDescription("team id to join (repeatable)"), Flag.optional),
+  json
+}, ({ org, email, name, role, team, json }) =>
+  Effect.gen(function*() {
+    const tenancy = yield* Tenancy
+    const found = yield* tenancy.findOrg(org)
+    const user = yield* tenancy.createUser(found.id, { email, name, role, team_ids: Option.toArray(team) })
+    yield* print(json, { ...user })
+  }).pipe(Effect.provide(AdminLive))).pipe(Command.withDescription("Add a user to an org"))
+
+const createApiKey = Command.make("create-api-key", {
+  org: orgFlag,
+  env: Flag.Literals("env", Environment.literals).pipe(Flag.withDefault("test" as const)),
+  scopes: Flag.String("scopes").pipe(Flag.withDescription("comma-separated, e.g. rules:read,events:read; or all")),
+  name: Flag.String("name").pipe(Flag.withDefault("cli")),
+  json
+}, ({ org, env, scopes, name, json }) =>
+  Effect.gen(function*() {
+    const parsed = parseScopes(scopes)
+    if (typeof parsed === "string") return yield* Effect.fail(parsed)
+    const tenancy = yield* Tenancy
+    const found = yield* tenancy.findOrg(org)
+    const { record, key } = yield* tenancy.createApiKey(found.id, { environment: env, name, scopes: parsed })
+    yield* print(json, { ...record, key })
+  }).pipe(Effect.provide(AdminLive))).pipe(Command.withDescription("Create an API key (shown once)"))
+
+const createLicenseKey = Command.make("create-license-key", {
+  org: orgFlag,
+  user: Flag.String("user").pipe(Flag.withDescription("user id")),
+  env: Flag.Literals("env", Environment.literals).pipe(Flag.withDefault("test" as const)),
+  json
+}, ({ org, user, env, json }) =>
+  Effect.gen(function*() {
+    const tenancy = yield* Tenancy
+    const found = yield* tenancy.findOrg(org)
+    const { record, key } = yield* tenancy.createLicenseKey(found.id, { environment: env, user_id: user })
+    yield* print(json, { ...record, key })
+  }).pipe(Effect.provide(AdminLive))).pipe(Command.withDescription("Create a license key for a user (shown once)"))
+
+const revokeKey = Command.make("revoke-key", {
+  id: Argument.String("key-id").pipe(Argument.withDescription("id of an API key (key_…) or license key (lk_…)"))
+}, ({ id }) =>
+  Effect.gen(function*() {
+    const tenancy = yield* Tenancy
+    yield* tenancy.revokeKey(id)
+    yield* Console.log(`revoked ${id}`)
+  }).pipe(Effect.provide(AdminLive))).pipe(Command.withDescription("Revoke an API or license key"))
+
+const admin = Command.make("admin").pipe(
+  Command.withDescription("Manage orgs, users and credentials"),
+  Command.withSubcommands([bootstrap, createUser, createApiKey, createLicenseKey, revokeKey])
+)
+
+const cli = Command.make("signal-engine").pipe(
+  Command.withDescription("Signal and rule engine for AI coding tools"),
+  Command.withSubcommands([serve, migrateCommand, schemas, admin])
+)
+
+/** A failed command prints one line to stderr and exits 1; only unexpected defects show a trace. */
+const reportFailure = (cause: Cause.Cause<unknown>) =>
+  Effect.gen(function*() {
+    const failure = cause.reasons.find(Cause.isFailReason)
+    const error: unknown = failure?.error
+    const message = isApiError(error)
+      ? error.error
+      : typeof error === "string"
+      ? error
+      : error instanceof Error && Predicate.hasProperty(error, "_tag") && !Cause.hasDies(cause)
+      ? error.message
+      : Cause.pretty(cause)
+    yield* Console.error(`signal-engine: ${message}`)
+    process.exitCode = 1
+  })
+
+cli.pipe(
+  Command.run({ version: "0.1.0" }),
+  Effect.catchCause((cause) => (Cause.hasInterruptsOnly(cause) ? Effect.failCause(cause) : reportFailure(cause))),
+  Effect.provide(NodeServices.layer),
+  NodeRuntime.runMain
+)

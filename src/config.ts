@@ -1,0 +1,34 @@
+import { Config, Context, Effect, Layer, Option } from "effect"
+
+/**
+ * Service configuration, read from the environment once at start-up. Every setting has a
+ * default that makes `npm start` work on a bare machine; see README for the list.
+ */
+export class AppConfig extends Context.Service<AppConfig, {
+  readonly host: string
+  readonly port: number
+  /** PEM files; when both are set the service speaks HTTPS and redirects plain HTTP. */
+  readonly tls: Option.Option<{ readonly certFile: string; readonly keyFile: string }>
+  readonly redirectPort: number
+  readonly apiKeyPrefix: string
+  readonly maxBodyBytes: number
+  readonly demoBootstrap: boolean
+}>()("signal-engine/AppConfig") {
+  static readonly layer = Layer.effect(
+    AppConfig,
+    Effect.gen(function*() {
+      const port = yield* Config.Port("PORT").pipe(Config.withDefault(8080))
+      const certFile = yield* Config.option(Config.String("TLS_CERT"))
+      const keyFile = yield* Config.option(Config.String("TLS_KEY"))
+      return AppConfig.of({
+        host: yield* Config.String("HOST").pipe(Config.withDefault("0.0.0.0")),
+        port,
+        tls: Option.zipWith(certFile, keyFile, (certFile, keyFile) => ({ certFile, keyFile })),
+        redirectPort: yield* Config.Int("HTTP_REDIRECT_PORT").pipe(Config.withDefault(port === 443 ? 80 : port + 1)),
+        apiKeyPrefix: yield* Config.String("API_KEY_PREFIX").pipe(Config.withDefault("sek")),
+        maxBodyBytes: yield* Config.Int("MAX_BODY_BYTES").pipe(Config.withDefault(1_048_576)),
+        demoBootstrap: yield* Config.Boolean("DEMO_BOOTSTRAP").pipe(Config.withDefault(true))
+      })
+    })
+  )
+}

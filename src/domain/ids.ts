@@ -1,0 +1,43 @@
+import { randomBytes } from "node:crypto"
+
+/**
+ * Resource ids: `<prefix>_<12 hex of milliseconds><20 hex random>`.
+ * The time prefix makes ids sort by creation time, which keyset pagination relies on; the
+ * random tail (80 bits) makes them unguessable. Within one process ids are strictly increasing
+ * (as ULIDs are): an id minted in the same millisecond as the previous one increments its tail.
+ */
+let lastMs = -1
+let lastTail = 0n
+const tailLimit = 1n << 80n
+
+export const makeId = (prefix: string, nowMs: number = Date.now()): string => {
+  let ms = Math.trunc(nowMs)
+  let tail: bigint
+  if (ms <= lastMs) {
+    ms = lastMs
+    tail = lastTail + 1n
+    if (tail >= tailLimit) {
+      ms += 1
+      tail = BigInt(`0x${randomBytes(10).toString("hex")}`) >> 1n
+    }
+  } else {
+    // Half the range, so increments within a millisecond cannot overflow in practice.
+    tail = BigInt(`0x${randomBytes(10).toString("hex")}`) >> 1n
+  }
+  lastMs = ms
+  lastTail = tail
+  return `${prefix}_${ms.toString(16).padStart(12, "0")}${tail.toString(16).padStart(20, "0")}`
+}
+
+export const IdPrefix = {
+  org: "org",
+  user: "user",
+  team: "team",
+  project: "proj",
+  apiKey: "key",
+  licenseKey: "lk",
+  request: "req"
+} as const
+
+/** Request ids are not stored; 12 random bytes are enough to correlate logs and reports. */
+export const makeRequestId = (): string => `${IdPrefix.request}_${randomBytes(12).toString("hex")}`

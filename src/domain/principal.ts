@@ -1,0 +1,22 @@
+import type { Environment } from "./environments.ts"
+import type { Plan, RateLimitOverrides } from "./plans.ts"
+import type { Scope } from "./scopes.ts"
+
+/** Who is calling the management API: an org's API key, in one environment. */
+export interface ApiKeyPrincipal {
+  readonly keyId: string
+  readonly orgId: string
+  readonly plan: Plan
+  readonly environment: Environment
+  readonly scopes: ReadonlyArray<Scope>
+  readonly rateLimits: RateLimitOverrides
+}
+
+/** Who is calling the engine API: one user of an org, through a license key, in one environment. */
+export interface LicensePrincipal {
+  readonly keyId: string
+  readonly orgId: string
+  readonly userId: string
+  readonly plan: Plan
+  readonly environment: Environment
+}

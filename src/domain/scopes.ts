@@ -1,0 +1,39 @@
+import { Schema } from "effect"
+
+/** API key scopes: read and write per management resource. `write` implies `read`. */
+export const Resource = Schema.Literals(["rules", "sessions", "events", "webhooks", "admin"])
+export type Resource = typeof Resource.Type
+
+export const Scope = Schema.Literals([
+  "rules:read",
+  "rules:write",
+  "sessions:read",
+  "sessions:write",
+  "events:read",
+  "events:write",
+  "webhooks:read",
+  "webhooks:write",
+  "admin:read",
+  "admin:write"
+])
+export type Scope = typeof Scope.Type
+
+export const allScopes: ReadonlyArray<Scope> = Scope.literals
+
+export type Access = "read" | "write"
+
+export const requiredScope = (resource: Resource, access: Access): Scope => `${resource}:${access}` as Scope
+
+export const hasScope = (granted: ReadonlyArray<Scope>, resource: Resource, access: Access): boolean =>
+  granted.includes(requiredScope(resource, access)) ||
+  (access === "read" && granted.includes(requiredScope(resource, "write")))
+
+/** Parses a comma-separated scope list as given on the command line; `all` expands to every scope. */
+export const parseScopes = (input: string): ReadonlyArray<Scope> | string => {
+  const parts = input.split(",").map((s) => s.trim()).filter((s) => s.length > 0)
+  if (parts.includes("all")) return allScopes
+  const unknown = parts.filter((p) => !(allScopes as ReadonlyArray<string>).includes(p))
+  if (unknown.length > 0) return `unknown scope(s): ${unknown.join(", ")}; expected ${allScopes.join(", ")} or all`
+  if (parts.length === 0) return "at least one scope is required"
+  return [...new Set(parts)] as ReadonlyArray<Scope>
+}

@@ -1,0 +1,77 @@
+import { Context, Schema } from "effect"
+import { HttpApiMiddleware, HttpApiSecurity } from "effect/http-api"
+import {
+  BadRequest,
+  Forbidden,
+  InternalError,
+  MethodNotAllowed,
+  NotFound,
+  PayloadTooLarge,
+  TooManyRequests,
+  Unauthorized
+} from "../domain/errors.ts"
+import { defaultPageSize, maxPageSize } from "../domain/pagination.ts"
+import type { EngineFeature } from "../domain/plans.ts"
+import type { ApiKeyPrincipal, LicensePrincipal } from "../domain/principal.ts"
+import type { Access, Resource } from "../domain/scopes.ts"
+
+/** The scope an endpoint needs (annotation read by the management auth middleware). */
+export class RequiredScope extends Context.Service<RequiredScope, {
+  readonly resource: Resource
+  readonly access: Access
+}>()("signal-engine/http/RequiredScope") {}
+
+/** The plan feature an engine endpoint belongs to (annotation read by the engine auth middleware). */
+export class RequiredFeature extends Context.Service<RequiredFeature, EngineFeature>()(
+  "signal-engine/http/RequiredFeature"
+) {}
+
+/** The authenticated API key of a management request. */
+export class ApiPrincipal extends Context.Service<ApiPrincipal, ApiKeyPrincipal>()("signal-engine/http/ApiPrincipal") {}
+
+/** The authenticated user of an engine request. */
+export class EnginePrincipal extends Context.Service<EnginePrincipal, LicensePrincipal>()(
+  "signal-engine/http/EnginePrincipal"
+) {}
+
+/** Errors any endpoint of either surface may answer with, whatever it does. */
+const commonErrors = [BadRequest, PayloadTooLarge, TooManyRequests, InternalError] as const
+
+/**
+ * Maps request decoding failures to 400 and stamps the request id on every error envelope.
+ * It is the outermost API middleware of every group.
+ */
+export class Envelope extends HttpApiMiddleware.Service<Envelope>()("signal-engine/http/Envelope", {
+  error: [...commonErrors, NotFound, MethodNotAllowed]
+}) {}
+
+export class ManagementAuth extends HttpApiMiddleware.Service<ManagementAuth, {
+  provides: ApiPrincipal
+}>()("signal-engine/http/ManagementAuth", {
+  security: { apiKey: HttpApiSecurity.bearer },
+  error: [Unauthorized, Forbidden]
+}) {}
+
+export class EngineAuth extends HttpApiMiddleware.Service<EngineAuth, {
+  provides: EnginePrincipal
+}>()("signal-engine/http/EngineAuth", {
+  security: { licenseKey: HttpApiSecurity.bearer },
+  error: [Unauthorized, Forbidden]
+}) {}
+
+/** Query parameters shared by every cursor-paginated list. */
+export const PageQuery = {
+  limit: Schema.optional(
+    Schema.NumberFromString.pipe(
+      Schema.check(Schema.isInt(), Schema.isBetween({ minimum: 1, maximum: maxPageSize }))
+    ).annotate({ description: `page size, 1 to ${maxPageSize} (default ${defaultPageSize})` })
+  ),
+  cursor: Schema.optional(Schema.String.annotate({ description: "cursor from the previous page" }))
+}
+
+export const pageOf = <S extends Schema.Top>(item: S) =>
+  Schema.Struct({
+    data: Schema.Array(item),
+    cursor: Schema.String.annotate({ description: "pass as `cursor` for the next page; empty when there is none" }),
+    has_more: Schema.Boolean
+  })

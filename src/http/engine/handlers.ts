@@ -1,0 +1,18 @@
+import { Effect, Layer } from "effect"
+import { HttpApiBuilder } from "effect/http-api"
+import { EngineFeature, planHasFeature } from "../../domain/plans.ts"
+import { EnginePrincipal } from "../contract.ts"
+import { EngineApi } from "./api.ts"
+
+export const IdentityHandlers = HttpApiBuilder.group(EngineApi, "identity", (handlers) =>
+  Effect.succeed(handlers.handle("me", () =>
+    EnginePrincipal.use((p) =>
+      Effect.succeed({
+        user_id: p.userId,
+        org_id: p.orgId,
+        plan: p.plan,
+        environment: p.environment,
+        features: EngineFeature.literals.filter((f) => planHasFeature(p.plan, f))
+      })))))
+
+export const EngineHandlers = Layer.mergeAll(IdentityHandlers)

@@ -1,0 +1,137 @@
+import { Schema } from "effect"
+import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
+import { Conflict, NotFound, Unprocessable } from "../../domain/errors.ts"
+import { Scope } from "../../domain/scopes.ts"
+import { ApiKey, LicenseKey, Org, Project, Role, Team, User } from "../../domain/tenancy.ts"
+import { Envelope, ManagementAuth, PageQuery, pageOf, RequiredScope } from "../contract.ts"
+
+const Id = { id: Schema.String }
+const Name = Schema.String.pipe(Schema.check(Schema.isMinLength(1), Schema.isMaxLength(200)))
+const Email = Schema.String.pipe(
+  Schema.check(Schema.isMaxLength(320), Schema.isPattern(/^[^\s@]+@[^\s@]+$/, { message: "expected an e-mail address" }))
+)
+const Ids = Schema.Array(Schema.String).pipe(Schema.check(Schema.isMaxLength(1000)))
+
+export class OrgGroup extends HttpApiGroup.make("org")
+  .add(
+    HttpApiEndpoint.get("get", "/org", { success: Org }).annotate(RequiredScope, { resource: "admin", access: "read" })
+  )
+  .middleware(ManagementAuth)
+  .middleware(Envelope)
+  .annotateMerge(OpenApi.annotations({ title: "Org", description: "The organization of the API key" }))
+{}
+
+export class UsersGroup extends HttpApiGroup.make("users")
+  .add(
+    HttpApiEndpoint.get("list", "/users", { query: PageQuery, success: pageOf(User) }).annotate(RequiredScope, { resource: "admin", access: "read" }),
+    HttpApiEndpoint.get("get", "/users/:id", { params: Id, success: User, error: NotFound }).annotate(RequiredScope, { resource: "admin", access: "read" }),
+    HttpApiEndpoint.post("create", "/users", {
+      payload: Schema.Struct({
+        email: Email,
+        name: Name,
+        role: Schema.optional(Role),
+        team_ids: Schema.optional(Ids)
+      }),
+      success: User.pipe(HttpApiSchema.status(201)),
+      error: [Conflict, Unprocessable]
+    }).annotate(RequiredScope, { resource: "admin", access: "write" })
+  )
+  .middleware(ManagementAuth)
+  .middleware(Envelope)
+  .annotateMerge(OpenApi.annotations({ title: "Users", description: "Members of the organization" }))
+{}
+
+export class TeamsGroup extends HttpApiGroup.make("teams")
+  .add(
+    HttpApiEndpoint.get("list", "/teams", { query: PageQuery, success: pageOf(Team) }).annotate(RequiredScope, { resource: "admin", access: "read" }),
+    HttpApiEndpoint.post("create", "/teams", {
+      payload: Schema.Struct({ name: Name, member_ids: Schema.optional(Ids) }),
+      success: Team.pipe(HttpApiSchema.status(201)),
+      error: [Conflict, Unprocessable]
+    }).annotate(RequiredScope, { resource: "admin", access: "write" })
+  )
+  .middleware(ManagementAuth)
+  .middleware(Envelope)
+  .annotateMerge(OpenApi.annotations({ title: "Teams" }))
+{}
+
+export class ProjectsGroup extends HttpApiGroup.make("projects")
+  .add(
+    HttpApiEndpoint.get("list", "/projects", { query: PageQuery, success: pageOf(Project) }).annotate(RequiredScope, { resource: "admin", access: "read" }),
+    HttpApiEndpoint.post("create", "/projects", {
+      payload: Schema.Struct({ name: Name }),
+      success: Project.pipe(HttpApiSchema.status(201)),
+      error: Conflict
+    }).annotate(RequiredScope, { resource: "admin", access: "write" })
+  )
+  .middleware(ManagementAuth)
+  .middleware(Envelope)
+  .annotateMerge(OpenApi.annotations({ title: "Projects", description: "Project ids that signals and rules refer to" }))
+{}
+
+const CreatedApiKey = Schema.Struct({
+  ...ApiKey.fields,
+  key: Schema.String.annotate({ description: "the key itself; shown only in this response" })
+})
+
+export class ApiKeysGroup extends HttpApiGroup.make("apiKeys")
+  .add(
+    HttpApiEndpoint.get("list", "/api-keys", { query: PageQuery, success: pageOf(ApiKey) }).annotate(RequiredScope, { resource: "admin", access: "read" }),
+    HttpApiEndpoint.post("create", "/api-keys", {
+      payload: Schema.Struct({
+        name: Name,
+        scopes: Schema.Array(Scope).pipe(Schema.check(Schema.isMinLength(1)))
+      }),
+      success: CreatedApiKey.pipe(HttpApiSchema.status(201)),
+      error: Unprocessable
+    }).annotate(RequiredScope, { resource: "admin", access: "write" }),
+    HttpApiEndpoint.delete("revoke", "/api-keys/:id", {
+      params: Id,
+      success: HttpApiSchema.NoContent,
+      error: NotFound
+    }).annotate(RequiredScope, { resource: "admin", access: "write" })
+  )
+  .middleware(ManagementAuth)
+  .middleware(Envelope)
+  .annotateMerge(OpenApi.annotations({
+    title: "API keys",
+    description: "Keys of the caller's environment. A key is created in the environment of the key that creates it."
+  }))
+{}
+
+const CreatedLicenseKey = Schema.Struct({
+  ...LicenseKey.fields,
+  key: Schema.String.annotate({ description: "the license key itself; shown only in this response" })
+})
+
+export class LicenseKeysGroup extends HttpApiGroup.make("licenseKeys")
+  .add(
+    HttpApiEndpoint.get("list", "/license-keys", { query: PageQuery, success: pageOf(LicenseKey) }).annotate(RequiredScope, { resource: "admin", access: "read" }),
+    HttpApiEndpoint.post("create", "/license-keys", {
+      payload: Schema.Struct({ user_id: Schema.String }),
+      success: CreatedLicenseKey.pipe(HttpApiSchema.status(201)),
+      error: Unprocessable
+    }).annotate(RequiredScope, { resource: "admin", access: "write" }),
+    HttpApiEndpoint.delete("revoke", "/license-keys/:id", {
+      params: Id,
+      success: HttpApiSchema.NoContent,
+      error: NotFound
+    }).annotate(RequiredScope, { resource: "admin", access: "write" })
+  )
+  .middleware(ManagementAuth)
+  .middleware(Envelope)
+  .annotateMerge(OpenApi.annotations({
+    title: "License keys",
+    description: "Engine credentials of users, in the caller's environment"
+  }))
+{}
+
+export class ManagementApi extends HttpApi.make("management")
+  .add(OrgGroup, UsersGroup, TeamsGroup, ProjectsGroup, ApiKeysGroup, LicenseKeysGroup)
+  .prefix("/api/v1")
+  .annotateMerge(OpenApi.annotations({
+    title: "signal-engine management API",
+    version: "1.0.0",
+    description: "Rules, sessions, events, webhooks and tenancy of an organization. Authenticated with API keys."
+  }))
+{}

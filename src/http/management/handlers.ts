@@ -1,0 +1,102 @@
+import { Effect, Layer } from "effect"
+import { HttpApiBuilder } from "effect/http-api"
+import { NotFound } from "../../domain/errors.ts"
+import { IdPrefix } from "../../domain/ids.ts"
+import { defaultPageSize } from "../../domain/pagination.ts"
+import { managementRateWindows } from "../../domain/plans.ts"
+import { Tenancy } from "../../store/tenancy-repo.ts"
+import { ApiPrincipal } from "../contract.ts"
+import { ManagementApi } from "./api.ts"
+
+const page = (query: { readonly limit?: number | undefined; readonly cursor?: string | undefined }) => ({
+  limit: query.limit ?? defaultPageSize,
+  cursor: query.cursor
+})
+
+export const OrgHandlers = HttpApiBuilder.group(ManagementApi, "org", Effect.fn(function*(handlers) {
+  const tenancy = yield* Tenancy
+  return handlers.handle("get", () =>
+    Effect.gen(function*() {
+      const principal = yield* ApiPrincipal
+      const org = yield* tenancy.getOrg(principal.orgId).pipe(Effect.orDie)
+      return {
+        id: org.id,
+        name: org.name,
+        plan: org.plan,
+        environment: principal.environment,
+        session_timeout_s: org.session_timeout_s,
+        time_zone: org.time_zone,
+        rate_limits: managementRateWindows(principal.plan, principal.rateLimits).map((w) => ({ window: w.name, limit: w.limit })),
+        created_at: org.created_at
+      }
+    }))
+}))
+
+export const UsersHandlers = HttpApiBuilder.group(ManagementApi, "users", Effect.fn(function*(handlers) {
+  const tenancy = yield* Tenancy
+  return handlers
+    .handle("list", ({ query }) => ApiPrincipal.use((p) => tenancy.listUsers(p.orgId, page(query))))
+    .handle("get", ({ params }) => ApiPrincipal.use((p) => tenancy.getUser(p.orgId, params.id)))
+    .handle("create", ({ payload }) =>
+      ApiPrincipal.use((p) =>
+        tenancy.createUser(p.orgId, { ...payload, role: payload.role ?? "member" })))
+}))
+
+export const TeamsHandlers = HttpApiBuilder.group(ManagementApi, "teams", Effect.fn(function*(handlers) {
+  const tenancy = yield* Tenancy
+  return handlers
+    .handle("list", ({ query }) => ApiPrincipal.use((p) => tenancy.listTeams(p.orgId, page(query))))
+    .handle("create", ({ payload }) => ApiPrincipal.use((p) => tenancy.createTeam(p.orgId, payload)))
+}))
+
+export const ProjectsHandlers = HttpApiBuilder.group(ManagementApi, "projects", Effect.fn(function*(handlers) {
+  const tenancy = yield* Tenancy
+  return handlers
+    .handle("list", ({ query }) => ApiPrincipal.use((p) => tenancy.listProjects(p.orgId, page(query))))
+    .handle("create", ({ payload }) => ApiPrincipal.use((p) => tenancy.createProject(p.orgId, payload)))
+}))
+
+export const ApiKeysHandlers = HttpApiBuilder.group(ManagementApi, "apiKeys", Effect.fn(function*(handlers) {
+  const tenancy = yield* Tenancy
+  return handlers
+    .handle("list", ({ query }) =>
+      ApiPrincipal.use((p) => tenancy.listApiKeys(p.orgId, p.environment, page(query))))
+    .handle("create", ({ payload }) =>
+      ApiPrincipal.use((p) =>
+        tenancy.createApiKey(p.orgId, { environment: p.environment, ...payload }).pipe(
+          Effect.map(({ key, record }) => ({ ...record, key })),
+          Effect.catchTag("NotFound", Effect.die)
+        )))
+    .handle("revoke", ({ params }) =>
+      ApiPrincipal.use((p) =>
+        params.id.startsWith(`${IdPrefix.apiKey}_`)
+          ? tenancy.revokeKey(params.id, { orgId: p.orgId, environment: p.environment })
+          : Effect.fail(NotFound.of(`API key ${params.id} not found`))))
+}))
+
+export const LicenseKeysHandlers = HttpApiBuilder.group(ManagementApi, "licenseKeys", Effect.fn(function*(handlers) {
+  const tenancy = yield* Tenancy
+  return handlers
+    .handle("list", ({ query }) =>
+      ApiPrincipal.use((p) => tenancy.listLicenseKeys(p.orgId, p.environment, page(query))))
+    .handle("create", ({ payload }) =>
+      ApiPrincipal.use((p) =>
+        tenancy.createLicenseKey(p.orgId, { environment: p.environment, user_id: payload.user_id }).pipe(
+          Effect.map(({ key, record }) => ({ ...record, key })),
+          Effect.catchTag("NotFound", Effect.die)
+        )))
+    .handle("revoke", ({ params }) =>
+      ApiPrincipal.use((p) =>
+        params.id.startsWith(`${IdPrefix.licenseKey}_`)
+          ? tenancy.revokeKey(params.id, { orgId: p.orgId, environment: p.environment })
+          : Effect.fail(NotFound.of(`license key ${params.id} not found`))))
+}))
+
+export const ManagementHandlers = Layer.mergeAll(
+  OrgHandlers,
+  UsersHandlers,
+  TeamsHandlers,
+  ProjectsHandlers,
+  ApiKeysHandlers,
+  LicenseKeysHandlers
+)

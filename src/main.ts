@@ -1,0 +1,76 @@
+import { NodeServices } from "@effect/platform-node"
+import { Console, Effect, Layer, Option } from "effect"
+import { AppConfig } from "./config.ts"
+import { Authenticator } from "./http/auth.ts"
+import { HttpServerLive, serveApp } from "./http/server.ts"
+import { DatabaseInfo, DatabaseLive, migrate } from "./store/database.ts"
+import { RateLimiter } from "./store/rate-limits.ts"
+import { Tenancy } from "./store/tenancy-repo.ts"
+
+/**
+ * The one place Layers are wired. `Database` → migrated schema → repositories → HTTP.
+ */
+
+/** The migrator's optional schema dump needs the platform services; it is otherwise unused. */
+const Migrated = Layer.effectDiscard(migrate.pipe(Effect.orDie)).pipe(Layer.provide(NodeServices.layer))
+
+/** Repositories over a migrated database (the database layer itself is provided by the caller). */
+export const StoreLive = Layer.unwrap(
+  Effect.map(AppConfig, (config) =>
+    Layer.mergeAll(Tenancy.layer({ apiKeyPrefix: config.apiKeyPrefix }), RateLimiter.layer).pipe(
+      Layer.provideMerge(Migrated)
+    ))
+)
+
+/** On the first start with an empty database, create a demo org and print its credentials once. */
+const DemoBootstrap = Layer.effectDiscard(
+  Effect.gen(function*() {
+    const config = yield* AppConfig
+    const tenancy = yield* Tenancy
+    if (!config.demoBootstrap || (yield* tenancy.countOrgs) > 0) return
+    const creds = yield* tenancy.bootstrap({ org: "demo", plan: "team", apiKeyPrefix: config.apiKeyPrefix })
+    yield* Console.log(
+      [
+        "",
+        "Created the demo org (shown once; keep these):",
+        `  org_id            ${creds.org_id}`,
+        `  user_id           ${creds.user_id}`,
+        `  team_id           ${creds.team_id}`,
+        `  api_key_live      ${creds.api_key_live ?? "(none: plan below team)"}`,
+        `  api_key_test      ${creds.api_key_test}`,
+        `  license_key       ${creds.license_key} (${creds.license_key_environment})`,
+        ""
+      ].join("\n")
+    )
+  })
+)
+
+const ListenBanner = Layer.effectDiscard(
+  Effect.gen(function*() {
+    const config = yield* AppConfig
+    const db = yield* DatabaseInfo
+    const scheme = Option.isSome(config.tls) ? "https" : "http"
+    const shown = config.host === "0.0.0.0" ? "localhost" : config.host
+    yield* Console.log(`signal-engine listening on ${scheme}://${shown}:${config.port} (bound to ${config.host})`)
+    yield* Console.log(`  management API ${scheme}://${shown}:${config.port}/api/v1   engine API ${scheme}://${shown}:${config.port}/engine/v1`)
+    if (Option.isSome(config.tls)) yield* Console.log(`  plain HTTP on port ${config.redirectPort} redirects to HTTPS`)
+    yield* Console.log(`  database: ${db.description}`)
+  })
+)
+
+/** Everything the HTTP app needs, over a given database layer. */
+export const appLayer = <E, R>(database: Layer.Layer<DatabaseInfo | import("effect/sql").SqlClient.SqlClient, E, R>) => {
+  const core = Layer.unwrap(
+    Effect.map(AppConfig, (config) =>
+      Authenticator.layer({ apiKeyPrefix: config.apiKeyPrefix }).pipe(Layer.provideMerge(StoreLive)))
+  ).pipe(Layer.provideMerge(database))
+  return Layer.mergeAll(serveApp, ListenBanner).pipe(
+    Layer.provide(HttpServerLive),
+    Layer.provide(DemoBootstrap),
+    Layer.provideMerge(core),
+    Layer.provideMerge(AppConfig.layer)
+  )
+}
+
+/** The service as `npm start` runs it. */
+export const ServerLive = appLayer(DatabaseLive)

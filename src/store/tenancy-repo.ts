@@ -1,0 +1,434 @@
+import { Context, Effect, Layer } from "effect"
+import { SqlClient } from "effect/sql"
+import type { SqlError } from "effect/sql/SqlError"
+import { generateApiKey, generateLicenseKey, hashKey, keyHint } from "../domain/credentials.ts"
+import type { Environment } from "../domain/environments.ts"
+import { Conflict, NotFound, Unprocessable } from "../domain/errors.ts"
+import { IdPrefix, makeId } from "../domain/ids.ts"
+import { decodeCursor, type Page, toPage } from "../domain/pagination.ts"
+import { allowsLiveKeys, type Plan } from "../domain/plans.ts"
+import type { ApiKeyPrincipal, LicensePrincipal } from "../domain/principal.ts"
+import { allScopes, type Scope } from "../domain/scopes.ts"
+import type { ApiKey, LicenseKey, Project, Role, Team, User } from "../domain/tenancy.ts"
+
+export interface OrgRecord {
+  readonly id: string
+  readonly name: string
+  readonly plan: Plan
+  readonly session_timeout_s: number
+  readonly time_zone: string
+  readonly rate_limit_per_minute: number | null
+  readonly rate_limit_per_hour: number | null
+  readonly rate_limit_per_day: number | null
+  readonly created_at: string
+}
+
+export interface PageRequest {
+  readonly limit: number
+  readonly cursor: string | undefined
+}
+
+export interface Bootstrapped {
+  readonly org_id: string
+  readonly user_id: string
+  readonly team_id: string
+  readonly api_key_live: string | null
+  readonly api_key_test: string
+  readonly license_key: string
+  readonly license_key_environment: Environment
+}
+
+const iso = (d: Date | string | null): string | null => (d === null ? null : new Date(d).toISOString())
+const isoNN = (d: Date | string): string => new Date(d).toISOString()
+
+interface ApiKeyRow {
+  readonly id: string
+  readonly name: string
+  readonly environment: Environment
+  readonly scopes: ReadonlyArray<Scope>
+  readonly key_hint: string
+  readonly created_at: Date
+  readonly revoked_at: Date | null
+}
+const toApiKey = (r: ApiKeyRow): ApiKey => ({ ...r, scopes: [...r.scopes], created_at: isoNN(r.created_at), revoked_at: iso(r.revoked_at) })
+
+interface LicenseKeyRow {
+  readonly id: string
+  readonly user_id: string
+  readonly environment: Environment
+  readonly key_hint: string
+  readonly created_at: Date
+  readonly revoked_at: Date | null
+}
+const toLicenseKey = (r: LicenseKeyRow): LicenseKey => ({ ...r, created_at: isoNN(r.created_at), revoked_at: iso(r.revoked_at) })
+
+interface UserRow {
+  readonly id: string
+  readonly email: string
+  readonly name: string
+  readonly role: Role
+  readonly team_ids: ReadonlyArray<string> | null
+  readonly created_at: Date
+}
+const toUser = (r: UserRow): User => ({ ...r, team_ids: [...(r.team_ids ?? [])], created_at: isoNN(r.created_at) })
+
+interface TeamRow {
+  readonly id: string
+  readonly name: string
+  readonly member_ids: ReadonlyArray<string> | null
+  readonly created_at: Date
+}
+const toTeam = (r: TeamRow): Team => ({ ...r, member_ids: [...(r.member_ids ?? [])], created_at: isoNN(r.created_at) })
+
+interface ProjectRow {
+  readonly id: string
+  readonly name: string
+  readonly created_at: Date
+}
+const toProject = (r: ProjectRow): Project => ({ ...r, created_at: isoNN(r.created_at) })
+
+const liveKeysRefused = (plan: Plan) =>
+  Unprocessable.of(`live keys require the team plan or higher; this org is on ${plan}`, "plan_requires_test_keys")
+
+/**
+ * Orgs, users, teams, projects and credentials. SQL failures are defects here: nothing a caller
+ * could do about them; the only ones a caller can act on (a duplicate name) become Conflict.
+ */
+export class Tenancy extends Context.Service<Tenancy, {
+  readonly createOrg: (input: { readonly name: string; readonly plan: Plan }) => Effect.Effect<OrgRecord>
+  readonly getOrg: (orgId: string) => Effect.Effect<OrgRecord, NotFound>
+  readonly findOrg: (idOrName: string) => Effect.Effect<OrgRecord, NotFound>
+  readonly countOrgs: Effect.Effect<number>
+  readonly createUser: (
+    orgId: string,
+    input: { readonly email: string; readonly name: string; readonly role: Role; readonly team_ids?: ReadonlyArray<string> | undefined }
+  ) => Effect.Effect<User, Conflict | Unprocessable>
+  readonly getUser: (orgId: string, userId: string) => Effect.Effect<User, NotFound>
+  readonly listUsers: (orgId: string, page: PageRequest) => Effect.Effect<Page<User>>
+  readonly createTeam: (
+    orgId: string,
+    input: { readonly name: string; readonly member_ids?: ReadonlyArray<string> | undefined }
+  ) => Effect.Effect<Team, Conflict | Unprocessable>
+  readonly listTeams: (orgId: string, page: PageRequest) => Effect.Effect<Page<Team>>
+  readonly createProject: (orgId: string, input: { readonly name: string }) => Effect.Effect<Project, Conflict>
+  readonly listProjects: (orgId: string, page: PageRequest) => Effect.Effect<Page<Project>>
+  readonly createApiKey: (
+    orgId: string,
+    input: { readonly environment: Environment; readonly name: string; readonly scopes: ReadonlyArray<Scope> }
+  ) => Effect.Effect<{ readonly record: ApiKey; readonly key: string }, NotFound | Unprocessable>
+  readonly listApiKeys: (orgId: string, environment: Environment, page: PageRequest) => Effect.Effect<Page<ApiKey>>
+  readonly createLicenseKey: (
+    orgId: string,
+    input: { readonly environment: Environment; readonly user_id: string }
+  ) => Effect.Effect<{ readonly record: LicenseKey; readonly key: string }, NotFound | Unprocessable>
+  readonly listLicenseKeys: (orgId: string, environment: Environment, page: PageRequest) => Effect.Effect<Page<LicenseKey>>
+  /** Revokes an API or license key by id; scoped to an org and environment when given. */
+  readonly revokeKey: (
+    keyId: string,
+    within?: { readonly orgId: string; readonly environment: Environment }
+  ) => Effect.Effect<void, NotFound>
+  readonly authenticateApiKey: (key: string) => Effect.Effect<ApiKeyPrincipal | undefined>
+  readonly authenticateLicenseKey: (key: string) => Effect.Effect<LicensePrincipal | undefined>
+  readonly bootstrap: (input: { readonly org: string; readonly plan: Plan; readonly apiKeyPrefix: string }) => Effect.Effect<Bootstrapped>
+}>()("signal-engine/store/Tenancy") {
+  static readonly layer = (options: { readonly apiKeyPrefix: string }) =>
+    Layer.effect(
+      Tenancy,
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+
+        const orgColumns = sql`id, name, plan, session_timeout_s, time_zone, rate_limit_per_minute,
+          rate_limit_per_hour, rate_limit_per_day, created_at`
+        const toOrg = (r: Omit<OrgRecord, "created_at"> & { readonly created_at: Date }): OrgRecord => ({
+          ...r,
+          created_at: isoNN(r.created_at)
+        })
+
+        const uniqueAsConflict = (message: string) => <A, R>(self: Effect.Effect<A, SqlError, R>) =>
+          Effect.catchTag(self, "SqlError", (e) =>
+            e.reason._tag === "UniqueViolation" ? Effect.fail(Conflict.of(message, "already_exists")) : Effect.die(e))
+
+        const createOrg = Effect.fn("Tenancy.createOrg")(function*(input: { readonly name: string; readonly plan: Plan }) {
+          const rows = yield* sql<Omit<OrgRecord, "created_at"> & { created_at: Date }>`
+            INSERT INTO orgs (id, name, plan) VALUES (${makeId(IdPrefix.org)}, ${input.name}, ${input.plan})
+            RETURNING ${orgColumns}`.pipe(Effect.orDie)
+          return toOrg(rows[0]!)
+        })
+
+        const getOrg = Effect.fn("Tenancy.getOrg")(function*(orgId: string) {
+          const rows = yield* sql<Omit<OrgRecord, "created_at"> & { created_at: Date }>`
+            SELECT ${orgColumns} FROM orgs WHERE id = ${orgId}`.pipe(Effect.orDie)
+          const row = rows[0]
+          if (!row) return yield* NotFound.of(`org ${orgId} not found`)
+          return toOrg(row)
+        })
+
+        const findOrg = Effect.fn("Tenancy.findOrg")(function*(idOrName: string) {
+          const rows = yield* sql<Omit<OrgRecord, "created_at"> & { created_at: Date }>`
+            SELECT ${orgColumns} FROM orgs WHERE id = ${idOrName} OR name = ${idOrName}
+            ORDER BY (id = ${idOrName}) DESC, created_at LIMIT 1`.pipe(Effect.orDie)
+          const row = rows[0]
+          if (!row) return yield* NotFound.of(`no org with id or name ${idOrName}`)
+          return toOrg(row)
+        })
+
+        const countOrgs = sql<{ readonly n: number }>`SELECT count(*)::int AS n FROM orgs`.pipe(
+          Effect.map((rows) => rows[0]?.n ?? 0),
+          Effect.orDie
+        )
+
+        /** The ids among `ids` that are not of the given org's table rows. */
+        const missingIds = (table: "users" | "teams", orgId: string, ids: ReadonlyArray<string>) =>
+          ids.length === 0
+            ? Effect.succeed([] as ReadonlyArray<string>)
+            : sql<{ readonly id: string }>`SELECT id FROM ${sql(table)} WHERE org_id = ${orgId} AND id IN ${sql.in(ids)}`.pipe(
+              Effect.map((rows) => ids.filter((id) => !rows.some((r) => r.id === id))),
+              Effect.orDie
+            )
+
+        const userSelect = (orgId: string) => sql`
+          SELECT u.id, u.email, u.name, u.role, u.created_at,
+            coalesce(array_agg(tm.team_id ORDER BY tm.team_id) FILTER (WHERE tm.team_id IS NOT NULL), '{}') AS team_ids
+          FROM users u LEFT JOIN team_members tm ON tm.user_id = u.id
+          WHERE u.org_id = ${orgId}`
+
+        const getUser = Effect.fn("Tenancy.getUser")(function*(orgId: string, userId: string) {
+          const rows = yield* sql<UserRow>`${userSelect(orgId)} AND u.id = ${userId} GROUP BY u.id`.pipe(Effect.orDie)
+          const row = rows[0]
+          if (!row) return yield* NotFound.of(`user ${userId} not found`)
+          return toUser(row)
+        })
+
+        const createUser = Effect.fn("Tenancy.createUser")(function*(
+          orgId: string,
+          input: { readonly email: string; readonly name: string; readonly role: Role; readonly team_ids?: ReadonlyArray<string> | undefined }
+        ) {
+          const teamIds = [...new Set(input.team_ids ?? [])]
+          const missing = yield* missingIds("teams", orgId, teamIds)
+          if (missing.length > 0) return yield* Unprocessable.of(`unknown team_ids: ${missing.join(", ")}`, "unknown_reference")
+          const id = makeId(IdPrefix.user)
+          yield* sql.withTransaction(Effect.gen(function*() {
+            yield* sql`INSERT INTO users (id, org_id, email, name, role)
+              VALUES (${id}, ${orgId}, ${input.email}, ${input.name}, ${input.role})`
+            for (const teamId of teamIds) yield* sql`INSERT INTO team_members (team_id, user_id) VALUES (${teamId}, ${id})`
+          })).pipe(uniqueAsConflict(`a user with email ${input.email} already exists`))
+          return yield* getUser(orgId, id).pipe(Effect.orDie)
+        })
+
+        const pageAfter = (cursor: string | undefined) => {
+          const after = cursor === undefined ? undefined : decodeCursor(cursor)
+          return after === undefined ? sql`` : sql`AND id < ${after}`
+        }
+
+        const listUsers = Effect.fn("Tenancy.listUsers")(function*(orgId: string, page: PageRequest) {
+          const after = page.cursor === undefined ? undefined : decodeCursor(page.cursor)
+          const rows = yield* sql<UserRow>`${userSelect(orgId)} ${after === undefined ? sql`` : sql`AND u.id < ${after}`}
+            GROUP BY u.id ORDER BY u.id DESC LIMIT ${page.limit + 1}`.pipe(Effect.orDie)
+          return toPage(rows.map(toUser), page.limit, (u) => u.id)
+        })
+
+        const teamSelect = (orgId: string) => sql`
+          SELECT t.id, t.name, t.created_at,
+            coalesce(array_agg(tm.user_id ORDER BY tm.user_id) FILTER (WHERE tm.user_id IS NOT NULL), '{}') AS member_ids
+          FROM teams t LEFT JOIN team_members tm ON tm.team_id = t.id
+          WHERE t.org_id = ${orgId}`
+
+        const createTeam = Effect.fn("Tenancy.createTeam")(function*(
+          orgId: string,
+          input: { readonly name: string; readonly member_ids?: ReadonlyArray<string> | undefined }
+        ) {
+          const memberIds = [...new Set(input.member_ids ?? [])]
+          const missing = yield* missingIds("users", orgId, memberIds)
+          if (missing.length > 0) return yield* Unprocessable.of(`unknown member_ids: ${missing.join(", ")}`, "unknown_reference")
+          const id = makeId(IdPrefix.team)
+          yield* sql.withTransaction(Effect.gen(function*() {
+            yield* sql`INSERT INTO teams (id, org_id, name) VALUES (${id}, ${orgId}, ${input.name})`
+            for (const userId of memberIds) yield* sql`INSERT INTO team_members (team_id, user_id) VALUES (${id}, ${userId})`
+          })).pipe(uniqueAsConflict(`a team named ${input.name} already exists`))
+          const rows = yield* sql<TeamRow>`${teamSelect(orgId)} AND t.id = ${id} GROUP BY t.id`.pipe(Effect.orDie)
+          return toTeam(rows[0]!)
+        })
+
+        const listTeams = Effect.fn("Tenancy.listTeams")(function*(orgId: string, page: PageRequest) {
+          const after = page.cursor === undefined ? undefined : decodeCursor(page.cursor)
+          const rows = yield* sql<TeamRow>`${teamSelect(orgId)} ${after === undefined ? sql`` : sql`AND t.id < ${after}`}
+            GROUP BY t.id ORDER BY t.id DESC LIMIT ${page.limit + 1}`.pipe(Effect.orDie)
+          return toPage(rows.map(toTeam), page.limit, (t) => t.id)
+        })
+
+        const createProject = Effect.fn("Tenancy.createProject")(function*(orgId: string, input: { readonly name: string }) {
+          const rows = yield* sql<ProjectRow>`INSERT INTO projects (id, org_id, name)
+            VALUES (${makeId(IdPrefix.project)}, ${orgId}, ${input.name}) RETURNING id, name, created_at`.pipe(
+            uniqueAsConflict(`a project named ${input.name} already exists`)
+          )
+          return toProject(rows[0]!)
+        })
+
+        const listProjects = Effect.fn("Tenancy.listProjects")(function*(orgId: string, page: PageRequest) {
+          const rows = yield* sql<ProjectRow>`SELECT id, name, created_at FROM projects
+            WHERE org_id = ${orgId} ${pageAfter(page.cursor)} ORDER BY id DESC LIMIT ${page.limit + 1}`.pipe(Effect.orDie)
+          return toPage(rows.map(toProject), page.limit, (p) => p.id)
+        })
+
+        const createApiKey = Effect.fn("Tenancy.createApiKey")(function*(
+          orgId: string,
+          input: { readonly environment: Environment; readonly name: string; readonly scopes: ReadonlyArray<Scope> }
+        ) {
+          const org = yield* getOrg(orgId)
+          if (input.environment === "live" && !allowsLiveKeys(org.plan)) return yield* liveKeysRefused(org.plan)
+          const key = generateApiKey(options.apiKeyPrefix, input.environment)
+          const rows = yield* sql<ApiKeyRow>`
+            INSERT INTO api_keys (id, org_id, environment, name, key_hash, key_hint, scopes)
+            VALUES (${makeId(IdPrefix.apiKey)}, ${orgId}, ${input.environment}, ${input.name}, ${hashKey(key)},
+              ${keyHint(key)}, string_to_array(${input.scopes.join(",")}, ','))
+            RETURNING id, name, environment, scopes, key_hint, created_at, revoked_at`.pipe(Effect.orDie)
+          return { record: toApiKey(rows[0]!), key }
+        })
+
+        const listApiKeys = Effect.fn("Tenancy.listApiKeys")(function*(orgId: string, environment: Environment, page: PageRequest) {
+          const rows = yield* sql<ApiKeyRow>`SELECT id, name, environment, scopes, key_hint, created_at, revoked_at
+            FROM api_keys WHERE org_id = ${orgId} AND environment = ${environment} ${pageAfter(page.cursor)}
+            ORDER BY id DESC LIMIT ${page.limit + 1}`.pipe(Effect.orDie)
+          return toPage(rows.map(toApiKey), page.limit, (k) => k.id)
+        })
+
+        const createLicenseKey = Effect.fn("Tenancy.createLicenseKey")(function*(
+          orgId: string,
+          input: { readonly environment: Environment; readonly user_id: string }
+        ) {
+          const org = yield* getOrg(orgId)
+          if (input.environment === "live" && !allowsLiveKeys(org.plan)) return yield* liveKeysRefused(org.plan)
+          const missing = yield* missingIds("users", orgId, [input.user_id])
+          if (missing.length > 0) return yield* Unprocessable.of(`unknown user_id: ${input.user_id}`, "unknown_reference")
+          const key = generateLicenseKey()
+          const rows = yield* sql<LicenseKeyRow>`
+            INSERT INTO license_keys (id, org_id, user_id, environment, key_hash, key_hint)
+            VALUES (${makeId(IdPrefix.licenseKey)}, ${orgId}, ${input.user_id}, ${input.environment}, ${hashKey(key)}, ${keyHint(key)})
+            RETURNING id, user_id, environment, key_hint, created_at, revoked_at`.pipe(Effect.orDie)
+          return { record: toLicenseKey(rows[0]!), key }
+        })
+
+        const listLicenseKeys = Effect.fn("Tenancy.listLicenseKeys")(function*(
+          orgId: string,
+          environment: Environment,
+          page: PageRequest
+        ) {
+          const rows = yield* sql<LicenseKeyRow>`SELECT id, user_id, environment, key_hint, created_at, revoked_at
+            FROM license_keys WHERE org_id = ${orgId} AND environment = ${environment} ${pageAfter(page.cursor)}
+            ORDER BY id DESC LIMIT ${page.limit + 1}`.pipe(Effect.orDie)
+          return toPage(rows.map(toLicenseKey), page.limit, (k) => k.id)
+        })
+
+        const revokeKey = Effect.fn("Tenancy.revokeKey")(function*(
+          keyId: string,
+          within?: { readonly orgId: string; readonly environment: Environment }
+        ) {
+          const table = keyId.startsWith(`${IdPrefix.licenseKey}_`) ? "license_keys" : "api_keys"
+          const scope = within ? sql`AND org_id = ${within.orgId} AND environment = ${within.environment}` : sql``
+          const rows = yield* sql<{ readonly id: string }>`
+            UPDATE ${sql(table)} SET revoked_at = coalesce(revoked_at, now())
+            WHERE id = ${keyId} ${scope} RETURNING id`.pipe(Effect.orDie)
+          if (rows.length === 0) return yield* NotFound.of(`key ${keyId} not found`)
+        })
+
+        const authenticateApiKey = Effect.fn("Tenancy.authenticateApiKey")(function*(key: string) {
+          const rows = yield* sql<{
+            readonly id: string
+            readonly org_id: string
+            readonly environment: Environment
+            readonly scopes: ReadonlyArray<Scope>
+            readonly plan: Plan
+            readonly rate_limit_per_minute: number | null
+            readonly rate_limit_per_hour: number | null
+            readonly rate_limit_per_day: number | null
+          }>`SELECT k.id, k.org_id, k.environment, k.scopes, o.plan,
+              o.rate_limit_per_minute, o.rate_limit_per_hour, o.rate_limit_per_day
+            FROM api_keys k JOIN orgs o ON o.id = k.org_id
+            WHERE k.key_hash = ${hashKey(key)} AND k.revoked_at IS NULL`.pipe(Effect.orDie)
+          const row = rows[0]
+          if (!row) return undefined
+          return {
+            keyId: row.id,
+            orgId: row.org_id,
+            plan: row.plan,
+            environment: row.environment,
+            scopes: row.scopes,
+            rateLimits: {
+              perMinute: row.rate_limit_per_minute,
+              perHour: row.rate_limit_per_hour,
+              perDay: row.rate_limit_per_day
+            }
+          } satisfies ApiKeyPrincipal
+        })
+
+        const authenticateLicenseKey = Effect.fn("Tenancy.authenticateLicenseKey")(function*(key: string) {
+          const rows = yield* sql<{
+            readonly id: string
+            readonly org_id: string
+            readonly user_id: string
+            readonly environment: Environment
+            readonly plan: Plan
+          }>`SELECT k.id, k.org_id, k.user_id, k.environment, o.plan
+            FROM license_keys k JOIN orgs o ON o.id = k.org_id
+            WHERE k.key_hash = ${hashKey(key)} AND k.revoked_at IS NULL`.pipe(Effect.orDie)
+          const row = rows[0]
+          if (!row) return undefined
+          return {
+            keyId: row.id,
+            orgId: row.org_id,
+            userId: row.user_id,
+            plan: row.plan,
+            environment: row.environment
+          } satisfies LicensePrincipal
+        })
+
+        const bootstrap = Effect.fn("Tenancy.bootstrap")(function*(
+          input: { readonly org: string; readonly plan: Plan; readonly apiKeyPrefix: string }
+        ) {
+          return yield* sql.withTransaction(Effect.gen(function*() {
+            const org = yield* createOrg({ name: input.org, plan: input.plan })
+            const admin = yield* createUser(org.id, { email: "admin@localhost", name: "Admin", role: "admin" })
+            const team = yield* createTeam(org.id, { name: "Default", member_ids: [admin.id] })
+            const live = allowsLiveKeys(input.plan)
+              ? (yield* createApiKey(org.id, { environment: "live", name: "bootstrap (live)", scopes: allScopes })).key
+              : null
+            const test = (yield* createApiKey(org.id, { environment: "test", name: "bootstrap (test)", scopes: allScopes })).key
+            const licenseEnvironment: Environment = allowsLiveKeys(input.plan) ? "live" : "test"
+            const license = yield* createLicenseKey(org.id, { environment: licenseEnvironment, user_id: admin.id })
+            return {
+              org_id: org.id,
+              user_id: admin.id,
+              team_id: team.id,
+              api_key_live: live,
+              api_key_test: test,
+              license_key: license.key,
+              license_key_environment: licenseEnvironment
+            } satisfies Bootstrapped
+          })).pipe(Effect.orDie)
+        })
+
+        return Tenancy.of({
+          createOrg,
+          getOrg,
+          findOrg,
+          countOrgs,
+          createUser,
+          getUser,
+          listUsers,
+          createTeam,
+          listTeams,
+          createProject,
+          listProjects,
+          createApiKey,
+          listApiKeys,
+          createLicenseKey,
+          listLicenseKeys,
+          revokeKey,
+          authenticateApiKey,
+          authenticateLicenseKey,
+          bootstrap
+        })
+      })
+    )
+}
+

@@ -1,0 +1,118 @@
+import { execFile } from "node:child_process"
+import { join } from "node:path"
+import { promisify } from "node:util"
+import { Effect } from "effect"
+import { SqlClient } from "effect/sql"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { migrate } from "../../src/store/database.ts"
+import { latestMigrationId } from "../../src/store/migrations.ts"
+import { databaseFromUrl } from "../../src/store/database.ts"
+import { NodeServices } from "@effect/platform-node"
+import { call, freshDatabase, startServer, type TestServer } from "../support/harness.ts"
+
+const run = promisify(execFile)
+const bin = join(import.meta.dirname, "..", "..", "bin", "signal-engine.js")
+
+/** Runs `signal-engine ARGS` as a user would, on Node 24, against a database. */
+const cli = async (databaseUrl: string, ...args: Array<string>) => {
+  const { stdout } = await run(process.execPath, [bin, ...args], {
+    env: { ...process.env, DATABASE_URL: databaseUrl, NODE_NO_WARNINGS: "1" }
+  })
+  return stdout
+}
+
+let databaseUrl: string
+let server: TestServer
+
+beforeAll(async () => {
+  databaseUrl = await freshDatabase()
+  server = await startServer({ databaseUrl })
+})
+afterAll(() => server?.stop())
+
+describe("signal-engine admin", () => {
+  it("bootstrap --json prints credentials that work", async () => {
+    const out = JSON.parse(await cli(databaseUrl, "admin", "bootstrap", "--org", "cli-org", "--plan", "team", "--json"))
+    expect(Object.keys(out)).toEqual(
+      expect.arrayContaining(["org_id", "user_id", "team_id", "api_key_live", "api_key_test", "license_key"])
+    )
+    const org = await call(server, "GET", "/api/v1/org", { key: out.api_key_live })
+    expect(org.body).toMatchObject({ id: out.org_id, name: "cli-org", plan: "team" })
+    expect((await call(server, "GET", "/engine/v1/me", { key: out.license_key })).body.user_id).toBe(out.user_id)
+  })
+
+  it("bootstrap on a plan below team makes no live key", async () => {
+    const out = JSON.parse(await cli(databaseUrl, "admin", "bootstrap", "--org", "small-org", "--plan", "developer", "--json"))
+    expect(out.api_key_live).toBeNull()
+    expect(out.api_key_test).toMatch(/^sek_test_/)
+    expect(out.license_key_environment).toBe("test")
+  })
+
+  it("create-user, create-api-key with scopes, create-license-key and revoke-key", async () => {
+    const boot = JSON.parse(await cli(databaseUrl, "admin", "bootstrap", "--org", "keys-org", "--json"))
+    const user = JSON.parse(await cli(databaseUrl, "admin", "create-user", "--org", "keys-org", "--email", "bo@keys.test", "--name", "Bo", "--team", boot.team_id, "--json"))
+    expect(user).toMatchObject({ email: "bo@keys.test", team_ids: [boot.team_id] })
+
+    const key = JSON.parse(await cli(databaseUrl, "admin", "create-api-key", "--org", boot.org_id, "--env", "live", "--scopes", "rules:read,events:read", "--json"))
+    expect(key.scopes).toEqual(["rules:read", "events:read"])
+    expect((await call(server, "GET", "/api/v1/org", { key: key.key })).body.code).toBe("insufficient_scope")
+
+    const license = JSON.parse(await cli(databaseUrl, "admin", "create-license-key", "--org", "keys-org", "--user", user.id, "--env", "live", "--json"))
+    expect((await call(server, "GET", "/engine/v1/me", { key: license.key })).body.user_id).toBe(user.id)
+
+    expect(await cli(databaseUrl, "admin", "revoke-key", license.id)).toContain(`revoked ${license.id}`)
+    expect((await call(server, "GET", "/engine/v1/me", { key: license.key })).status).toBe(401)
+  })
+
+  it("refuses unknown scopes and live keys on a plan without them, with a non-zero exit", async () => {
+    await cli(databaseUrl, "admin", "bootstrap", "--org", "lite-org", "--plan", "lite")
+    await expect(cli(databaseUrl, "admin", "create-api-key", "--org", "lite-org", "--env", "test", "--scopes", "rules:fly")).rejects.toThrow(/unknown scope/)
+    await expect(cli(databaseUrl, "admin", "create-api-key", "--org", "lite-org", "--env", "live", "--scopes", "all")).rejects.toThrow(/team plan/)
+  })
+})
+
+describe("migrations", () => {
+  it("several nodes migrating one empty database at once all succeed, once", async () => {
+    const url = await freshDatabase()
+    const results = await Promise.all(
+      Array.from({ length: 4 }, () =>
+        Effect.runPromise(migrate.pipe(Effect.provide(databaseFromUrl(url)), Effect.provide(NodeServices.layer), Effect.scoped)))
+    )
+    expect(results.filter((applied) => applied.length > 0)).toHaveLength(1)
+    const rows = await Effect.runPromise(
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        return yield* sql<{ readonly id: number }>`SELECT migration_id AS id FROM effect_sql_migrations ORDER BY 1`
+      }).pipe(Effect.provide(databaseFromUrl(url)), Effect.scoped)
+    )
+    expect(rows.map((r) => r.id)).toEqual(Array.from({ length: latestMigrationId }, (_, i) => i + 1))
+  })
+
+  it("`signal-engine migrate` reports an up-to-date database", async () => {
+    expect(await cli(databaseUrl, "migrate")).toContain("up to date")
+  })
+})
+
+describe("health", () => {
+  it("/healthz and /readyz answer without a key", async () => {
+    expect((await call(server, "GET", "/healthz")).body).toEqual({ status: "ok" })
+    const ready = await call(server, "GET", "/readyz")
+    expect(ready.status).toBe(200)
+    expect(ready.body.status).toBe("ready")
+  })
+
+  it("/readyz is 503 in the envelope when the schema is behind", async () => {
+    const url = await freshDatabase()
+    const node = await startServer({ databaseUrl: url })
+    await Effect.runPromise(
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        yield* sql`DELETE FROM effect_sql_migrations`
+      }).pipe(Effect.provide(databaseFromUrl(url)), Effect.scoped)
+    )
+    const res = await call(node, "GET", "/readyz")
+    await node.stop()
+    expect(res.status).toBe(503)
+    expect(res.body).toMatchObject({ code: "not_ready", status: 503 })
+  })
+})

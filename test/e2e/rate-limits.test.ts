@@ -1,0 +1,121 @@
+import { Effect } from "effect"
+import { SqlClient } from "effect/sql"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { bootstrapOrg, call, freshDatabase, type JsonResponse, startServer, type TestServer, withStore } from "../support/harness.ts"
+
+let nodeA: TestServer
+let nodeB: TestServer
+
+beforeAll(async () => {
+  // Two nodes of one cluster: separate servers over the same database.
+  const databaseUrl = await freshDatabase()
+  nodeA = await startServer({ databaseUrl })
+  nodeB = await startServer({ databaseUrl })
+})
+afterAll(async () => {
+  await nodeA?.stop()
+  await nodeB?.stop()
+})
+
+const expectRateHeaders = (res: JsonResponse) => {
+  for (const name of ["x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset"]) {
+    expect(res.headers.get(name), name).toMatch(/^\d+$/)
+  }
+}
+
+/**
+ * Limits count in fixed windows on the database clock. A run that straddles a minute boundary
+ * would start a fresh window halfway, so wait for a minute with enough of it left.
+ */
+const awaitFreshMinute = (databaseUrl: string) =>
+  withStore(
+    databaseUrl,
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      for (;;) {
+        const rows = yield* sql<{ readonly s: number }>`SELECT extract(second FROM now())::float8 AS s`
+        const s = rows[0]?.s ?? 0
+        if (s < 45) return
+        yield* Effect.sleep(`${Math.ceil((60 - s) * 1000)} millis`)
+      }
+    })
+  )
+
+const burst = async (count: number, send: (i: number) => Promise<JsonResponse>) => {
+  const results: Array<JsonResponse> = []
+  for (let i = 0; i < count; i += 20) {
+    results.push(...(await Promise.all(Array.from({ length: Math.min(20, count - i) }, (_, j) => send(i + j)))))
+  }
+  return results
+}
+
+describe("management rate limits", { timeout: 90_000 }, () => {
+  it("team plan: 600 requests a minute pass, the 601st gets 429 with Retry-After; every response has the headers", async () => {
+    const org = await bootstrapOrg(nodeA.databaseUrl, "team-org", "team")
+    await awaitFreshMinute(nodeA.databaseUrl)
+    const results = await burst(600, (i) => call(i % 2 === 0 ? nodeA : nodeB, "GET", "/api/v1/org", { key: org.api_key_live! }))
+    expect(results.map((r) => r.status).filter((s) => s !== 200)).toEqual([])
+    results.forEach(expectRateHeaders)
+    expect(results.every((r) => r.headers.get("x-ratelimit-limit") === "600")).toBe(true)
+    const remaining = results.map((r) => Number(r.headers.get("x-ratelimit-remaining"))).sort((a, b) => a - b)
+    expect(remaining[0]).toBe(0)
+    expect(remaining[599]).toBe(599)
+
+    const refused = await call(nodeB, "GET", "/api/v1/org", { key: org.api_key_live! })
+    expect(refused.status).toBe(429)
+    expect(refused.body).toMatchObject({ code: "rate_limited", status: 429 })
+    expect(refused.body.request_id).toMatch(/^req_/)
+    expectRateHeaders(refused)
+    expect(refused.headers.get("x-ratelimit-remaining")).toBe("0")
+    const retryAfter = Number(refused.headers.get("retry-after"))
+    expect(retryAfter).toBeGreaterThanOrEqual(1)
+    expect(retryAfter).toBeLessThanOrEqual(60)
+    const reset = Number(refused.headers.get("x-ratelimit-reset"))
+    expect(reset % 60).toBe(0)
+    expect(Math.abs(reset - Date.now() / 1000 - retryAfter)).toBeLessThanOrEqual(2)
+
+    // The test environment of the same org counts separately, and so does another org.
+    expect((await call(nodeA, "GET", "/api/v1/org", { key: org.api_key_test })).status).toBe(200)
+    const other = await bootstrapOrg(nodeA.databaseUrl, "other-org", "team")
+    expect((await call(nodeA, "GET", "/api/v1/org", { key: other.api_key_live! })).status).toBe(200)
+  })
+
+  it("lite plan: 60 a minute, counted across both nodes", async () => {
+    const org = await bootstrapOrg(nodeA.databaseUrl, "lite-org", "lite")
+    await awaitFreshMinute(nodeA.databaseUrl)
+    const results = await burst(60, (i) => call(i % 2 === 0 ? nodeA : nodeB, "GET", "/api/v1/org", { key: org.api_key_test }))
+    expect(results.every((r) => r.status === 200 && r.headers.get("x-ratelimit-limit") === "60")).toBe(true)
+    const refused = await call(nodeA, "GET", "/api/v1/org", { key: org.api_key_test })
+    expect(refused.status).toBe(429)
+    expect(refused.headers.get("retry-after")).toMatch(/^\d+$/)
+  })
+
+  it("an org's own limit overrides the plan's (enterprise contracts)", async () => {
+    const org = await bootstrapOrg(nodeA.databaseUrl, "enterprise-org", "enterprise")
+    await withStore(
+      nodeA.databaseUrl,
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        yield* sql`UPDATE orgs SET rate_limit_per_hour = 5 WHERE id = ${org.org_id}`
+      })
+    )
+    const results = await burst(6, () => call(nodeA, "GET", "/api/v1/org", { key: org.api_key_live! }))
+    expect(results.map((r) => r.status).sort()).toEqual([200, 200, 200, 200, 200, 429])
+    expect(results.every((r) => r.headers.get("x-ratelimit-limit") === "5")).toBe(true)
+    const org429 = results.find((r) => r.status === 429)!
+    expect(Number(org429.headers.get("retry-after"))).toBeLessThanOrEqual(3600)
+  })
+
+  it("errors carry the headers too: 401, 404, 405", async () => {
+    for (const [method, path] of [["GET", "/api/v1/org"], ["GET", "/api/v1/nope"], ["DELETE", "/api/v1/org"]] as const) {
+      const res = await call(nodeA, method, path)
+      expect(res.status).toBeGreaterThanOrEqual(400)
+      expectRateHeaders(res)
+    }
+  })
+
+  it("the engine surface has no management rate-limit headers", async () => {
+    const res = await call(nodeA, "GET", "/engine/v1/me")
+    expect(res.headers.get("x-ratelimit-limit")).toBeNull()
+  })
+})
