@@ -1,7 +1,8 @@
 import { Cache, Config, Context, Duration, Effect, Layer, Redacted } from "effect"
 import { apiKeyPattern, licenseKeyPattern } from "../domain/credentials.ts"
 import { Forbidden, Unauthorized } from "../domain/errors.ts"
-import { allowsLiveKeys, minimumPlanFor, planHasFeature } from "../domain/plans.ts"
+import type { Environment } from "../domain/environments.ts"
+import { allowsLiveKeys, minimumPlanFor, type Plan, planHasFeature } from "../domain/plans.ts"
 import type { ApiKeyPrincipal, LicensePrincipal } from "../domain/principal.ts"
 import { hasScope } from "../domain/scopes.ts"
 import { Tenancy } from "../store/tenancy-repo.ts"
@@ -52,6 +53,21 @@ export class Authenticator extends Context.Service<Authenticator, {
 const liveKeyOnLowerPlan = (plan: string) =>
   Forbidden.of(`live keys require the team plan or higher; this org is on ${plan}. Use a test key.`, "plan_upgrade_required")
 
+/** What both surfaces ask of a credential: present, valid, and not live on a plan without live keys. */
+const requirePrincipal = <P extends { readonly environment: Environment; readonly plan: Plan }>(
+  auth: Authentication<P>,
+  credential: { readonly name: string; readonly code: string }
+): Effect.Effect<P, Unauthorized | Forbidden> => {
+  if (auth._tag === "Missing") {
+    return Effect.fail(Unauthorized.of(`${credential.name} is required: Authorization: Bearer <${credential.name}>`, `missing_${credential.code}`))
+  }
+  if (auth._tag === "Invalid") return Effect.fail(Unauthorized.of(`the ${credential.name} is invalid or revoked`, `invalid_${credential.code}`))
+  const { principal } = auth
+  return principal.environment === "live" && !allowsLiveKeys(principal.plan)
+    ? Effect.fail(liveKeyOnLowerPlan(principal.plan))
+    : Effect.succeed(principal)
+}
+
 /** Management: a valid API key of the right environment and plan, holding the endpoint's scope. */
 export const ManagementAuthLive = Layer.effect(
   ManagementAuth,
@@ -61,14 +77,7 @@ export const ManagementAuthLive = Layer.effect(
       apiKey: (httpEffect, { credential, endpoint }) =>
         Effect.gen(function*() {
           const auth = yield* authenticator.apiKey(Redacted.value(credential))
-          if (auth._tag === "Missing") {
-            return yield* Unauthorized.of("an API key is required: Authorization: Bearer <API key>", "missing_api_key")
-          }
-          if (auth._tag === "Invalid") return yield* Unauthorized.of("the API key is invalid or revoked", "invalid_api_key")
-          const principal = auth.principal
-          if (principal.environment === "live" && !allowsLiveKeys(principal.plan)) {
-            return yield* liveKeyOnLowerPlan(principal.plan)
-          }
+          const principal = yield* requirePrincipal(auth, { name: "API key", code: "api_key" })
           const required = Context.getOrUndefined(endpoint.annotations, RequiredScope)
           if (required && !hasScope(principal.scopes, required.resource, required.access)) {
             return yield* Forbidden.of(
@@ -91,14 +100,7 @@ export const EngineAuthLive = Layer.effect(
       licenseKey: (httpEffect, { credential, endpoint }) =>
         Effect.gen(function*() {
           const auth = yield* authenticator.licenseKey(Redacted.value(credential))
-          if (auth._tag === "Missing") {
-            return yield* Unauthorized.of("a license key is required: Authorization: Bearer <license key>", "missing_license_key")
-          }
-          if (auth._tag === "Invalid") return yield* Unauthorized.of("the license key is invalid or revoked", "invalid_license_key")
-          const principal = auth.principal
-          if (principal.environment === "live" && !allowsLiveKeys(principal.plan)) {
-            return yield* liveKeyOnLowerPlan(principal.plan)
-          }
+          const principal = yield* requirePrincipal(auth, { name: "license key", code: "license_key" })
           const feature = Context.getOrUndefined(endpoint.annotations, RequiredFeature)
           if (feature && !planHasFeature(principal.plan, feature)) {
             return yield* Forbidden.of(
