@@ -1,11 +1,21 @@
 import { NodeServices } from "@effect/platform-node"
-import { Console, Effect, Layer, Option } from "effect"
+import type { PgClient } from "@effect/sql-pg"
+import { Config, Console, Effect, Layer, Option } from "effect"
+import type { SqlClient } from "effect/sql"
 import { AppConfig } from "./config.ts"
 import { Authenticator } from "./http/auth.ts"
 import { HttpServerLive, serveApp } from "./http/server.ts"
+import { Activity } from "./store/activity-repo.ts"
 import { DatabaseInfo, DatabaseLive, migrate } from "./store/database.ts"
 import { RateLimiter } from "./store/rate-limits.ts"
 import { Tenancy } from "./store/tenancy-repo.ts"
+import { Engine } from "./engine/engine.ts"
+import { Pricing } from "./engine/pricing.ts"
+import { VerdictRegistry } from "./engine/verdicts.ts"
+import { KafkaLog } from "./log/kafka-log.ts"
+import { PgLog } from "./log/pg-log.ts"
+import type { SignalLog } from "./log/signal-log.ts"
+import { Projections } from "./store/projections.ts"
 
 /**
  * The one place Layers are wired. `Database` → migrated schema → repositories → HTTP.
@@ -17,9 +27,24 @@ const Migrated = Layer.effectDiscard(migrate.pipe(Effect.orDie)).pipe(Layer.prov
 /** Repositories over a migrated database (the database layer itself is provided by the caller). */
 export const StoreLive = Layer.unwrap(
   Effect.map(AppConfig, (config) =>
-    Layer.mergeAll(Tenancy.layer({ apiKeyPrefix: config.apiKeyPrefix }), RateLimiter.layer).pipe(
+    Layer.mergeAll(Tenancy.layer({ apiKeyPrefix: config.apiKeyPrefix }), Activity.layer, RateLimiter.layer).pipe(
       Layer.provideMerge(Migrated)
     ))
+)
+
+/** The signals log: Kafka when KAFKA_BROKERS is set, else the PostgreSQL table. */
+export const SignalLogLive = Layer.unwrap(
+  Effect.map(
+    Config.option(Config.String("KAFKA_BROKERS")),
+    // A log that cannot start (broker unreachable, partitions misconfigured) stops start-up.
+    (brokers): Layer.Layer<SignalLog, never, PgClient.PgClient> =>
+      Option.isSome(brokers) ? Layer.orDie(KafkaLog.layer) : Layer.orDie(PgLog.layer)
+  )
+)
+
+/** The stream processor: log consumer, partition workers and the verdicts they answer. */
+const ProcessingLive = Engine.layer.pipe(
+  Layer.provideMerge(Layer.mergeAll(SignalLogLive, Projections.layer, VerdictRegistry.layer, Pricing.layer))
 )
 
 /** On the first start with an empty database, create a demo org and print its credentials once. */
@@ -59,10 +84,12 @@ const ListenBanner = Layer.effectDiscard(
 )
 
 /** Everything the HTTP app needs, over a given database layer. */
-export const appLayer = <E, R>(database: Layer.Layer<DatabaseInfo | import("effect/sql").SqlClient.SqlClient, E, R>) => {
+export const appLayer = <E, R>(database: Layer.Layer<DatabaseInfo | SqlClient.SqlClient | PgClient.PgClient, E, R>) => {
   const core = Layer.unwrap(
     Effect.map(AppConfig, (config) =>
-      Authenticator.layer({ apiKeyPrefix: config.apiKeyPrefix }).pipe(Layer.provideMerge(StoreLive)))
+      Layer.mergeAll(Authenticator.layer({ apiKeyPrefix: config.apiKeyPrefix }), ProcessingLive).pipe(
+        Layer.provideMerge(StoreLive)
+      ))
   ).pipe(Layer.provideMerge(database))
   return Layer.mergeAll(serveApp, ListenBanner).pipe(
     Layer.provide(HttpServerLive),
@@ -74,3 +101,10 @@ export const appLayer = <E, R>(database: Layer.Layer<DatabaseInfo | import("effe
 
 /** The service as `npm start` runs it. */
 export const ServerLive = appLayer(DatabaseLive)
+
+/** What `signal-engine replay` needs: the log and the projections, over the configured database. */
+export const ReplayLive = Layer.mergeAll(SignalLogLive, Projections.layer).pipe(
+  Layer.provideMerge(StoreLive),
+  Layer.provideMerge(DatabaseLive),
+  Layer.provideMerge(AppConfig.layer)
+)

@@ -6,7 +6,8 @@ import { Environment } from "../domain/environments.ts"
 import { isApiError } from "../domain/errors.ts"
 import { Plan } from "../domain/plans.ts"
 import { parseScopes } from "../domain/scopes.ts"
-import { ServerLive, StoreLive } from "../main.ts"
+import { type ReplayProgress, replay } from "../engine/replay.ts"
+import { ReplayLive, ServerLive, StoreLive } from "../main.ts"
 import { DatabaseLive, migrate } from "../store/database.ts"
 import { Tenancy } from "../store/tenancy-repo.ts"
 import { checkSchemas, writeSchemas } from "./schemas.ts"
@@ -122,6 +123,39 @@ const revokeKey = Command.make("revoke-key", {
     yield* Console.log(`revoked ${id}`)
   }).pipe(Effect.provide(AdminLive))).pipe(Command.withDescription("Revoke an API or license key"))
 
+const replayCommand = Command.make("replay", {
+  partition: Flag.Int("partition").pipe(Flag.withDescription("only this partition (default: all)"), Flag.optional),
+  from: Flag.String("from").pipe(
+    Flag.withDescription("earliest: rebuild from the first record of the log (the only mode so far)"),
+    Flag.withDefault("earliest")
+  )
+}, ({ partition, from }) =>
+  Effect.gen(function*() {
+    if (from !== "earliest") {
+      return yield* Effect.fail(`--from ${from}: only --from earliest is supported; projections are always rebuilt from the first record`)
+    }
+    const started = Date.now()
+    const report = (p: ReplayProgress) =>
+      Console.error(`\rreplaying partition ${p.partition}: ${bar(p.done, p.total)} ${p.done}/${p.total} records`)
+    const result = yield* replay({
+      partitions: Option.isSome(partition) ? [partition.value] : undefined,
+      onProgress: report
+    })
+    const seconds = (Date.now() - started) / 1000
+    yield* Console.log(
+      `replayed ${result.records} records of ${result.partitions} partition(s) in ${seconds.toFixed(1)} s` +
+        ` (${Math.round(result.records / Math.max(seconds, 0.001))} records/s)`
+    )
+  }).pipe(Effect.provide(ReplayLive))).pipe(
+    Command.withDescription("Rebuild sessions and events from the signal log (stop the service first); sends nothing")
+  )
+
+const bar = (done: number, total: number) => {
+  const width = 30
+  const filled = total === 0 ? width : Math.round((done / total) * width)
+  return `[${"#".repeat(filled)}${".".repeat(width - filled)}]`
+}
+
 const admin = Command.make("admin").pipe(
   Command.withDescription("Manage orgs, users and credentials"),
   Command.withSubcommands([bootstrap, createUser, createApiKey, createLicenseKey, revokeKey])
@@ -129,7 +163,7 @@ const admin = Command.make("admin").pipe(
 
 const cli = Command.make("signal-engine").pipe(
   Command.withDescription("Signal and rule engine for AI coding tools"),
-  Command.withSubcommands([serve, migrateCommand, schemas, admin])
+  Command.withSubcommands([serve, migrateCommand, schemas, replayCommand, admin])
 )
 
 /** A failed command prints one line to stderr and exits 1; only unexpected defects show a trace. */

@@ -1,14 +1,31 @@
-import { Effect } from "effect"
+import { Effect, JsonSchema, Schema } from "effect"
 import { OpenApi } from "effect/http-api"
 import { readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
+import { LogRecord } from "../domain/records.ts"
 import { EngineApi } from "../http/engine/api.ts"
 import { ManagementApi } from "../http/management/api.ts"
+
+/** A standalone JSON Schema (draft 2020-12) file for a schema, its definitions under `$defs`. */
+const jsonSchemaFile = (schema: Schema.Top, meta: { readonly $id: string; readonly title: string; readonly description: string }) => {
+  const document = Schema.toJsonSchemaDocument(schema)
+  return {
+    $schema: JsonSchema.META_SCHEMA_URI_DRAFT_2020_12,
+    ...meta,
+    ...document.schema,
+    $defs: document.definitions
+  }
+}
 
 /** The generated contract files, by name under schemas/. */
 export const generatedSchemas = (): Record<string, unknown> => ({
   "management.openapi.json": OpenApi.fromApi(ManagementApi),
-  "engine.openapi.json": OpenApi.fromApi(EngineApi)
+  "engine.openapi.json": OpenApi.fromApi(EngineApi),
+  "log-records.schema.json": jsonSchemaFile(LogRecord, {
+    $id: "log-records.schema.json",
+    title: "signals log record (v1)",
+    description: "The value of every record of the signals log (Kafka topic or PgLog table): JSON, keyed by user_id"
+  })
 })
 
 const render = (doc: unknown) => `${JSON.stringify(doc, null, 2)}\n`

@@ -19,4 +19,6 @@ export interface LicensePrincipal {
   readonly userId: string
   readonly plan: Plan
   readonly environment: Environment
+  /** The org's session inactivity timeout, stamped on each signal the user sends. */
+  readonly sessionTimeoutS: number
 }

@@ -8,6 +8,7 @@ import { createServer as createHttpServer, type Server } from "node:http"
 import { createServer as createHttpsServer } from "node:https"
 import { AppConfig } from "../config.ts"
 import { ServiceUnavailable, envelopeOf } from "../domain/errors.ts"
+import { SignalLog } from "../log/signal-log.ts"
 import { schemaIsCurrent } from "../store/database.ts"
 import { EngineAuthLive, ManagementAuthLive } from "./auth.ts"
 import { EngineApi } from "./engine/api.ts"
@@ -31,24 +32,31 @@ const healthRoutes = [
   { method: "GET", path: openApiPaths.engine }
 ]
 
-/** Liveness: the process serves requests. Readiness: the database answers and is migrated. */
+/** Liveness: the process serves requests. Readiness: the database answers and is migrated, and the log answers. */
 const HealthRoutes = HttpRouter.use((router) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const log = yield* SignalLog
     yield* router.add("GET", "/healthz", Effect.succeed(HttpServerResponse.jsonUnsafe({ status: "ok" })))
     yield* router.add(
       "GET",
       "/readyz",
       Effect.gen(function*() {
-        const ready = yield* schemaIsCurrent.pipe(
-          Effect.timeout("2 seconds"),
-          Effect.orElseSucceed(() => false),
-          Effect.provideService(SqlClient.SqlClient, sql)
-        )
-        if (ready) return HttpServerResponse.jsonUnsafe({ status: "ready", checks: { database: "ok", migrations: "ok" } })
+        const [database, logUp] = yield* Effect.all([
+          schemaIsCurrent.pipe(
+            Effect.timeout("2 seconds"),
+            Effect.orElseSucceed(() => false),
+            Effect.provideService(SqlClient.SqlClient, sql)
+          ),
+          log.ping
+        ], { concurrency: 2 })
+        if (database && logUp) {
+          return HttpServerResponse.jsonUnsafe({ status: "ready", checks: { database: "ok", log: log.name } })
+        }
         const requestId = yield* RequestId
+        const failing = [database ? [] : ["the database is unreachable or not migrated"], logUp ? [] : [`the log (${log.name}) is unreachable`]].flat()
         return HttpServerResponse.jsonUnsafe(
-          envelopeOf(ServiceUnavailable.of("the database is unreachable or not migrated", "not_ready"), requestId),
+          envelopeOf(ServiceUnavailable.of(failing.join("; "), "not_ready"), requestId),
           { status: 503 }
         )
       })

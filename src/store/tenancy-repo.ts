@@ -368,7 +368,8 @@ export class Tenancy extends Context.Service<Tenancy, {
             readonly user_id: string
             readonly environment: Environment
             readonly plan: Plan
-          }>`SELECT k.id, k.org_id, k.user_id, k.environment, o.plan
+            readonly session_timeout_s: number
+          }>`SELECT k.id, k.org_id, k.user_id, k.environment, o.plan, o.session_timeout_s
             FROM license_keys k JOIN orgs o ON o.id = k.org_id
             WHERE k.key_hash = ${hashKey(key)} AND k.revoked_at IS NULL`.pipe(Effect.orDie)
           const row = rows[0]
@@ -378,7 +379,8 @@ export class Tenancy extends Context.Service<Tenancy, {
             orgId: row.org_id,
             userId: row.user_id,
             plan: row.plan,
-            environment: row.environment
+            environment: row.environment,
+            sessionTimeoutS: row.session_timeout_s
           } satisfies LicensePrincipal
         })
 

@@ -3,6 +3,8 @@ import { HttpApi, HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api
 import { Environment } from "../../domain/environments.ts"
 import { EngineFeature, Plan } from "../../domain/plans.ts"
 import { EngineAuth, Envelope, RequiredFeature } from "../contract.ts"
+import { EngineSessionsGroup } from "./sessions-api.ts"
+import { SignalsGroup } from "./signals-api.ts"
 
 export const Me = Schema.Struct({
   user_id: Schema.String,
@@ -25,7 +27,7 @@ export class IdentityGroup extends HttpApiGroup.make("identity")
 {}
 
 export class EngineApi extends HttpApi.make("engine")
-  .add(IdentityGroup)
+  .add(IdentityGroup, SignalsGroup, EngineSessionsGroup)
   .prefix("/engine/v1")
   .annotateMerge(OpenApi.annotations({
     title: "signal-engine engine API",

@@ -3,6 +3,8 @@ import { HttpApiBuilder } from "effect/http-api"
 import { EngineFeature, planHasFeature } from "../../domain/plans.ts"
 import { EnginePrincipal } from "../contract.ts"
 import { EngineApi } from "./api.ts"
+import { SignalsHandlers } from "./signals-handlers.ts"
+import { EngineSessionsHandlers } from "./sessions-handlers.ts"
 
 export const IdentityHandlers = HttpApiBuilder.group(EngineApi, "identity", (handlers) =>
   Effect.succeed(handlers.handle("me", () =>
@@ -15,4 +17,4 @@ export const IdentityHandlers = HttpApiBuilder.group(EngineApi, "identity", (han
         features: EngineFeature.literals.filter((f) => planHasFeature(p.plan, f))
       })))))
 
-export const EngineHandlers = Layer.mergeAll(IdentityHandlers)
+export const EngineHandlers = Layer.mergeAll(IdentityHandlers, SignalsHandlers, EngineSessionsHandlers)

@@ -4,6 +4,7 @@ import { Conflict, NotFound, Unprocessable } from "../../domain/errors.ts"
 import { Scope } from "../../domain/scopes.ts"
 import { ApiKey, LicenseKey, Org, Project, Role, Team, User } from "../../domain/tenancy.ts"
 import { Envelope, ManagementAuth, PageQuery, pageOf, RequiredScope } from "../contract.ts"
+import { EventsGroup, SessionsGroup } from "./activity-api.ts"
 
 const Id = { id: Schema.String }
 const Name = Schema.String.pipe(Schema.check(Schema.isMinLength(1), Schema.isMaxLength(200)))
@@ -127,7 +128,7 @@ export class LicenseKeysGroup extends HttpApiGroup.make("licenseKeys")
 {}
 
 export class ManagementApi extends HttpApi.make("management")
-  .add(OrgGroup, UsersGroup, TeamsGroup, ProjectsGroup, ApiKeysGroup, LicenseKeysGroup)
+  .add(OrgGroup, UsersGroup, TeamsGroup, ProjectsGroup, ApiKeysGroup, LicenseKeysGroup, SessionsGroup, EventsGroup)
   .prefix("/api/v1")
   .annotateMerge(OpenApi.annotations({
     title: "signal-engine management API",

@@ -6,6 +6,7 @@ import { defaultPageSize } from "../../domain/pagination.ts"
 import { managementRateWindows } from "../../domain/plans.ts"
 import { Tenancy } from "../../store/tenancy-repo.ts"
 import { ApiPrincipal } from "../contract.ts"
+import { EventsHandlers, SessionsHandlers } from "./activity-handlers.ts"
 import { ManagementApi } from "./api.ts"
 
 const page = (query: { readonly limit?: number | undefined; readonly cursor?: string | undefined }) => ({
@@ -98,5 +99,7 @@ export const ManagementHandlers = Layer.mergeAll(
   TeamsHandlers,
   ProjectsHandlers,
   ApiKeysHandlers,
-  LicenseKeysHandlers
+  LicenseKeysHandlers,
+  SessionsHandlers,
+  EventsHandlers
 )

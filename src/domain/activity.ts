@@ -1,0 +1,104 @@
+import { Schema } from "effect"
+import { Timestamp } from "./tenancy.ts"
+
+/**
+ * Sessions and events as the two APIs show them (spec §2.2, §2.3, §2.5, §2.6). They are read
+ * models of the `sessions` and `events` projections the engine writes; nothing here writes them.
+ * Timestamps are ISO 8601 strings in UTC with milliseconds.
+ */
+
+const NullableTimestamp = Schema.NullOr(Timestamp)
+
+/** A stored signal as it appears inside a session (spec §2.5). */
+export const StoredSignal = Schema.Struct({
+  id: Schema.String.annotate({ description: "signal id, prefix sig_" }),
+  type: Schema.String.annotate({ description: "signal type" }),
+  timestamp: Timestamp.annotate({ description: "when the signal was accepted (ISO 8601 UTC)" }),
+  metadata: Schema.Record(Schema.String, Schema.Unknown).annotate({ description: "the signal's metadata as sent" })
+}).annotate({ identifier: "StoredSignal" })
+export type StoredSignal = typeof StoredSignal.Type
+
+export const SessionStatus = Schema.Literals(["active", "ended"])
+export type SessionStatus = typeof SessionStatus.Type
+
+export const EndReason = Schema.Literals(["session-end", "timeout"])
+export type EndReason = typeof EndReason.Type
+
+/** A session on the management API (spec §2.2, plus client_session_id, status and end_reason). */
+export const Session = Schema.Struct({
+  id: Schema.String.annotate({ description: "prefix sess_" }),
+  user_id: Schema.String,
+  project_id: Schema.NullOr(Schema.String).annotate({ description: "the first project_id seen in the session; null when none" }),
+  adapter: Schema.String.annotate({ description: "adapter name" }),
+  client_session_id: Schema.String.annotate({ description: "the adapter's own session_id" }),
+  status: SessionStatus.annotate({ description: "`active` while the session is open, `ended` once it is closed" }),
+  started_at: Timestamp,
+  ended_at: NullableTimestamp.annotate({ description: "null while the session is open" }),
+  end_reason: Schema.NullOr(EndReason).annotate({
+    description: "`session-end` (closed by the adapter) or `timeout` (inactivity); null while open"
+  }),
+  duration_s: Schema.Finite.annotate({
+    description: "seconds from started_at to ended_at, or to the last activity while the session is open"
+  }),
+  model: Schema.NullOr(Schema.String).annotate({ description: "primary (most used) model; null when no model was seen" }),
+  models: Schema.Array(Schema.String).annotate({ description: "all models used, in first-seen order" }),
+  tokens_in: Schema.Int,
+  tokens_out: Schema.Int,
+  cost_usd: Schema.Finite.annotate({ description: "USD" }),
+  signal_count: Schema.Int,
+  error_count: Schema.Int
+}).annotate({ identifier: "Session" })
+export type Session = typeof Session.Type
+
+/** GET /sessions/:id: the session with every signal of it, oldest first. */
+export const SessionDetail = Schema.Struct({
+  ...Session.fields,
+  signals: Schema.Array(StoredSignal).annotate({ description: "all signals of the session in time order (oldest first)" })
+}).annotate({ identifier: "SessionDetail" })
+export type SessionDetail = typeof SessionDetail.Type
+
+/** One accepted signal on the management API (spec §2.3, plus signal_id and type). */
+export const Event = Schema.Struct({
+  id: Schema.String.annotate({ description: "prefix evt_" }),
+  signal_id: Schema.String.annotate({ description: "the signal this event records, prefix sig_" }),
+  type: Schema.String.annotate({ description: "signal type" }),
+  session_id: Schema.String,
+  user_id: Schema.String,
+  project_id: Schema.NullOr(Schema.String),
+  ts: Timestamp.annotate({ description: "ISO 8601 UTC, millisecond precision" }),
+  adapter: Schema.String,
+  model: Schema.NullOr(Schema.String).annotate({ description: "model identifier; null for signals without a model" }),
+  tokens_in: Schema.Int,
+  tokens_out: Schema.Int,
+  latency_ms: Schema.NullOr(Schema.Finite).annotate({ description: "null when the adapter did not report it" }),
+  cost_usd: Schema.Finite.annotate({ description: "USD" }),
+  error_code: Schema.NullOr(Schema.String).annotate({ description: "non-null when the model call returned an error" })
+}).annotate({ identifier: "Event" })
+export type Event = typeof Event.Type
+
+/** A session on the engine API (spec §2.6). */
+export const EngineSession = Schema.Struct({
+  id: Schema.String.annotate({ description: "prefix sess_" }),
+  adapter: Schema.String,
+  started_at: Timestamp,
+  ended_at: NullableTimestamp.annotate({ description: "null while the session is open" }),
+  signals: Schema.Int.annotate({ description: "signal count" }),
+  tokens_in: Schema.Int,
+  tokens_out: Schema.Int,
+  cost_usd: Schema.Finite.annotate({ description: "USD" })
+}).annotate({ identifier: "EngineSession" })
+export type EngineSession = typeof EngineSession.Type
+
+export const toEngineSession = (s: Session): EngineSession => ({
+  id: s.id,
+  adapter: s.adapter,
+  started_at: s.started_at,
+  ended_at: s.ended_at,
+  signals: s.signal_count,
+  tokens_in: s.tokens_in,
+  tokens_out: s.tokens_out,
+  cost_usd: s.cost_usd
+})
+
+/** Sort direction of a list: by time, then id. */
+export type Order = "asc" | "desc"

@@ -1,0 +1,48 @@
+import { Schema } from "effect"
+import { Environment } from "./environments.ts"
+import { Metadata, SignalType } from "./signals.ts"
+
+/**
+ * Records of the `signals` log (version 1). Every input that changes a user's state is one of
+ * these, keyed by `user_id`; state is a deterministic fold of them in offset order, using `ts`
+ * (assigned once, at ingestion), never the wall clock. JSON Schemas of these are generated into
+ * schemas/ so any Kafka tool can read the topic.
+ */
+const common = {
+  v: Schema.Literal(1),
+  org_id: Schema.String,
+  environment: Environment,
+  user_id: Schema.String,
+  ts: Schema.String.annotate({ description: "ISO 8601 UTC, millisecond precision; assigned once at ingestion" })
+}
+
+export const SignalRecord = Schema.Struct({
+  ...common,
+  kind: Schema.Literal("signal"),
+  signal_id: Schema.String.annotate({ description: "sig_ id assigned at ingestion" }),
+  type: SignalType,
+  adapter: Schema.String,
+  client_session_id: Schema.String.annotate({ description: "the adapter's own session_id" }),
+  metadata: Metadata,
+  session_timeout_s: Schema.Int.annotate({ description: "the org's inactivity timeout when the signal was accepted" }),
+  cost: Schema.Struct({
+    usd: Schema.Number,
+    estimated: Schema.Boolean.annotate({ description: "true when computed from the price table, not sent by the adapter" }),
+    model_known: Schema.Boolean.annotate({ description: "false when the model is not in the price table" })
+  }).annotate({ description: "cost as priced at ingestion, so a replay under another price table gives the same result" })
+}).annotate({ identifier: "SignalRecord" })
+export type SignalRecord = typeof SignalRecord.Type
+
+/** Appended by a user's timer when a session's inactivity timeout fell due. */
+export const SessionTimeoutRecord = Schema.Struct({
+  ...common,
+  kind: Schema.Literal("session-timeout"),
+  session_id: Schema.String,
+  last_activity_at: Schema.String.annotate({
+    description: "the session's last activity when the timer was set; the tick closes the session only if it is unchanged"
+  })
+}).annotate({ identifier: "SessionTimeoutRecord" })
+export type SessionTimeoutRecord = typeof SessionTimeoutRecord.Type
+
+export const LogRecord = Schema.Union([SignalRecord, SessionTimeoutRecord]).annotate({ identifier: "LogRecord" })
+export type LogRecord = typeof LogRecord.Type

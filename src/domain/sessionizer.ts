@@ -1,0 +1,254 @@
+import type { Environment } from "./environments.ts"
+import type { LogRecord, SessionTimeoutRecord, SignalRecord } from "./records.ts"
+
+/**
+ * The per-user fold: state × record → state, plus the projection rows the record changes.
+ * Pure and deterministic: it reads nothing but its inputs (record timestamps, never a clock),
+ * so replaying a log yields exactly the projections the live run wrote.
+ *
+ * A session is a window of activity of one user with one adapter, in one environment. It starts
+ * with the first signal, or with the first signal after an inactivity timeout or an explicit
+ * close; it ends on `session-end` (ended_at = that signal) or by timeout (ended_at = its last
+ * activity), whichever comes first.
+ */
+export interface OpenSession {
+  readonly id: string
+  readonly org_id: string
+  readonly environment: Environment
+  readonly adapter: string
+  readonly client_session_id: string
+  readonly project_id: string | null
+  readonly started_at: string
+  readonly last_activity_at: string
+  readonly timeout_s: number
+  readonly tokens_in: number
+  readonly tokens_out: number
+  readonly cost_usd: number
+  readonly signal_count: number
+  readonly error_count: number
+  /** Model names in first-seen order, with how many signals used each. */
+  readonly model_counts: ReadonlyArray<readonly [string, number]>
+}
+
+export interface UserState {
+  /** Open sessions by `<environment>:<adapter>`. */
+  readonly open: Readonly<Record<string, OpenSession>>
+}
+
+export const emptyUserState: UserState = { open: {} }
+
+export interface SessionRow {
+  readonly id: string
+  readonly org_id: string
+  readonly environment: Environment
+  readonly user_id: string
+  readonly adapter: string
+  readonly client_session_id: string
+  readonly project_id: string | null
+  readonly started_at: string
+  readonly last_activity_at: string
+  readonly ended_at: string | null
+  readonly end_reason: "session-end" | "timeout" | null
+  readonly primary_model: string | null
+  readonly models: ReadonlyArray<string>
+  readonly tokens_in: number
+  readonly tokens_out: number
+  readonly cost_usd: number
+  readonly signal_count: number
+  readonly error_count: number
+}
+
+export interface EventRow {
+  readonly id: string
+  readonly signal_id: string
+  readonly org_id: string
+  readonly environment: Environment
+  readonly session_id: string
+  readonly user_id: string
+  readonly project_id: string | null
+  readonly ts: string
+  readonly type: string
+  readonly adapter: string
+  readonly model: string | null
+  readonly tokens_in: number
+  readonly tokens_out: number
+  readonly latency_ms: number | null
+  readonly cost_usd: number
+  readonly cost_estimated: boolean
+  readonly model_known: boolean
+  readonly error_code: string | null
+  readonly metadata: Readonly<Record<string, unknown>>
+  readonly log_partition: number
+  readonly log_offset: number
+}
+
+export interface Position {
+  readonly partition: number
+  readonly offset: number
+}
+
+export interface FoldResult {
+  readonly state: UserState
+  /** The latest row of every session this record touched (opened, updated or closed). */
+  readonly sessions: ReadonlyArray<SessionRow>
+  readonly events: ReadonlyArray<EventRow>
+  /** For a signal: the session it was counted in. */
+  readonly sessionId?: string
+}
+
+const suffix = (id: string) => id.slice(id.indexOf("_") + 1)
+/** Derived ids keep replay identical: the event of sig_X is evt_X; a session is named after its first signal. */
+export const eventIdFor = (signalId: string) => `evt_${suffix(signalId)}`
+export const sessionIdFor = (firstSignalId: string) => `sess_${suffix(firstSignalId)}`
+
+const sessionKey = (environment: Environment, adapter: string) => `${environment}:${adapter}`
+
+const count = (value: unknown): number =>
+  typeof value === "number" && Number.isFinite(value) && value >= 0 ? Math.trunc(value) : 0
+const nonNegative = (value: unknown): number | null =>
+  typeof value === "number" && Number.isFinite(value) && value >= 0 ? value : null
+const text = (value: unknown): string | null => (typeof value === "string" && value.length > 0 ? value : null)
+
+const later = (a: string, b: string) => (Date.parse(a) >= Date.parse(b) ? a : b)
+
+export const primaryModel = (counts: ReadonlyArray<readonly [string, number]>): string | null => {
+  let best: readonly [string, number] | undefined
+  for (const entry of counts) if (best === undefined || entry[1] > best[1]) best = entry
+  return best?.[0] ?? null
+}
+
+const toRow = (
+  s: OpenSession,
+  userId: string,
+  ended: { readonly at: string; readonly reason: "session-end" | "timeout" } | null
+): SessionRow => ({
+  id: s.id,
+  org_id: s.org_id,
+  environment: s.environment,
+  user_id: userId,
+  adapter: s.adapter,
+  client_session_id: s.client_session_id,
+  project_id: s.project_id,
+  started_at: s.started_at,
+  last_activity_at: s.last_activity_at,
+  ended_at: ended?.at ?? null,
+  end_reason: ended?.reason ?? null,
+  primary_model: primaryModel(s.model_counts),
+  models: s.model_counts.map(([m]) => m),
+  tokens_in: s.tokens_in,
+  tokens_out: s.tokens_out,
+  cost_usd: s.cost_usd,
+  signal_count: s.signal_count,
+  error_count: s.error_count
+})
+
+const withoutKey = (open: Readonly<Record<string, OpenSession>>, key: string) => {
+  const { [key]: _closed, ...rest } = open
+  return rest
+}
+
+/** When an open session's inactivity timeout falls due (epoch ms). */
+export const timeoutDue = (s: OpenSession): number => Date.parse(s.last_activity_at) + s.timeout_s * 1000
+
+const foldSignal = (state: UserState, r: SignalRecord, at: Position): FoldResult => {
+  const key = sessionKey(r.environment, r.adapter)
+  const sessions: Array<SessionRow> = []
+  let open = state.open
+  let current = open[key]
+
+  // Activity after the timeout: the old session ended at its last activity, whether or not
+  // its timer tick made it into the log first.
+  if (current && Date.parse(r.ts) - Date.parse(current.last_activity_at) > current.timeout_s * 1000) {
+    sessions.push(toRow(current, r.user_id, { at: current.last_activity_at, reason: "timeout" }))
+    open = withoutKey(open, key)
+    current = undefined
+  }
+
+  const m = r.metadata
+  const model = text(m.model)
+  const tokensIn = count(m.tokens_in)
+  const tokensOut = count(m.tokens_out)
+  const errorCode = text(m.error_code)
+  const projectId = text(m.project_id)
+
+  const base: OpenSession = current ?? {
+    id: sessionIdFor(r.signal_id),
+    org_id: r.org_id,
+    environment: r.environment,
+    adapter: r.adapter,
+    client_session_id: r.client_session_id,
+    project_id: null,
+    started_at: r.ts,
+    last_activity_at: r.ts,
+    timeout_s: r.session_timeout_s,
+    tokens_in: 0,
+    tokens_out: 0,
+    cost_usd: 0,
+    signal_count: 0,
+    error_count: 0,
+    model_counts: []
+  }
+  const modelCounts = model === null
+    ? base.model_counts
+    : base.model_counts.some(([name]) => name === model)
+    ? base.model_counts.map(([name, n]) => (name === model ? [name, n + 1] as const : [name, n] as const))
+    : [...base.model_counts, [model, 1] as const]
+  const updated: OpenSession = {
+    ...base,
+    project_id: base.project_id ?? projectId,
+    last_activity_at: later(r.ts, base.last_activity_at),
+    timeout_s: r.session_timeout_s,
+    tokens_in: base.tokens_in + tokensIn,
+    tokens_out: base.tokens_out + tokensOut,
+    cost_usd: Math.round((base.cost_usd + r.cost.usd) * 1e9) / 1e9,
+    signal_count: base.signal_count + 1,
+    error_count: base.error_count + (errorCode === null ? 0 : 1),
+    model_counts: modelCounts
+  }
+
+  const event: EventRow = {
+    id: eventIdFor(r.signal_id),
+    signal_id: r.signal_id,
+    org_id: r.org_id,
+    environment: r.environment,
+    session_id: updated.id,
+    user_id: r.user_id,
+    project_id: projectId ?? updated.project_id,
+    ts: r.ts,
+    type: r.type,
+    adapter: r.adapter,
+    model,
+    tokens_in: tokensIn,
+    tokens_out: tokensOut,
+    latency_ms: nonNegative(m.latency_ms),
+    cost_usd: r.cost.usd,
+    cost_estimated: r.cost.estimated,
+    model_known: r.cost.model_known,
+    error_code: errorCode,
+    metadata: m,
+    log_partition: at.partition,
+    log_offset: at.offset
+  }
+
+  if (r.type === "session-end") {
+    sessions.push(toRow(updated, r.user_id, { at: r.ts, reason: "session-end" }))
+    return { state: { open: withoutKey(open, key) }, sessions, events: [event], sessionId: updated.id }
+  }
+  sessions.push(toRow(updated, r.user_id, null))
+  return { state: { open: { ...open, [key]: updated } }, sessions, events: [event], sessionId: updated.id }
+}
+
+const foldTimeout = (state: UserState, r: SessionTimeoutRecord): FoldResult => {
+  const entry = Object.entries(state.open).find(([, s]) => s.id === r.session_id)
+  // A tick for a session that saw activity since its timer was set, or that already ended, is stale.
+  if (!entry || entry[1].last_activity_at !== r.last_activity_at) return { state, sessions: [], events: [] }
+  const [key, session] = entry
+  return {
+    state: { open: withoutKey(state.open, key) },
+    sessions: [toRow(session, r.user_id, { at: session.last_activity_at, reason: "timeout" })],
+    events: []
+  }
+}
+
+export const fold = (state: UserState, record: LogRecord, at: Position): FoldResult =>
+  record.kind === "signal" ? foldSignal(state, record, at) : foldTimeout(state, record)

@@ -1,0 +1,41 @@
+import { Clock, Effect } from "effect"
+import { SignalLog } from "../log/signal-log.ts"
+import { Projections } from "../store/projections.ts"
+import { makePartitionWorker } from "./partition-worker.ts"
+
+export interface ReplayProgress {
+  readonly partition: number
+  readonly done: number
+  readonly total: number
+}
+
+/**
+ * Rebuilds projections from the log: forgets what the given partitions projected, then folds
+ * every record again, from the earliest offset, exactly as the live workers do. It completes
+ * no verdicts, starts no timers and appends nothing: the log already holds every tick, so the
+ * result is the projections the live run wrote. Run it while no node consumes these partitions.
+ */
+export const replay = Effect.fn("replay")(function*(options: {
+  readonly partitions?: ReadonlyArray<number> | undefined
+  readonly onProgress?: ((progress: ReplayProgress) => Effect.Effect<void>) | undefined
+}) {
+  const log = yield* SignalLog
+  const projections = yield* Projections
+  const partitions = options.partitions ?? Array.from({ length: log.partitions }, (_, i) => i)
+  const ends = yield* log.endOffsets
+  let records = 0
+  for (const partition of partitions) {
+    const total = ends[partition] ?? 0
+    yield* projections.resetPartition(log.name, partition)
+    const worker = yield* makePartitionWorker({ log: log.name, partition, timers: false })
+    yield* log.readPartition(partition, 0, (entries) =>
+      Effect.gen(function*() {
+        yield* worker.process(entries, yield* Clock.currentTimeMillis)
+        // Bounded memory on huge logs: actors go back to their snapshots, which each batch persisted.
+        if (worker.actorCount() > 50_000) worker.evictIdle(Number.POSITIVE_INFINITY, 0)
+        records += entries.length
+        if (options.onProgress) yield* options.onProgress({ partition, done: worker.nextOffset(), total })
+      }))
+  }
+  return { partitions: partitions.length, records }
+})

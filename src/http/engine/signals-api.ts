@@ -1,0 +1,58 @@
+import { Schema } from "effect"
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
+import { ServiceUnavailable } from "../../domain/errors.ts"
+import { SignalType } from "../../domain/signals.ts"
+import { EngineAuth, Envelope, RequiredFeature } from "../contract.ts"
+
+const bounded = (max: number) => Schema.String.pipe(Schema.check(Schema.isMinLength(1), Schema.isMaxLength(max)))
+const count = Schema.Int.pipe(Schema.check(Schema.isGreaterThanOrEqualTo(0)))
+const amount = Schema.Finite.pipe(Schema.check(Schema.isGreaterThanOrEqualTo(0)))
+
+/** Known metadata keys are type-checked; any other key is kept as sent. */
+export const SignalMetadata = Schema.StructWithRest(
+  Schema.Struct({
+    model: Schema.optional(bounded(200)),
+    tokens_in: Schema.optional(count),
+    tokens_out: Schema.optional(count),
+    cost_usd: Schema.optional(amount),
+    latency_ms: Schema.optional(amount),
+    error_code: Schema.optional(bounded(100)),
+    project_id: Schema.optional(bounded(200)),
+    prompt: Schema.optional(Schema.String)
+  }),
+  [Schema.Record(Schema.String, Schema.Unknown)]
+)
+
+export const SignalInput = Schema.Struct({
+  type: Schema.String.annotate({
+    description: `one of: ${SignalType.literals.join(", ")}; anything else is 400 invalid_signal_type`
+  }),
+  adapter: bounded(100).annotate({ description: "the adapter's name, e.g. claude-code" }),
+  session_id: bounded(200).annotate({ description: "the adapter's own session id" }),
+  metadata: Schema.optional(SignalMetadata)
+})
+
+export const SignalAccepted = Schema.Struct({
+  ok: Schema.Boolean.annotate({ description: "false exactly when a rule blocked the signal" }),
+  signal_id: Schema.String,
+  session_id: Schema.optional(Schema.String.annotate({ description: "the session the signal was counted in" })),
+  action: Schema.optional(Schema.Literal("pending").annotate({
+    description: "the signal is durable but was not processed within the wait; no verdict yet"
+  }))
+})
+
+export class SignalsGroup extends HttpApiGroup.make("signals")
+  .add(
+    HttpApiEndpoint.post("ingest", "/signals", {
+      payload: SignalInput,
+      success: SignalAccepted,
+      error: ServiceUnavailable
+    })
+      .annotate(RequiredFeature, "signals")
+      .annotateMerge(OpenApi.annotations({
+        description: "Accepts one signal. Once answered `ok`, the signal is durable and will appear in its session."
+      }))
+  )
+  .middleware(EngineAuth)
+  .middleware(Envelope)
+{}

@@ -1,0 +1,82 @@
+import { Schema } from "effect"
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
+import { Event, Session, SessionDetail } from "../../domain/activity.ts"
+import { NotFound } from "../../domain/errors.ts"
+import { Envelope, ManagementAuth, PageQuery, pageOf, RequiredScope } from "../contract.ts"
+import { BooleanParam, instantParam, OrderParam } from "../query.ts"
+
+const Id = { id: Schema.String }
+
+const OrderQuery = {
+  order: Schema.optional(OrderParam.annotate({
+    description: "`desc` (default, newest first) or `asc`. A cursor continues the order it was made in."
+  }))
+}
+
+const SessionsPage = Schema.Struct({
+  ...pageOf(Session).fields,
+  total: Schema.Int.annotate({ description: "number of sessions matching the filters (all pages)" })
+})
+
+export class SessionsGroup extends HttpApiGroup.make("sessions")
+  .add(
+    HttpApiEndpoint.get("list", "/sessions", {
+      query: {
+        user_id: Schema.optional(Schema.String.annotate({ description: "only this user's sessions" })),
+        project_id: Schema.optional(Schema.String.annotate({ description: "only sessions of this project" })),
+        model: Schema.optional(Schema.String.annotate({ description: "primary model, exact match" })),
+        adapter: Schema.optional(Schema.String.annotate({ description: "adapter name" })),
+        from: Schema.optional(instantParam("sessions started at or after this instant")),
+        to: Schema.optional(instantParam("sessions started before this instant")),
+        ...PageQuery,
+        ...OrderQuery
+      },
+      success: SessionsPage
+    })
+      .annotate(RequiredScope, { resource: "sessions", access: "read" })
+      .annotateMerge(OpenApi.annotations({ description: "Sessions by start time, newest first unless order=asc." })),
+    HttpApiEndpoint.get("get", "/sessions/:id", { params: Id, success: SessionDetail, error: NotFound })
+      .annotate(RequiredScope, { resource: "sessions", access: "read" })
+      .annotateMerge(OpenApi.annotations({ description: "One session with all its signals (`signals`, oldest first)." })),
+    HttpApiEndpoint.get("events", "/sessions/:id/events", {
+      params: Id,
+      query: { ...PageQuery, ...OrderQuery },
+      success: pageOf(Event),
+      error: NotFound
+    })
+      .annotate(RequiredScope, { resource: "sessions", access: "read" })
+      .annotateMerge(OpenApi.annotations({ description: "The session's events, newest first unless order=asc." }))
+  )
+  .middleware(ManagementAuth)
+  .middleware(Envelope)
+  .annotateMerge(OpenApi.annotations({
+    title: "Sessions",
+    description: "Windows of activity of one user with one adapter. ended_at is null while a session is open."
+  }))
+{}
+
+export class EventsGroup extends HttpApiGroup.make("events")
+  .add(
+    HttpApiEndpoint.get("list", "/events", {
+      query: {
+        session_id: Schema.optional(Schema.String.annotate({ description: "only events of this session" })),
+        user_id: Schema.optional(Schema.String.annotate({ description: "only this user's events" })),
+        project_id: Schema.optional(Schema.String.annotate({ description: "only events of this project" })),
+        model: Schema.optional(Schema.String.annotate({ description: "model, exact match" })),
+        adapter: Schema.optional(Schema.String.annotate({ description: "adapter name" })),
+        from: Schema.optional(instantParam("events at or after this instant")),
+        to: Schema.optional(instantParam("events before this instant")),
+        error_only: Schema.optional(BooleanParam.annotate({ description: "`true`: only events with a non-null error_code" })),
+        ...PageQuery
+      },
+      success: pageOf(Event)
+    })
+      .annotate(RequiredScope, { resource: "events", access: "read" })
+      .annotateMerge(OpenApi.annotations({ description: "Events (accepted signals), newest first." })),
+    HttpApiEndpoint.get("get", "/events/:id", { params: Id, success: Event, error: NotFound })
+      .annotate(RequiredScope, { resource: "events", access: "read" })
+  )
+  .middleware(ManagementAuth)
+  .middleware(Envelope)
+  .annotateMerge(OpenApi.annotations({ title: "Events", description: "One event per accepted signal; immutable." }))
+{}

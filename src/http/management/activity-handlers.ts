@@ -1,0 +1,58 @@
+import { Effect } from "effect"
+import { HttpApiBuilder } from "effect/http-api"
+import { defaultPageSize } from "../../domain/pagination.ts"
+import type { ApiKeyPrincipal } from "../../domain/principal.ts"
+import { Activity, type Tenant } from "../../store/activity-repo.ts"
+import { ApiPrincipal } from "../contract.ts"
+import { instant } from "../query.ts"
+import { ManagementApi } from "./api.ts"
+
+const tenant = (p: ApiKeyPrincipal): Tenant => ({ orgId: p.orgId, environment: p.environment })
+
+const page = (query: {
+  readonly limit?: number | undefined
+  readonly cursor?: string | undefined
+  readonly order?: "asc" | "desc" | undefined
+}) => ({ limit: query.limit ?? defaultPageSize, cursor: query.cursor, order: query.order })
+
+export const SessionsHandlers = HttpApiBuilder.group(ManagementApi, "sessions", Effect.fn(function*(handlers) {
+  const activity = yield* Activity
+  return handlers
+    .handle("list", ({ query }) =>
+      ApiPrincipal.use((p) =>
+        activity.listSessions(tenant(p), {
+          user_id: query.user_id,
+          project_id: query.project_id,
+          model: query.model,
+          adapter: query.adapter,
+          from: instant(query.from),
+          to: instant(query.to)
+        }, page(query))))
+    .handle("get", ({ params }) =>
+      ApiPrincipal.use((p) =>
+        Effect.gen(function*() {
+          const session = yield* activity.getSession(tenant(p), params.id)
+          const signals = yield* activity.sessionSignals(tenant(p), session.id)
+          return { ...session, signals }
+        })))
+    .handle("events", ({ params, query }) =>
+      ApiPrincipal.use((p) => activity.listSessionEvents(tenant(p), params.id, page(query))))
+}))
+
+export const EventsHandlers = HttpApiBuilder.group(ManagementApi, "events", Effect.fn(function*(handlers) {
+  const activity = yield* Activity
+  return handlers
+    .handle("list", ({ query }) =>
+      ApiPrincipal.use((p) =>
+        activity.listEvents(tenant(p), {
+          session_id: query.session_id,
+          user_id: query.user_id,
+          project_id: query.project_id,
+          model: query.model,
+          adapter: query.adapter,
+          from: instant(query.from),
+          to: instant(query.to),
+          error_only: query.error_only === "true"
+        }, page(query))))
+    .handle("get", ({ params }) => ApiPrincipal.use((p) => activity.getEvent(tenant(p), params.id)))
+}))

@@ -1,0 +1,336 @@
+import { PgClient } from "@effect/sql-pg"
+import { Cause, Deferred, Effect, Exit, Fiber, FiberSet, Layer, Option, Queue, Schedule, type Scope } from "effect"
+import type { SqlError } from "effect/sql/SqlError"
+import type { LogRecord } from "../domain/records.ts"
+import { makeBatcher } from "./batcher.ts"
+import { partitionForKey } from "./murmur2.ts"
+import { appendTimeout, decodeStored, encodeRecord, LogMisconfigured, LogPartitions, type UndecodableRecord } from "./shared.ts"
+import {
+  type AppendResult,
+  type LogEntry,
+  LogUnavailable,
+  type PartitionHandler,
+  SignalLog
+} from "./signal-log.ts"
+
+/** NOTIFY channel; the payload is the comma-separated partitions a commit appended to. */
+const CHANNEL = "signal_log"
+/** First key of the session advisory locks that say which node owns which partition. */
+const LOCK_NAME = "signal-engine:signal_log"
+const READ_BATCH = 500
+const APPEND_BATCH = 500
+const APPEND_WINDOW = "2 millis"
+/** Fallback when a NOTIFY was missed (listener reconnecting): how often an idle partition looks. */
+const POLL_MILLIS = 250
+/** How often a node tries to take partitions nobody holds (a dead node's locks go with its session). */
+const ACQUIRE_MILLIS = 2_000
+
+interface Row {
+  readonly offset: bigint | number | string
+  readonly key: string
+  readonly record: unknown
+}
+
+const unavailable = (what: string) => (error: SqlError) =>
+  new LogUnavailable({ message: `PgLog: ${what} failed: ${error.message}` })
+
+/** Transient read failures: 100 ms doubling, at most 5 s apart, forever. */
+const backoff = Schedule.min([Schedule.exponential("100 millis"), Schedule.spaced("5 seconds")])
+
+const range = (n: number) => Array.from({ length: n }, (_, i) => i)
+
+/**
+ * The `signals` log as a PostgreSQL table (migration 0002): `signal_log` holds the records,
+ * `signal_log_heads` the next offset of each partition. Ownership of partitions is a session
+ * advisory lock per partition, held on a reserved connection, so a node that dies (or loses
+ * that connection) releases its partitions and another node picks them up.
+ */
+const make = Effect.gen(function*() {
+  const partitions = yield* LogPartitions
+  const sql = yield* PgClient.PgClient
+  const partitionFor = (key: string) => partitionForKey(key, partitions)
+
+  // Head rows exist for every partition from the start, so append only ever updates them.
+  // Their number records the partition count the table was written with: keys of a log
+  // written with another count are on other partitions, so refuse rather than reorder users.
+  const heads = yield* sql<{ readonly n: number; readonly top: number }>`
+    SELECT count(*)::int4 AS n, coalesce(max(partition), -1)::int4 AS top FROM signal_log_heads`
+  const existing = heads[0] ?? { n: 0, top: -1 }
+  if (existing.n > 0 && (existing.n !== partitions || existing.top !== partitions - 1)) {
+    return yield* new LogMisconfigured({
+      message: `PgLog: signal_log has ${existing.n} partitions but LOG_PARTITIONS is ${partitions}; ` +
+        "changing the count would move users to other partitions"
+    })
+  }
+  yield* sql`
+    INSERT INTO signal_log_heads (partition, next_offset)
+    SELECT p, 0 FROM generate_series(0, ${partitions - 1}::int4) AS p
+    ON CONFLICT (partition) DO NOTHING`
+
+  // One transaction for every queued record. The head rows are locked in ascending partition
+  // order (no deadlock between nodes) and stay locked until commit, so the offsets of a
+  // partition commit in offset order and are gapless: a reader that sees offset n has seen
+  // every offset below it, and never skips a record that was still uncommitted. Keep it so.
+  const write = (records: ReadonlyArray<LogRecord>) =>
+    Effect.gen(function*() {
+      const placed = records.map((r) => partitionFor(r.user_id))
+      const counts = new Map<number, number>()
+      for (const p of placed) counts.set(p, (counts.get(p) ?? 0) + 1)
+      const touched = [...counts.keys()].sort((a, b) => a - b)
+      return yield* sql.withTransaction(Effect.gen(function*() {
+        const locked = yield* sql<{ readonly partition: number; readonly next_offset: bigint }>`
+          SELECT partition, next_offset FROM signal_log_heads
+          WHERE partition = ANY(${touched}::int4[]) ORDER BY partition FOR UPDATE`
+        const next = new Map(locked.map((h) => [h.partition, Number(h.next_offset)]))
+        if (next.size !== touched.length) {
+          return yield* Effect.die(new Error(`PgLog: signal_log_heads lacks partitions of ${touched.join(",")}`))
+        }
+        const offsets = placed.map((p) => {
+          const offset = next.get(p)!
+          next.set(p, offset + 1)
+          return offset
+        })
+        yield* sql`
+          UPDATE signal_log_heads AS h SET next_offset = v.next_offset
+          FROM unnest(${touched}::int4[], ${touched.map((p) => BigInt(next.get(p)!))}::int8[]) AS v(partition, next_offset)
+          WHERE h.partition = v.partition`
+        yield* sql`
+          INSERT INTO signal_log (partition, "offset", key, record)
+          SELECT partition, "offset", key, record::jsonb
+          FROM unnest(
+            ${placed}::int4[], ${offsets.map(BigInt)}::int8[],
+            ${records.map((r) => r.user_id)}::text[], ${records.map((r) => JSON.stringify(encodeRecord(r)))}::text[]
+          ) AS t(partition, "offset", key, record)`
+        // Delivered to listeners when (and only if) the transaction commits.
+        yield* sql`SELECT pg_notify(${CHANNEL}, ${touched.join(",")})`
+        return placed.map((partition, i): AppendResult => ({ partition, offset: offsets[i]! }))
+      }))
+    }).pipe(Effect.mapError(unavailable("append")))
+
+  const batched = yield* makeBatcher({
+    maxItems: APPEND_BATCH,
+    window: APPEND_WINDOW,
+    write,
+    closed: () => new LogUnavailable({ message: "PgLog: the log is shutting down" })
+  })
+  const append = (records: ReadonlyArray<LogRecord>) => batched(records).pipe(appendTimeout("PgLog"))
+
+  const readRows = (partition: number, from: number, until: number | undefined, limit: number) =>
+    until === undefined
+      ? sql<Row>`
+          SELECT "offset", key, record FROM signal_log
+          WHERE partition = ${partition} AND "offset" >= ${from}
+          ORDER BY "offset" LIMIT ${limit}`
+      : sql<Row>`
+          SELECT "offset", key, record FROM signal_log
+          WHERE partition = ${partition} AND "offset" >= ${from} AND "offset" < ${until}
+          ORDER BY "offset" LIMIT ${limit}`
+
+  /** The decodable prefix of the rows, and the failure that ended it, if any. */
+  const decodeRows = (partition: number, rows: ReadonlyArray<Row>) =>
+    Effect.gen(function*() {
+      const entries: Array<LogEntry> = []
+      for (const row of rows) {
+        const offset = Number(row.offset)
+        const decoded = yield* Effect.result(decodeStored(partition, offset, row.record))
+        if (decoded._tag === "Failure") return { entries, failure: Option.some(decoded.failure) }
+        entries.push({ partition, offset, key: row.key, record: decoded.success })
+      }
+      return { entries, failure: Option.none<UndecodableRecord>() }
+    })
+
+  const headOf = (partition: number) =>
+    sql<{ readonly next_offset: bigint }>`SELECT next_offset FROM signal_log_heads WHERE partition = ${partition}`.pipe(
+      Effect.map((rows) => Number(rows[0]?.next_offset ?? 0))
+    )
+
+  const readPartition = (
+    partition: number,
+    fromOffset: number,
+    onBatch: (entries: ReadonlyArray<LogEntry>) => Effect.Effect<void>
+  ) =>
+    Effect.gen(function*() {
+      const end = yield* headOf(partition).pipe(Effect.mapError(unavailable("readPartition")))
+      let next = Math.max(0, fromOffset)
+      while (next < end) {
+        const rows = yield* readRows(partition, next, end, READ_BATCH).pipe(Effect.mapError(unavailable("readPartition")))
+        if (rows.length === 0) break
+        const { entries, failure } = yield* decodeRows(partition, rows)
+        if (entries.length > 0) yield* onBatch(entries)
+        if (Option.isSome(failure)) return yield* Effect.die(failure.value)
+        next = entries[entries.length - 1]!.offset + 1
+      }
+    })
+
+  const endOffsets = sql<{ readonly partition: number; readonly next_offset: bigint }>`
+    SELECT partition, next_offset FROM signal_log_heads WHERE partition < ${partitions}`.pipe(
+    Effect.map((rows) => {
+      const ends = range(partitions).map(() => 0)
+      for (const row of rows) ends[row.partition] = Number(row.next_offset)
+      return ends
+    }),
+    Effect.mapError(unavailable("endOffsets"))
+  )
+
+  const ping = sql`SELECT 1`.pipe(
+    Effect.timeout("2 seconds"),
+    Effect.as(true),
+    Effect.catchCause(() => Effect.succeed(false))
+  )
+
+  /**
+   * Consumes one owned partition: resume where the handler says, then batches in offset order,
+   * waiting for a NOTIFY (or the poll interval) when caught up. Ends only by failing: with the
+   * first record that does not decode, or with a handler defect.
+   */
+  const consume = (handler: PartitionHandler, partition: number, wake: Queue.Queue<void>) =>
+    Effect.gen(function*() {
+      let next = yield* handler.assigned(partition)
+      yield* Effect.gen(function*() {
+        for (;;) {
+          const rows = yield* readRows(partition, next, undefined, READ_BATCH).pipe(
+            Effect.tapError((e) => Effect.logWarning(`PgLog: reading partition ${partition} failed, retrying: ${e.message}`)),
+            Effect.retry(backoff)
+          )
+          if (rows.length === 0) {
+            yield* Effect.timeoutOption(Queue.take(wake), POLL_MILLIS)
+            continue
+          }
+          const { entries, failure } = yield* decodeRows(partition, rows)
+          if (entries.length > 0) {
+            yield* handler.batch(partition, entries)
+            next = entries[entries.length - 1]!.offset + 1
+          }
+          if (Option.isSome(failure)) return yield* failure.value
+        }
+      }).pipe(Effect.ensuring(handler.revoked(partition)))
+    })
+
+  /**
+   * Runs `consume` for an owned partition until the scope closes. A record that does not decode
+   * stops the partition (the lock stays held, so no node skips it); a handler defect restarts it
+   * from `assigned` after a growing pause.
+   */
+  const supervise = (handler: PartitionHandler, partition: number, wake: Queue.Queue<void>) =>
+    Effect.gen(function*() {
+      let pause = 500
+      for (;;) {
+        const exit = yield* Effect.exit(consume(handler, partition, wake))
+        if (Exit.isSuccess(exit) || Cause.hasInterruptsOnly(exit.cause)) return
+        const failure = Cause.findErrorOption(exit.cause)
+        if (Option.isSome(failure)) {
+          yield* Effect.logError(
+            `PgLog: partition ${partition} STOPPED: ${failure.value.message}. ` +
+              "No later record of this partition is processed until the record is repaired and the node restarted."
+          )
+          return
+        }
+        yield* Effect.logError(`PgLog: partition ${partition} handler failed; restarting in ${pause} ms`, exit.cause)
+        yield* Effect.sleep(pause)
+        pause = Math.min(pause * 2, 30_000)
+      }
+    })
+
+  /** Forwards NOTIFYs to the partitions' wake-up queues, reconnecting the listener as needed. */
+  const listenLoop = (wakes: ReadonlyArray<Queue.Queue<void>>) =>
+    Effect.scoped(Effect.gen(function*() {
+      const notifications = yield* sql.listen(CHANNEL)
+      // Whatever was appended while no listener was up would otherwise wait for the poll.
+      for (const wake of wakes) yield* Queue.offer(wake, undefined)
+      for (;;) {
+        const notification = yield* Queue.take(notifications)
+        for (const p of notification.payload.split(",")) {
+          const wake = wakes[Number(p)]
+          if (wake !== undefined) yield* Queue.offer(wake, undefined)
+        }
+      }
+    })).pipe(
+      Effect.catchCause((cause) =>
+        Effect.logWarning("PgLog: LISTEN connection lost; polling until it is back", cause).pipe(
+          Effect.andThen(Effect.sleep("1 second"))
+        )
+      ),
+      Effect.forever
+    )
+
+  /**
+   * One lock session: a reserved connection whose advisory locks are this node's partitions.
+   * Fails when the connection does; closing it stops the partitions (revoked) and releases
+   * the locks before the connection goes back to the pool.
+   */
+  const lockSession = (
+    handler: PartitionHandler,
+    wakes: ReadonlyArray<Queue.Queue<void>>,
+    started: Deferred.Deferred<void>
+  ) =>
+    Effect.gen(function*() {
+      const connection = yield* sql.reserve
+      const execute = (statement: string, params: ReadonlyArray<unknown>) =>
+        connection.execute(statement, params, undefined)
+      // Runs after the partition fibers below have stopped (finalizers run in reverse order).
+      yield* Effect.addFinalizer(() => Effect.ignore(execute("SELECT pg_advisory_unlock_all()", [])))
+      const owned = new Set<number>()
+      for (;;) {
+        const free = range(partitions).filter((p) => !owned.has(p))
+        if (free.length > 0) {
+          const rows: ReadonlyArray<{ readonly p: number; readonly ok: boolean }> = yield* execute(
+            "SELECT p, pg_try_advisory_lock(hashtext($1), p) AS ok FROM unnest($2::int4[]) AS p ORDER BY p",
+            [LOCK_NAME, free]
+          )
+          const won = rows.filter((r) => r.ok).map((r) => r.p)
+          for (const p of won) {
+            owned.add(p)
+            yield* Effect.forkScoped(supervise(handler, p, wakes[p]!))
+          }
+          if (won.length > 0) yield* Effect.logInfo(`PgLog: now owns partitions ${[...owned].sort((a, b) => a - b).join(",")}`)
+        } else {
+          // Owning everything, this only checks that the locks' session is still there.
+          yield* execute("SELECT 1", [])
+        }
+        yield* Deferred.succeed(started, undefined)
+        yield* Effect.sleep(ACQUIRE_MILLIS)
+      }
+    })
+
+  // Consumers run in the layer's fibers as well as the caller's scope, so whichever closes
+  // first stops them: left to the caller alone, a consumer that outlives the layer would hold
+  // its reserved connections while the pool waits for them on close.
+  const consumers = yield* FiberSet.make()
+
+  const run = (handler: PartitionHandler): Effect.Effect<void, never, Scope.Scope> =>
+    Effect.gen(function*() {
+      const wakes = yield* Effect.forEach(range(partitions), () => Queue.sliding<void>(1))
+      const started = yield* Deferred.make<void>()
+      const locks = lockSession(handler, wakes, started).pipe(
+        Effect.scoped,
+        Effect.catchCause((cause) =>
+          Effect.logWarning("PgLog: partition lock session ended; its partitions were released. Reconnecting", cause)
+            .pipe(
+              Effect.andThen(Deferred.succeed(started, undefined)),
+              Effect.andThen(Effect.sleep("1 second"))
+            )
+        ),
+        Effect.forever
+      )
+      const fiber = yield* FiberSet.run(consumers, Effect.all([listenLoop(wakes), locks], { concurrency: 2 }))
+      yield* Effect.addFinalizer(() => Fiber.interrupt(fiber))
+      // With one node, every partition is owned (and assigned) when run returns.
+      yield* Deferred.await(started)
+    })
+
+  return SignalLog.of({
+    name: "pg",
+    partitions,
+    partitionFor,
+    append,
+    run,
+    readPartition,
+    endOffsets,
+    ping
+  })
+})
+
+export const PgLog = {
+  /** SignalLog over the PostgreSQL of the PgClient (migrated to 0002 or later). */
+  layer: Layer.effect(SignalLog, make)
+} as const

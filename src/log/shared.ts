@@ -1,0 +1,55 @@
+import { Config, Effect, Option, Schema } from "effect"
+import { LogRecord } from "../domain/records.ts"
+import { LogUnavailable } from "./signal-log.ts"
+
+/** Partitions of the `signals` log; one setting for both logs, since it decides where keys go. */
+export const LogPartitions = Config.schema(
+  Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 1024 })),
+  "LOG_PARTITIONS"
+).pipe(Config.withDefault(8))
+
+const decodeRecord = Schema.decodeUnknownEffect(LogRecord)
+
+/** The log cannot start as configured (e.g. its partition count differs from LOG_PARTITIONS). */
+export class LogMisconfigured extends Schema.TaggedError<LogMisconfigured>()("LogMisconfigured", {
+  message: Schema.String
+}) {}
+
+/** A stored record that does not decode. Never skipped: the partition stops and says where. */
+export class UndecodableRecord extends Schema.TaggedError<UndecodableRecord>()("UndecodableRecord", {
+  partition: Schema.Number,
+  offset: Schema.Number,
+  message: Schema.String
+}) {}
+
+/** Decodes a record read back from a log (already parsed JSON). */
+export const decodeStored = (partition: number, offset: number, value: unknown) =>
+  decodeRecord(value).pipe(
+    Effect.mapError((error) =>
+      new UndecodableRecord({
+        partition,
+        offset,
+        message: `record at partition ${partition} offset ${offset} does not decode as LogRecord: ${error.message}`
+      })
+    )
+  )
+
+/** Records are JSON of their encoded form (which, for v1, is the record itself). */
+export const encodeRecord = Schema.encodeSync(LogRecord)
+
+/**
+ * How long a caller of append waits. The batch stays in flight after that (the write is not
+ * interrupted), so the records may still land: the caller learns "unknown", not "not written".
+ */
+export const APPEND_TIMEOUT = "10 seconds"
+
+export const appendTimeout = (log: string) =>
+<A>(effect: Effect.Effect<A, LogUnavailable>): Effect.Effect<A, LogUnavailable> =>
+  effect.pipe(
+    Effect.timeoutOption(APPEND_TIMEOUT),
+    Effect.flatMap(Option.match({
+      onNone: () =>
+        Effect.fail(new LogUnavailable({ message: `${log}: append timed out; the records may still be written` })),
+      onSome: Effect.succeed
+    }))
+  )

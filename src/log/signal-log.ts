@@ -1,0 +1,65 @@
+import { Context, type Effect, Schema, type Scope } from "effect"
+import type { LogRecord } from "../domain/records.ts"
+
+/** A record as read back from the log: where it is, and what it says. */
+export interface LogEntry {
+  readonly partition: number
+  readonly offset: number
+  readonly key: string
+  readonly record: LogRecord
+}
+
+export interface AppendResult {
+  readonly partition: number
+  readonly offset: number
+}
+
+/**
+ * What a node does with the partitions it owns. The log calls `assigned` before the first
+ * batch of a partition (answering the offset to resume from: the next offset to read),
+ * `batch` for each batch in offset order (the next batch of that partition waits for it),
+ * and `revoked` when the partition moves away or the consumer stops.
+ */
+export interface PartitionHandler {
+  readonly assigned: (partition: number) => Effect.Effect<number>
+  readonly batch: (partition: number, entries: ReadonlyArray<LogEntry>) => Effect.Effect<void>
+  readonly revoked: (partition: number) => Effect.Effect<void>
+}
+
+/** The log could not be written or read (broker or database unreachable, timed out). */
+export class LogUnavailable extends Schema.TaggedError<LogUnavailable>()("LogUnavailable", {
+  message: Schema.String
+}) {}
+
+/**
+ * The `signals` log: partitioned, keyed by user id, append-only, the source of truth.
+ * Two implementations, one contract: KafkaLog (KAFKA_BROKERS set) and PgLog (a table).
+ * Both place a key on partition `murmur2(key) mod partitions`, as Kafka's default
+ * partitioner does, and encode records as JSON.
+ */
+export class SignalLog extends Context.Service<SignalLog, {
+  /**
+   * Which log this is, as recorded in `partition_offsets.log`: "pg" for PgLog,
+   * "kafka:<topic>" for KafkaLog. Offsets of one log mean nothing in another.
+   */
+  readonly name: string
+  readonly partitions: number
+  readonly partitionFor: (key: string) => number
+  /**
+   * Appends records; when the effect succeeds they are durable (Kafka: acks=all; PgLog:
+   * committed). Results are in input order. Concurrent calls are micro-batched.
+   */
+  readonly append: (records: ReadonlyArray<LogRecord>) => Effect.Effect<ReadonlyArray<AppendResult>, LogUnavailable>
+  /** Consumes the partitions this node is assigned, until the scope closes. */
+  readonly run: (handler: PartitionHandler) => Effect.Effect<void, never, Scope.Scope>
+  /** Reads one partition from an offset to its current end, then completes (replay, tests). */
+  readonly readPartition: (
+    partition: number,
+    fromOffset: number,
+    onBatch: (entries: ReadonlyArray<LogEntry>) => Effect.Effect<void>
+  ) => Effect.Effect<void, LogUnavailable>
+  /** The next offset to be written to each partition (the end of the log). */
+  readonly endOffsets: Effect.Effect<ReadonlyArray<number>, LogUnavailable>
+  /** Whether the log answers (readiness). */
+  readonly ping: Effect.Effect<boolean>
+}>()("signal-engine/log/SignalLog") {}

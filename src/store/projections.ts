@@ -1,0 +1,143 @@
+import { Context, Effect, Layer } from "effect"
+import { SqlClient } from "effect/sql"
+import type { EventRow, SessionRow, UserState } from "../domain/sessionizer.ts"
+
+export interface ActorSnapshot {
+  readonly user_id: string
+  readonly partition: number
+  readonly state: UserState
+}
+
+export interface BatchWrite {
+  readonly log: string
+  readonly partition: number
+  /** The offset this worker believes the partition is at; the write is fenced on it. */
+  readonly fromOffset: number
+  /** The offset after the last record of the batch: where this partition resumes. */
+  readonly nextOffset: number
+  readonly sessions: ReadonlyArray<SessionRow>
+  readonly events: ReadonlyArray<EventRow>
+  readonly actors: ReadonlyArray<ActorSnapshot>
+}
+
+/** Rolls the transaction back when the offset fence does not hold. */
+const fenced = { _tag: "Fenced" } as const
+
+const hasOpenSessions = (state: UserState) => Object.keys(state.open).length > 0
+
+/**
+ * The write side of the projections. A batch's rows, its actors' new state and the
+ * partition's next offset commit in one transaction, so a crash either keeps all of a batch
+ * or none of it, and the worker resumes exactly after the last committed batch. Rows travel
+ * as one JSON parameter per table (jsonb_to_recordset): one round trip per table per batch.
+ */
+export class Projections extends Context.Service<Projections, {
+  readonly nextOffset: (log: string, partition: number) => Effect.Effect<number>
+  readonly loadActors: (userIds: ReadonlyArray<string>) => Effect.Effect<ReadonlyMap<string, UserState>>
+  readonly actorsWithOpenSessions: (partition: number) => Effect.Effect<ReadonlyArray<ActorSnapshot>>
+  /**
+   * Commits a batch, or answers "fenced" and writes nothing when the partition's stored offset
+   * is not `fromOffset`: another owner moved it on (a rebalance, a lost lease), and this
+   * worker's view is stale.
+   */
+  readonly commitBatch: (batch: BatchWrite) => Effect.Effect<"committed" | "fenced">
+  /** Forget a partition's projections and offset, so a replay can rebuild them (replay only). */
+  readonly resetPartition: (log: string, partition: number) => Effect.Effect<void>
+}>()("signal-engine/store/Projections") {
+  static readonly layer = Layer.effect(
+    Projections,
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+
+      const nextOffset = Effect.fn("Projections.nextOffset")(function*(log: string, partition: number) {
+        const rows = yield* sql<{ readonly next_offset: string | number }>`
+          SELECT next_offset FROM partition_offsets WHERE log = ${log} AND partition = ${partition}`.pipe(Effect.orDie)
+        return rows[0] ? Number(rows[0].next_offset) : 0
+      })
+
+      const loadActors = Effect.fn("Projections.loadActors")(function*(userIds: ReadonlyArray<string>) {
+        if (userIds.length === 0) return new Map<string, UserState>()
+        const rows = yield* sql<{ readonly user_id: string; readonly state: UserState }>`
+          SELECT user_id, state FROM actor_state WHERE user_id IN ${sql.in(userIds)}`.pipe(Effect.orDie)
+        return new Map(rows.map((r) => [r.user_id, r.state]))
+      })
+
+      const actorsWithOpenSessions = Effect.fn("Projections.actorsWithOpenSessions")(function*(partition: number) {
+        const rows = yield* sql<{ readonly user_id: string; readonly state: UserState }>`
+          SELECT user_id, state FROM actor_state WHERE partition = ${partition} AND has_open_sessions`.pipe(Effect.orDie)
+        return rows.map((r) => ({ user_id: r.user_id, partition, state: r.state }))
+      })
+
+      const commitBatch = Effect.fn("Projections.commitBatch")(function*(batch: BatchWrite) {
+        return yield* sql.withTransaction(Effect.gen(function*() {
+          // First, so concurrent writers of a partition serialise on its offset row.
+          const advanced = yield* sql`
+            INSERT INTO partition_offsets AS o (log, partition, next_offset, updated_at)
+            VALUES (${batch.log}, ${batch.partition}, ${batch.nextOffset}, now())
+            ON CONFLICT (log, partition) DO UPDATE SET next_offset = excluded.next_offset, updated_at = now()
+            WHERE o.next_offset = ${batch.fromOffset}
+            RETURNING 1 AS ok`
+          if (advanced.length === 0) return yield* Effect.fail(fenced)
+          if (batch.sessions.length > 0) {
+            yield* sql`
+              INSERT INTO sessions (id, org_id, environment, user_id, adapter, client_session_id, project_id,
+                started_at, last_activity_at, ended_at, end_reason, primary_model, models, tokens_in, tokens_out,
+                cost_usd, signal_count, error_count)
+              SELECT id, org_id, environment, user_id, adapter, client_session_id, project_id,
+                started_at, last_activity_at, ended_at, end_reason, primary_model, models, tokens_in, tokens_out,
+                cost_usd, signal_count, error_count
+              FROM jsonb_to_recordset(${JSON.stringify(batch.sessions)}::jsonb) AS r(
+                id text, org_id text, environment text, user_id text, adapter text, client_session_id text,
+                project_id text, started_at timestamptz, last_activity_at timestamptz, ended_at timestamptz,
+                end_reason text, primary_model text, models jsonb, tokens_in bigint, tokens_out bigint,
+                cost_usd double precision, signal_count integer, error_count integer)
+              ON CONFLICT (id) DO UPDATE SET
+                project_id = excluded.project_id, last_activity_at = excluded.last_activity_at,
+                ended_at = excluded.ended_at, end_reason = excluded.end_reason,
+                primary_model = excluded.primary_model, models = excluded.models,
+                tokens_in = excluded.tokens_in, tokens_out = excluded.tokens_out, cost_usd = excluded.cost_usd,
+                signal_count = excluded.signal_count, error_count = excluded.error_count`
+          }
+          if (batch.events.length > 0) {
+            // Events are immutable; a record projected twice (it cannot be, given the offsets) would be a no-op.
+            yield* sql`
+              INSERT INTO events (id, signal_id, org_id, environment, session_id, user_id, project_id, ts, type,
+                adapter, model, tokens_in, tokens_out, latency_ms, cost_usd, cost_estimated, model_known, error_code,
+                metadata, log_partition, log_offset)
+              SELECT id, signal_id, org_id, environment, session_id, user_id, project_id, ts, type,
+                adapter, model, tokens_in, tokens_out, latency_ms, cost_usd, cost_estimated, model_known, error_code,
+                metadata, log_partition, log_offset
+              FROM jsonb_to_recordset(${JSON.stringify(batch.events)}::jsonb) AS r(
+                id text, signal_id text, org_id text, environment text, session_id text, user_id text,
+                project_id text, ts timestamptz, type text, adapter text, model text, tokens_in bigint,
+                tokens_out bigint, latency_ms double precision, cost_usd double precision, cost_estimated boolean,
+                model_known boolean, error_code text, metadata jsonb, log_partition integer, log_offset bigint)
+              ON CONFLICT (id) DO NOTHING`
+          }
+          if (batch.actors.length > 0) {
+            const actors = batch.actors.map((a) => ({ ...a, has_open_sessions: hasOpenSessions(a.state) }))
+            yield* sql`
+              INSERT INTO actor_state (user_id, partition, has_open_sessions, state, updated_at)
+              SELECT user_id, partition, has_open_sessions, state, now()
+              FROM jsonb_to_recordset(${JSON.stringify(actors)}::jsonb) AS r(
+                user_id text, partition integer, has_open_sessions boolean, state jsonb)
+              ON CONFLICT (user_id) DO UPDATE SET partition = excluded.partition,
+                has_open_sessions = excluded.has_open_sessions, state = excluded.state, updated_at = now()`
+          }
+          return "committed" as const
+        })).pipe(Effect.catchIf((e) => e === fenced, () => Effect.succeed("fenced" as const)))
+      }, Effect.orDie)
+
+      const resetPartition = Effect.fn("Projections.resetPartition")(function*(log: string, partition: number) {
+        yield* sql.withTransaction(Effect.gen(function*() {
+          yield* sql`DELETE FROM events WHERE log_partition = ${partition}`
+          yield* sql`DELETE FROM sessions WHERE user_id IN (SELECT user_id FROM actor_state WHERE partition = ${partition})`
+          yield* sql`DELETE FROM actor_state WHERE partition = ${partition}`
+          yield* sql`DELETE FROM partition_offsets WHERE log = ${log} AND partition = ${partition}`
+        }))
+      }, Effect.orDie)
+
+      return Projections.of({ nextOffset, loadActors, actorsWithOpenSessions, commitBatch, resetPartition })
+    })
+  )
+}

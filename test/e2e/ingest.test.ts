@@ -1,0 +1,167 @@
+import { Effect } from "effect"
+import { SqlClient } from "effect/sql"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import type { Bootstrapped } from "../../src/store/tenancy-repo.ts"
+import { bootstrapOrg, call, freshDatabase, startServer, type TestServer, withStore } from "../support/harness.ts"
+import { logVariants } from "../support/log-variants.ts"
+import { waitFor } from "../support/wait.ts"
+
+const setOrg = (databaseUrl: string, orgId: string, timeoutS: number) =>
+  withStore(databaseUrl, Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    yield* sql`UPDATE orgs SET session_timeout_s = ${timeoutS} WHERE id = ${orgId}`
+  }))
+
+describe.each(logVariants())("ingestion over %s", (_name, logEnv) => {
+  let server: TestServer
+  let env: Record<string, string>
+  let org: Bootstrapped
+
+  beforeAll(async () => {
+    env = logEnv()
+    server = await startServer({ env })
+    org = await bootstrapOrg(server.databaseUrl, "ingest", "team")
+  })
+  afterAll(() => server?.stop())
+
+  const send = (key: string, body: unknown) => call(server, "POST", "/engine/v1/signals", { key, body })
+
+  it("accepts a signal, answers ok with its ids, and shows it in the session and the events", async () => {
+    const res = await send(org.license_key, {
+      type: "post-tool",
+      adapter: "claude-code",
+      session_id: "cc-1",
+      metadata: { model: "claude-sonnet-4-20250514", tokens_in: 1_000_000, tokens_out: 100_000, latency_ms: 420, project_id: "proj_web", tool: "Edit" }
+    })
+    expect(res.status).toBe(200)
+    expect(res.body).toMatchObject({ ok: true })
+    expect(res.body.signal_id).toMatch(/^sig_[0-9a-f]{32}$/)
+    expect(res.body.session_id).toMatch(/^sess_/)
+    expect(res.body.action).toBeUndefined()
+
+    const sessions = await call(server, "GET", "/engine/v1/sessions", { key: org.license_key })
+    const session = sessions.body.sessions.find((s: { id: string }) => s.id === res.body.session_id)
+    expect(session).toMatchObject({ adapter: "claude-code", signals: 1, tokens_in: 1_000_000, tokens_out: 100_000, ended_at: null })
+    // 1M input at $3/M plus 100k output at $15/M, estimated from the shipped price table.
+    expect(session.cost_usd).toBeCloseTo(4.5, 9)
+
+    const one = await call(server, "GET", `/engine/v1/sessions/${res.body.session_id}`, { key: org.license_key })
+    expect(one.body.signals).toEqual([
+      expect.objectContaining({ id: res.body.signal_id, type: "post-tool", metadata: expect.objectContaining({ tool: "Edit" }) })
+    ])
+
+    const events = await call(server, "GET", `/api/v1/events?session_id=${res.body.session_id}`, { key: org.api_key_live! })
+    expect(events.body.data).toEqual([
+      expect.objectContaining({
+        id: `evt_${res.body.signal_id.slice(4)}`,
+        session_id: res.body.session_id,
+        user_id: org.user_id,
+        project_id: "proj_web",
+        model: "claude-sonnet-4-20250514",
+        latency_ms: 420,
+        error_code: null
+      })
+    ])
+  })
+
+  it("rejects bad signals with the envelope and stores nothing", async () => {
+    const cases: ReadonlyArray<readonly [unknown, string]> = [
+      [{ type: "teleport", adapter: "a", session_id: "s" }, "invalid_signal_type"],
+      [{ adapter: "a", session_id: "s" }, "invalid_parameters"],
+      [{ type: "stop", session_id: "s" }, "invalid_parameters"],
+      [{ type: "stop", adapter: "a" }, "invalid_parameters"],
+      [{ type: "stop", adapter: "", session_id: "s" }, "invalid_parameters"],
+      [{ type: "stop", adapter: "a", session_id: "s", metadata: [] }, "invalid_parameters"],
+      [{ type: "stop", adapter: "a", session_id: "s", metadata: "x" }, "invalid_parameters"],
+      [{ type: "stop", adapter: "a", session_id: "s", metadata: { tokens_in: -1 } }, "invalid_parameters"],
+      [{ type: "stop", adapter: "a", session_id: "s", metadata: { tokens_in: "12" } }, "invalid_parameters"],
+      [{ type: "stop", adapter: "a", session_id: "s", metadata: { cost_usd: -0.5 } }, "invalid_parameters"],
+      [{ type: "stop", adapter: "a", session_id: "s", metadata: { model: 7 } }, "invalid_parameters"],
+      [{ type: "stop", adapter: "a", session_id: "s", metadata: { blob: "x".repeat(20_000) } }, "metadata_too_large"]
+    ]
+    const before = await call(server, "GET", "/api/v1/events?limit=100", { key: org.api_key_live! })
+    for (const [body, code] of cases) {
+      const res = await send(org.license_key, body)
+      expect(res.status, JSON.stringify(body)).toBe(400)
+      expect(res.body.code, JSON.stringify(body)).toBe(code)
+      expect(res.body.request_id).toMatch(/^req_/)
+    }
+    const after = await call(server, "GET", "/api/v1/events?limit=100", { key: org.api_key_live! })
+    expect(after.body.data.length).toBe(before.body.data.length)
+  })
+
+  it("every signal answered ok can be found, exactly once, whatever the concurrency", async () => {
+    const users = await Promise.all(Array.from({ length: 8 }, async (_, i) => {
+      const user = await call(server, "POST", "/api/v1/users", {
+        key: org.api_key_live!,
+        body: { email: `dev${i}@ingest.test`, name: `Dev ${i}` }
+      })
+      const license = await call(server, "POST", "/api/v1/license-keys", { key: org.api_key_live!, body: { user_id: user.body.id } })
+      return license.body.key as string
+    }))
+    const answers = await Promise.all(
+      Array.from({ length: 160 }, (_, i) =>
+        send(users[i % users.length]!, { type: "user-prompt", adapter: "cursor", session_id: `c-${i % 8}`, metadata: { n: i } }))
+    )
+    expect(answers.every((a) => a.status === 200 && a.body.ok === true)).toBe(true)
+    const ids = new Set(answers.map((a) => a.body.signal_id as string))
+    expect(ids.size).toBe(160)
+    const stored = await withStore(server.databaseUrl, Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      return yield* sql<{ readonly signal_id: string }>`SELECT signal_id FROM events WHERE org_id = ${org.org_id} AND adapter = 'cursor'`
+    }))
+    expect(stored.map((r) => r.signal_id).sort()).toEqual([...ids].sort())
+    // One session per user and adapter, each counting its user's 20 signals.
+    const sessions = await call(server, "GET", "/api/v1/sessions?adapter=cursor&limit=100", { key: org.api_key_live! })
+    expect(sessions.body.total).toBe(8)
+    expect(sessions.body.data.map((s: { signal_count: number }) => s.signal_count)).toEqual(Array(8).fill(20))
+  })
+
+  it("session-end closes the session; the next signal opens a new one", async () => {
+    const first = await send(org.license_key, { type: "session-start", adapter: "codex", session_id: "x1" })
+    const end = await send(org.license_key, { type: "session-end", adapter: "codex", session_id: "x1" })
+    expect(end.body.session_id).toBe(first.body.session_id)
+    const next = await send(org.license_key, { type: "user-prompt", adapter: "codex", session_id: "x2" })
+    expect(next.body.session_id).not.toBe(first.body.session_id)
+    const closed = await call(server, "GET", `/api/v1/sessions/${first.body.session_id}`, { key: org.api_key_live! })
+    expect(closed.body).toMatchObject({ signal_count: 2, status: "ended", end_reason: "session-end" })
+    expect(closed.body.ended_at).toBe(closed.body.signals[1].timestamp)
+  })
+
+  it("an inactive session ends by timeout at its last activity, through a tick in the log", async () => {
+    const quick = await bootstrapOrg(server.databaseUrl, `quick-${_name}`, "team")
+    await setOrg(server.databaseUrl, quick.org_id, 1)
+    const a = await send(quick.license_key, { type: "user-prompt", adapter: "gemini-cli", session_id: "g1" })
+    const b = await send(quick.license_key, { type: "post-tool", adapter: "gemini-cli", session_id: "g1" })
+    expect(b.body.session_id).toBe(a.body.session_id)
+    const ended = await waitFor(
+      () => call(server, "GET", `/api/v1/sessions/${a.body.session_id}`, { key: quick.api_key_live! }),
+      (r) => r.body.ended_at !== null,
+      { what: "the session to time out" }
+    )
+    expect(ended.body).toMatchObject({ status: "ended", end_reason: "timeout", signal_count: 2 })
+    expect(ended.body.ended_at).toBe(ended.body.signals[1].timestamp)
+    const again = await send(quick.license_key, { type: "user-prompt", adapter: "gemini-cli", session_id: "g1" })
+    expect(again.body.session_id).not.toBe(a.body.session_id)
+  })
+
+  it("a restarted node resumes where the last one stopped: open sessions continue, nothing is projected twice", async () => {
+    const databaseUrl = await freshDatabase()
+    const sharedEnv = logEnv()
+    const nodeA = await startServer({ databaseUrl, env: sharedEnv })
+    const o = await bootstrapOrg(databaseUrl, "restart", "team")
+    const before = await Promise.all(Array.from({ length: 10 }, (_, i) =>
+      call(nodeA, "POST", "/engine/v1/signals", { key: o.license_key, body: { type: "post-tool", adapter: "copilot", session_id: "p", metadata: { i } } })))
+    await nodeA.stop()
+    const nodeB = await startServer({ databaseUrl, env: sharedEnv })
+    try {
+      const after = await call(nodeB, "POST", "/engine/v1/signals", { key: o.license_key, body: { type: "post-tool", adapter: "copilot", session_id: "p" } })
+      expect(after.body.session_id).toBe(before[0]!.body.session_id)
+      const session = await call(nodeB, "GET", `/api/v1/sessions/${after.body.session_id}`, { key: o.api_key_live! })
+      expect(session.body.signal_count).toBe(11)
+      expect(session.body.signals).toHaveLength(11)
+    } finally {
+      await nodeB.stop()
+    }
+  })
+})

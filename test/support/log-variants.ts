@@ -1,0 +1,21 @@
+import { randomBytes } from "node:crypto"
+import { inject } from "vitest"
+
+/**
+ * The two log implementations, as service configuration. Every behavioural suite runs once per
+ * entry: PgLog (no KAFKA_BROKERS) and KafkaLog on the real broker, each on a topic of its own.
+ */
+export const logVariants = (): ReadonlyArray<readonly [string, () => Record<string, string>]> => [
+  ["PgLog", () => ({ LOG_PARTITIONS: "4" })],
+  ["KafkaLog", () => {
+    const id = randomBytes(4).toString("hex")
+    return {
+      LOG_PARTITIONS: "4",
+      KAFKA_BROKERS: inject("kafkaBrokers"),
+      KAFKA_TOPIC: `signals-${id}`,
+      KAFKA_GROUP_ID: `signal-engine-${id}`,
+      // The broker's minimum: a killed node's partitions move on within seconds.
+      KAFKA_SESSION_TIMEOUT_MS: "6000"
+    }
+  }]
+]

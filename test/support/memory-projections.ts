@@ -1,0 +1,55 @@
+import { Effect, Layer } from "effect"
+import type { EventRow, SessionRow, UserState } from "../../src/domain/sessionizer.ts"
+import { type BatchWrite, Projections } from "../../src/store/projections.ts"
+
+/**
+ * The projection store kept in memory, for exercising the partition worker's batching,
+ * caching and restarts over thousands of generated cases (the PostgreSQL implementation has
+ * its own integration tests). `failNext` makes the next commits fail, as a lost connection would.
+ */
+export const memoryProjections = () => {
+  const sessions = new Map<string, SessionRow>()
+  const events = new Map<string, EventRow>()
+  const actors = new Map<string, { partition: number; state: UserState }>()
+  const offsets = new Map<string, number>()
+  let failNext = 0
+
+  const layer = Layer.succeed(Projections, Projections.of({
+    nextOffset: (log, partition) => Effect.sync(() => offsets.get(`${log}/${partition}`) ?? 0),
+    loadActors: (userIds) =>
+      Effect.sync(() =>
+        new Map(userIds.flatMap((u) => {
+          const a = actors.get(u)
+          return a ? [[u, structuredClone(a.state)] as const] : []
+        }))
+      ),
+    actorsWithOpenSessions: (partition) =>
+      Effect.sync(() =>
+        [...actors].filter(([, a]) => a.partition === partition && Object.keys(a.state.open).length > 0)
+          .map(([user_id, a]) => ({ user_id, partition, state: structuredClone(a.state) }))
+      ),
+    commitBatch: (batch: BatchWrite) =>
+      Effect.suspend(() => {
+        if (failNext > 0) {
+          failNext--
+          return Effect.die(new Error("connection lost"))
+        }
+        if ((offsets.get(`${batch.log}/${batch.partition}`) ?? 0) !== batch.fromOffset) return Effect.succeed("fenced" as const)
+        for (const s of batch.sessions) sessions.set(s.id, structuredClone(s))
+        for (const e of batch.events) if (!events.has(e.id)) events.set(e.id, structuredClone(e))
+        for (const a of batch.actors) actors.set(a.user_id, { partition: a.partition, state: structuredClone(a.state) })
+        offsets.set(`${batch.log}/${batch.partition}`, batch.nextOffset)
+        return Effect.succeed("committed" as const)
+      }),
+    resetPartition: () => Effect.die("not used")
+  }))
+
+  return {
+    layer,
+    sessions,
+    events,
+    failCommits: (n: number) => {
+      failNext = n
+    }
+  }
+}

@@ -1,0 +1,244 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Effect } from "effect"
+import fc from "fast-check"
+import type { LogRecord, SignalRecord } from "../../src/domain/records.ts"
+import { emptyUserState, fold, type EventRow, type SessionRow, type UserState } from "../../src/domain/sessionizer.ts"
+import type { SignalType } from "../../src/domain/signals.ts"
+import { makePartitionWorker } from "../../src/engine/partition-worker.ts"
+import type { LogEntry } from "../../src/log/signal-log.ts"
+import { memoryProjections } from "../support/memory-projections.ts"
+
+const t0 = Date.parse("2026-03-01T09:00:00.000Z")
+const iso = (ms: number) => new Date(ms).toISOString()
+let seq = 0
+const signal = (over: Partial<SignalRecord> & { readonly at: number }): SignalRecord => {
+  const { at, ...rest } = over
+  seq++
+  return {
+    v: 1,
+    kind: "signal",
+    org_id: "org_1",
+    environment: "live",
+    user_id: "user_a",
+    ts: iso(at),
+    signal_id: `sig_${seq.toString(16).padStart(32, "0")}`,
+    type: "post-tool",
+    adapter: "claude-code",
+    client_session_id: "cs-1",
+    metadata: {},
+    session_timeout_s: 1800,
+    cost: { usd: 0, estimated: false, model_known: false },
+    ...rest
+  }
+}
+
+const run = (records: ReadonlyArray<LogRecord>) => {
+  let state: UserState = emptyUserState
+  const sessions = new Map<string, SessionRow>()
+  const events: Array<EventRow> = []
+  records.forEach((r, offset) => {
+    const out = fold(state, r, { partition: 0, offset })
+    state = out.state
+    for (const s of out.sessions) sessions.set(s.id, s)
+    events.push(...out.events)
+  })
+  return { state, sessions: [...sessions.values()], events }
+}
+
+describe("sessionizer", () => {
+  it("counts tokens, cost, models and errors into the session and the event", () => {
+    const { sessions, events } = run([
+      signal({ at: t0, type: "session-start" }),
+      signal({ at: t0 + 1000, metadata: { model: "claude-sonnet-4", tokens_in: 100, tokens_out: 20, project_id: "proj_x" }, cost: { usd: 0.0006, estimated: true, model_known: true } }),
+      signal({ at: t0 + 2000, metadata: { model: "gpt-4o", tokens_in: 10, tokens_out: 5, error_code: "rate_limited", latency_ms: 812 }, cost: { usd: 0.5, estimated: false, model_known: true } }),
+      signal({ at: t0 + 3000, metadata: { model: "claude-sonnet-4", tokens_in: 1, tokens_out: 1 } })
+    ])
+    expect(sessions).toHaveLength(1)
+    expect(sessions[0]).toMatchObject({
+      started_at: iso(t0),
+      last_activity_at: iso(t0 + 3000),
+      ended_at: null,
+      signal_count: 4,
+      error_count: 1,
+      tokens_in: 111,
+      tokens_out: 26,
+      cost_usd: 0.5006,
+      models: ["claude-sonnet-4", "gpt-4o"],
+      primary_model: "claude-sonnet-4",
+      project_id: "proj_x",
+      client_session_id: "cs-1"
+    })
+    expect(events.map((e) => e.session_id)).toEqual(Array(4).fill(sessions[0]!.id))
+    expect(events[2]).toMatchObject({ error_code: "rate_limited", latency_ms: 812, model: "gpt-4o", cost_usd: 0.5 })
+    expect(events[0]!.id).toBe(`evt_${events[0]!.signal_id.slice(4)}`)
+  })
+
+  it("session-end closes the session at that signal; the next signal opens another", () => {
+    const { sessions } = run([
+      signal({ at: t0 }),
+      signal({ at: t0 + 5000, type: "session-end" }),
+      signal({ at: t0 + 6000 })
+    ])
+    expect(sessions.map((s) => [s.ended_at, s.end_reason, s.signal_count])).toEqual([
+      [iso(t0 + 5000), "session-end", 2],
+      [null, null, 1]
+    ])
+  })
+
+  it("activity after the timeout ends the old session at its last activity", () => {
+    const { sessions } = run([
+      signal({ at: t0 }),
+      signal({ at: t0 + 60_000 }),
+      signal({ at: t0 + 60_000 + 1800_000 + 1 })
+    ])
+    expect(sessions.map((s) => [s.started_at, s.ended_at, s.end_reason])).toEqual([
+      [iso(t0), iso(t0 + 60_000), "timeout"],
+      [iso(t0 + 60_000 + 1800_001), null, null]
+    ])
+  })
+
+  it("a tick closes a session only if nothing happened since its timer was set", () => {
+    const first = signal({ at: t0 })
+    const open = run([first])
+    const sessionId = open.sessions[0]!.id
+    const tick = (last: number): LogRecord => ({
+      v: 1, kind: "session-timeout", org_id: "org_1", environment: "live", user_id: "user_a",
+      ts: iso(t0 + 2_000_000), session_id: sessionId, last_activity_at: iso(last)
+    })
+    const stale = run([first, signal({ at: t0 + 10 }), tick(t0)])
+    expect(stale.sessions[0]!.ended_at).toBeNull()
+    const due = run([first, signal({ at: t0 + 10 }), tick(t0 + 10)])
+    expect(due.sessions[0]).toMatchObject({ ended_at: iso(t0 + 10), end_reason: "timeout" })
+    expect(due.state.open).toEqual({})
+  })
+
+  it("adapters and environments have separate sessions", () => {
+    const { sessions } = run([
+      signal({ at: t0, adapter: "cursor" }),
+      signal({ at: t0 + 1, adapter: "claude-code" }),
+      signal({ at: t0 + 2, adapter: "cursor", environment: "test" }),
+      signal({ at: t0 + 3, adapter: "cursor" })
+    ])
+    expect(sessions.map((s) => [s.adapter, s.environment, s.signal_count])).toEqual([
+      ["cursor", "live", 2],
+      ["claude-code", "live", 1],
+      ["cursor", "test", 1]
+    ])
+  })
+})
+
+// ---------------------------------------------------------------------------------------------
+// Property: the partition worker, whatever the batch boundaries, restarts, evictions and failed
+// commits, persists exactly what a plain sequential fold of the log produces.
+
+const users = ["u1", "u2", "u3", "u4", "u5"]
+const types: ReadonlyArray<SignalType> = ["user-prompt", "post-tool", "session-start", "session-end", "stop"]
+
+type Step =
+  | { readonly kind: "signal"; readonly user: number; readonly gapS: number; readonly type: number; readonly adapter: number; readonly tokens: number }
+  | { readonly kind: "tick"; readonly user: number; readonly stale: boolean }
+
+const stepArb: fc.Arbitrary<Step> = fc.oneof(
+  { weight: 4, arbitrary: fc.record({
+    kind: fc.constant("signal" as const),
+    user: fc.nat(users.length - 1),
+    gapS: fc.oneof(fc.integer({ min: 0, max: 120 }), fc.integer({ min: 1700, max: 4000 })),
+    type: fc.nat(types.length - 1),
+    adapter: fc.nat(1),
+    tokens: fc.nat(5000)
+  }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant("tick" as const), user: fc.nat(users.length - 1), stale: fc.boolean() }) }
+)
+
+/** Turns steps into a log, using a reference fold to aim ticks at real (or deliberately stale) sessions. */
+const buildLog = (steps: ReadonlyArray<Step>): ReadonlyArray<LogEntry> => {
+  const states = new Map<string, UserState>()
+  const entries: Array<LogEntry> = []
+  let clock = t0
+  for (const step of steps) {
+    const user = users[step.user]!
+    const state = states.get(user) ?? emptyUserState
+    let record: LogRecord | undefined
+    if (step.kind === "signal") {
+      clock += step.gapS * 1000
+      record = signal({
+        at: clock,
+        user_id: user,
+        type: types[step.type]!,
+        adapter: step.adapter === 0 ? "claude-code" : "cursor",
+        metadata: { tokens_in: step.tokens, tokens_out: step.tokens >> 2, model: step.tokens % 2 === 0 ? "gpt-4o" : "claude-sonnet-4" },
+        cost: { usd: step.tokens / 1e6, estimated: true, model_known: true }
+      })
+    } else {
+      const open = Object.values(state.open)[0]
+      if (!open) continue
+      record = {
+        v: 1, kind: "session-timeout", org_id: "org_1", environment: "live", user_id: user, ts: iso(clock),
+        session_id: open.id, last_activity_at: step.stale ? iso(Date.parse(open.last_activity_at) - 1) : open.last_activity_at
+      }
+    }
+    const offset = entries.length
+    states.set(user, fold(state, record, { partition: 0, offset }).state)
+    entries.push({ partition: 0, offset, key: user, record })
+  }
+  return entries
+}
+
+const reference = (entries: ReadonlyArray<LogEntry>) => {
+  const states = new Map<string, UserState>()
+  const sessions = new Map<string, SessionRow>()
+  const events = new Map<string, EventRow>()
+  for (const e of entries) {
+    const out = fold(states.get(e.key) ?? emptyUserState, e.record, e)
+    states.set(e.key, out.state)
+    for (const s of out.sessions) sessions.set(s.id, s)
+    for (const ev of out.events) events.set(ev.id, ev)
+  }
+  return { sessions, events }
+}
+
+type Disruption = "none" | "restart" | "evict" | "fail" | "takeover"
+
+describe("partition worker", () => {
+  it("projects exactly what a sequential fold does, across batches, restarts, evictions, failed commits and takeovers", () =>
+    Effect.runPromise(Effect.promise(() =>
+      fc.assert(
+        fc.asyncProperty(
+          fc.array(stepArb, { minLength: 1, maxLength: 80 }),
+          fc.array(fc.record({ size: fc.integer({ min: 1, max: 12 }), then: fc.constantFrom<Disruption>("none", "none", "restart", "evict", "fail", "takeover"), redeliver: fc.boolean() }), { minLength: 1, maxLength: 30 }),
+          async (steps, plan) => {
+            const entries = buildLog(steps)
+            const store = memoryProjections()
+            const program = Effect.gen(function*() {
+              let worker = yield* makePartitionWorker({ log: "test", partition: 0, timers: true })
+              let i = 0
+              let p = 0
+              while (i < entries.length) {
+                const step = plan[p++ % plan.length]!
+                // At-least-once delivery: a batch may start before what was already projected.
+                const from = step.redeliver ? Math.max(0, i - 3) : i
+                const batch = entries.slice(from, i + step.size)
+                if (step.then === "fail") store.failCommits(1)
+                yield* worker.process(batch, t0)
+                i = Math.min(entries.length, i + step.size)
+                if (step.then === "restart") worker = yield* makePartitionWorker({ log: "test", partition: 0, timers: true })
+                if (step.then === "evict") worker.evictIdle(t0 + 1, 0)
+                if (step.then === "takeover" && i < entries.length) {
+                  // Another owner takes the partition and commits the next batch; the old owner,
+                  // unaware, carries on and must be fenced off rather than project twice.
+                  const other = yield* makePartitionWorker({ log: "test", partition: 0, timers: true })
+                  yield* other.process(entries.slice(i, i + step.size), t0)
+                  i = Math.min(entries.length, i + step.size)
+                }
+              }
+            }).pipe(Effect.provide(store.layer))
+            await Effect.runPromise(program)
+            const expected = reference(entries)
+            expect(Object.fromEntries(store.sessions)).toEqual(Object.fromEntries(expected.sessions))
+            expect(Object.fromEntries(store.events)).toEqual(Object.fromEntries(expected.events))
+          }
+        ),
+        { numRuns: 300 }
+      )
+    )))
+})
