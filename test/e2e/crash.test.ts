@@ -4,7 +4,7 @@ import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { describe, expect, it } from "vitest"
 import { bootstrapOrg, freshDatabase, withStore } from "../support/harness.ts"
-import { logVariants } from "../support/log-variants.ts"
+import { childEnv, logVariants } from "../support/log-variants.ts"
 import { freePort } from "../support/ports.ts"
 import { waitFor } from "../support/wait.ts"
 
@@ -13,7 +13,7 @@ const bin = join(import.meta.dirname, "..", "..", "bin", "signal-engine.js")
 /** The service as its own process, as an operator runs it. */
 const spawnServer = async (env: Record<string, string>) => {
   const child: ChildProcess = spawn(process.execPath, [bin, "serve"], {
-    env: { ...process.env, ...env, NODE_NO_WARNINGS: "1" },
+    env: { ...childEnv(env), NODE_NO_WARNINGS: "1" },
     stdio: ["ignore", "ignore", "inherit"]
   })
   const base = `http://127.0.0.1:${env.PORT}`

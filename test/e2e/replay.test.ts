@@ -5,7 +5,7 @@ import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { describe, expect, it } from "vitest"
 import { bootstrapOrg, call, freshDatabase, startServer, withStore } from "../support/harness.ts"
-import { logVariants } from "../support/log-variants.ts"
+import { childEnv, logVariants } from "../support/log-variants.ts"
 import { waitFor } from "../support/wait.ts"
 
 const run = promisify(execFile)
@@ -57,6 +57,11 @@ describe.each(logVariants())("replay over %s", (_name, logEnv) => {
       (r) => r.body.data.length === 4 && r.body.data.every((s: { status: string }) => s.status === "ended"),
       { what: "every session to end" }
     )
+    // The sessions still open at the end must not time out while the service stops.
+    await withStore(databaseUrl, Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      yield* sql`UPDATE orgs SET session_timeout_s = 1800 WHERE id = ${org.org_id}`
+    }))
     for (const key of keys) {
       await send(key, "user-prompt", "codex", { prompt: "again" })
       accepted++
@@ -75,7 +80,7 @@ describe.each(logVariants())("replay over %s", (_name, logEnv) => {
     expect(await snapshot(databaseUrl)).not.toEqual(before)
 
     const { stdout } = await run(process.execPath, [bin, "replay"], {
-      env: { ...process.env, ...env, DATABASE_URL: databaseUrl, NODE_NO_WARNINGS: "1" }
+      env: { ...childEnv(env), DATABASE_URL: databaseUrl, NODE_NO_WARNINGS: "1" }
     })
     expect(stdout).toMatch(new RegExp(`replayed \\d+ records of 4 partition\\(s\\)`))
     const after = await snapshot(databaseUrl)

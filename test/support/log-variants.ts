@@ -19,3 +19,14 @@ export const logVariants = (): ReadonlyArray<readonly [string, () => Record<stri
     }
   }]
 ]
+
+/**
+ * The environment of a child process (a spawned server or CLI) for one variant: this process's
+ * environment without any log settings of its own (CI exports KAFKA_BROKERS for the suite), plus
+ * the variant's.
+ */
+export const childEnv = (variant: Record<string, string>): Record<string, string | undefined> => {
+  const env: Record<string, string | undefined> = { ...process.env }
+  for (const key of Object.keys(env)) if (key.startsWith("KAFKA_") || key === "LOG_PARTITIONS") delete env[key]
+  return { ...env, ...variant }
+}
