@@ -9,6 +9,7 @@ import { Activity } from "./store/activity-repo.ts"
 import { DatabaseInfo, DatabaseLive, migrate } from "./store/database.ts"
 import { RateLimiter } from "./store/rate-limits.ts"
 import { Tenancy } from "./store/tenancy-repo.ts"
+import { Cluster } from "./engine/cluster.ts"
 import { Engine } from "./engine/engine.ts"
 import { Pricing } from "./engine/pricing.ts"
 import { VerdictRegistry } from "./engine/verdicts.ts"
@@ -44,7 +45,7 @@ export const SignalLogLive = Layer.unwrap(
 
 /** The stream processor: log consumer, partition workers and the verdicts they answer. */
 const ProcessingLive = Engine.layer.pipe(
-  Layer.provideMerge(Layer.mergeAll(SignalLogLive, Projections.layer, VerdictRegistry.layer, Pricing.layer))
+  Layer.provideMerge(Layer.mergeAll(SignalLogLive, Projections.layer, VerdictRegistry.layer, Pricing.layer, Cluster.layer))
 )
 
 /** On the first start with an empty database, create a demo org and print its credentials once. */

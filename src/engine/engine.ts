@@ -1,8 +1,13 @@
-import { Clock, Config, Context, Deferred, Duration, Effect, Layer, Option, Schedule } from "effect"
+import { Clock, Config, Context, Deferred, Duration, Effect, Layer, Option, Redacted, Schedule } from "effect"
 import type { SessionTimeoutRecord, SignalRecord } from "../domain/records.ts"
 import { type LogUnavailable, type PartitionHandler, SignalLog } from "../log/signal-log.ts"
 import { makePartitionWorker, type PartitionWorker } from "./partition-worker.ts"
+import { Cluster } from "./cluster.ts"
 import { type Verdict, VerdictRegistry } from "./verdicts.ts"
+
+/** The internal route a node answers verdicts of its partitions on (for the proxy path). */
+export const internalVerdictPath = (signalId: string) => `/internal/v1/verdicts/${encodeURIComponent(signalId)}`
+export const clusterSecretHeader = "x-cluster-secret"
 
 export type Submitted =
   | { readonly _tag: "Processed"; readonly verdict: Verdict }
@@ -27,6 +32,7 @@ export class Engine extends Context.Service<Engine, {
       const verdicts = yield* VerdictRegistry
       const wait = yield* Config.Duration("INGEST_WAIT").pipe(Config.withDefault(Duration.seconds(2)))
       const idle = yield* Config.Duration("ACTOR_IDLE_TIMEOUT").pipe(Config.withDefault(Duration.minutes(10)))
+      const cluster = yield* Cluster
       const context = yield* Effect.context<import("../store/projections.ts").Projections>()
       const workers = new Map<number, PartitionWorker>()
 
@@ -34,6 +40,7 @@ export class Engine extends Context.Service<Engine, {
         assigned: (partition) =>
           makePartitionWorker({ log: log.name, partition, timers: true }).pipe(
             Effect.provideContext(context),
+            Effect.tap(() => cluster.claim(log.name, partition)),
             Effect.map((worker) => {
               workers.set(partition, worker)
               return worker.nextOffset()
@@ -46,7 +53,8 @@ export class Engine extends Context.Service<Engine, {
             const done = yield* worker.process(entries, yield* Clock.currentTimeMillis)
             yield* verdicts.complete(done)
           }),
-        revoked: (partition) => Effect.sync(() => void workers.delete(partition))
+        revoked: (partition) =>
+          Effect.andThen(Effect.sync(() => void workers.delete(partition)), cluster.release(log.name, partition))
       }
 
       yield* Effect.forkScoped(Effect.scoped(Effect.andThen(log.run(handler), Effect.never)))
@@ -80,10 +88,34 @@ export class Engine extends Context.Service<Engine, {
       })
       yield* Effect.forkScoped(Effect.repeat(sweep, sweepSchedule))
 
+      /**
+       * The proxy path: the verdict of a signal whose partition another node owns, asked of that
+       * node. Never fails: an owner that cannot answer leaves the local wait to time out.
+       */
+      const remoteVerdict = (partition: number, signalId: string): Effect.Effect<Verdict> =>
+        Effect.gen(function*() {
+          const owner = yield* cluster.ownerOf(log.name, partition)
+          if (Option.isNone(owner) || owner.value.nodeId === cluster.nodeId || Option.isNone(cluster.secret)) {
+            return yield* Effect.never
+          }
+          const secret = Redacted.value(cluster.secret.value)
+          const response = yield* Effect.tryPromise((signal) =>
+            fetch(`${owner.value.url}${internalVerdictPath(signalId)}?wait_ms=${Duration.toMillis(wait)}`, {
+              headers: { [clusterSecretHeader]: secret },
+              signal
+            }).then(async (r) => (r.status === 200 ? (await r.json()) as Verdict : undefined))
+          )
+          return response ?? (yield* Effect.never)
+        }).pipe(Effect.catchCause(() => Effect.never))
+
       const submit = Effect.fn("Engine.submit")(function*(record: SignalRecord) {
         const deferred = yield* verdicts.register(record.signal_id)
         yield* log.append([record]).pipe(Effect.tapError(() => verdicts.forget(record.signal_id)))
-        const verdict = yield* Deferred.await(deferred).pipe(Effect.timeoutOption(wait))
+        const partition = log.partitionFor(record.user_id)
+        const elsewhere = cluster.enabled && !workers.has(partition)
+        const verdict = yield* (elsewhere
+          ? Effect.raceFirst(Deferred.await(deferred), remoteVerdict(partition, record.signal_id))
+          : Deferred.await(deferred)).pipe(Effect.timeoutOption(wait))
         if (Option.isSome(verdict)) return { _tag: "Processed", verdict: verdict.value } satisfies Submitted
         yield* verdicts.forget(record.signal_id)
         return { _tag: "Pending", signal_id: record.signal_id } satisfies Submitted

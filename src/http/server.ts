@@ -1,13 +1,16 @@
 import { NodeHttpServer } from "@effect/platform-node"
-import { ByteSize, Effect, Layer, Option } from "effect"
-import { HttpIncomingMessage, HttpMiddleware, HttpRouter, HttpServerResponse } from "effect/http"
+import { ByteSize, Duration, Effect, Layer, Option } from "effect"
+import { HttpIncomingMessage, HttpMiddleware, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import { SqlClient } from "effect/sql"
 import { readFileSync } from "node:fs"
 import { createServer as createHttpServer, type Server } from "node:http"
 import { createServer as createHttpsServer } from "node:https"
 import { AppConfig } from "../config.ts"
-import { ServiceUnavailable, envelopeOf } from "../domain/errors.ts"
+import { envelopeOf, ServiceUnavailable, Unauthorized } from "../domain/errors.ts"
+import { Cluster } from "../engine/cluster.ts"
+import { clusterSecretHeader } from "../engine/engine.ts"
+import { VerdictRegistry } from "../engine/verdicts.ts"
 import { SignalLog } from "../log/signal-log.ts"
 import { schemaIsCurrent } from "../store/database.ts"
 import { EngineAuthLive, ManagementAuthLive } from "./auth.ts"
@@ -24,6 +27,8 @@ export const openApiPaths = {
   management: "/api/v1/openapi.json",
   engine: "/engine/v1/openapi.json"
 } as const
+
+const internalRoutes = [{ method: "GET", path: "/internal/v1/verdicts/:signal_id" }]
 
 const healthRoutes = [
   { method: "GET", path: "/healthz" },
@@ -64,12 +69,44 @@ const HealthRoutes = HttpRouter.use((router) =>
   })
 )
 
+/**
+ * The proxy path's internal route: another node of the cluster asks for the verdict of a signal
+ * in a partition this node owns (header x-cluster-secret; 200 with the verdict, 204 when it did
+ * not come within `wait_ms`). Not part of either API; without CLUSTER_SECRET it refuses everyone.
+ */
+const InternalRoutes = HttpRouter.use((router) =>
+  Effect.gen(function*() {
+    const cluster = yield* Cluster
+    const verdicts = yield* VerdictRegistry
+    yield* router.add(
+      "GET",
+      "/internal/v1/verdicts/:signal_id",
+      Effect.gen(function*() {
+        const request = yield* HttpServerRequest.HttpServerRequest
+        const requestId = yield* RequestId
+        if (!cluster.authentic(request.headers[clusterSecretHeader])) {
+          return HttpServerResponse.jsonUnsafe(
+            envelopeOf(Unauthorized.of("a valid cluster secret is required", "invalid_cluster_secret"), requestId),
+            { status: 401 }
+          )
+        }
+        const params = yield* HttpRouter.params
+        const query = new URL(request.url, "http://internal").searchParams
+        const waitMs = Math.min(Math.max(Number(query.get("wait_ms") ?? 0) || 0, 0), 10_000)
+        const verdict = yield* verdicts.await(params.signal_id ?? "", Duration.millis(waitMs))
+        return Option.isSome(verdict) ? HttpServerResponse.jsonUnsafe(verdict.value) : HttpServerResponse.empty({ status: 204 })
+      })
+    )
+  })
+)
+
 /** Every route of both surfaces, with the middleware that makes them one service. */
 export const AppRoutes = Layer.mergeAll(
   HttpApiBuilder.layer(ManagementApi, { openapiPath: openApiPaths.management }).pipe(Layer.provide(ManagementHandlers)),
   HttpApiBuilder.layer(EngineApi, { openapiPath: openApiPaths.engine }).pipe(Layer.provide(EngineHandlers)),
   HealthRoutes,
-  gateway(makeRouteTable([ManagementApi, EngineApi], healthRoutes))
+  InternalRoutes,
+  gateway(makeRouteTable([ManagementApi, EngineApi], [...healthRoutes, ...internalRoutes]))
 ).pipe(Layer.provide([ManagementAuthLive, EngineAuthLive, EnvelopeLive]))
 
 /** Plain HTTP next to HTTPS answers every request with a permanent redirect to the HTTPS URL. */

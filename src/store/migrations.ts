@@ -182,10 +182,26 @@ const m0002_signal_log = Effect.gen(function*() {
   yield* sql`CREATE INDEX events_by_user ON events (org_id, environment, user_id, ts DESC, id DESC)`
 })
 
+const m0003_partition_owners = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  // Which node owns each partition now, and where to reach it: a node that receives a signal
+  // for a partition it does not own forwards it there (the engine's proxy path).
+  yield* sql`
+    CREATE TABLE partition_owners (
+      log text NOT NULL,
+      partition integer NOT NULL,
+      node_id text NOT NULL,
+      url text NOT NULL,
+      claimed_at timestamptz NOT NULL DEFAULT now(),
+      PRIMARY KEY (log, partition)
+    )`
+})
+
 export const migrations = Migrator.fromRecord({
   "0001_tenancy": m0001_tenancy,
-  "0002_signal_log": m0002_signal_log
+  "0002_signal_log": m0002_signal_log,
+  "0003_partition_owners": m0003_partition_owners
 })
 
 /** The newest migration id; /readyz reports not ready until the database has it. */
-export const latestMigrationId = 2
+export const latestMigrationId = 3
