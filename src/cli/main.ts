@@ -126,19 +126,21 @@ const revokeKey = Command.make("revoke-key", {
 const replayCommand = Command.make("replay", {
   partition: Flag.Int("partition").pipe(Flag.withDescription("only this partition (default: all)"), Flag.optional),
   from: Flag.String("from").pipe(
-    Flag.withDescription("earliest: rebuild from the first record of the log (the only mode so far)"),
+    Flag.withDescription("earliest (everything), or an ISO 8601 time: rebuild only what happened at or after it"),
     Flag.withDefault("earliest")
   )
 }, ({ partition, from }) =>
   Effect.gen(function*() {
-    if (from !== "earliest") {
-      return yield* Effect.fail(`--from ${from}: only --from earliest is supported; projections are always rebuilt from the first record`)
+    const since = from === "earliest" ? undefined : new Date(from)
+    if (since !== undefined && (!/^\d{4}-\d\d-\d\dT\d\d:\d\d(:\d\d(\.\d+)?)?(Z|[+-]\d\d:\d\d)$/.test(from) || Number.isNaN(since.getTime()))) {
+      return yield* Effect.fail(`--from ${from}: expected earliest or an ISO 8601 time with a zone, e.g. 2026-11-20T00:00:00Z`)
     }
     const started = Date.now()
     const report = (p: ReplayProgress) =>
       Console.error(`\rreplaying partition ${p.partition}: ${bar(p.done, p.total)} ${p.done}/${p.total} records`)
     const result = yield* replay({
       partitions: Option.isSome(partition) ? [partition.value] : undefined,
+      from: since,
       onProgress: report
     })
     const seconds = (Date.now() - started) / 1000

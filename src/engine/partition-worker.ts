@@ -39,6 +39,11 @@ export const makePartitionWorker = Effect.fnUntraced(function*(options: {
   readonly partition: number
   /** Replay folds without starting timers (ticks are already in the log). */
   readonly timers: boolean
+  /**
+   * Replay from a time: records before it (epoch ms) are folded, to rebuild the state as of that
+   * time, but only what records at or after it change is written.
+   */
+  readonly projectFrom?: number | undefined
 }) {
   const projections = yield* Projections
   const actors = new Map<string, Actor>()
@@ -80,6 +85,7 @@ export const makePartitionWorker = Effect.fnUntraced(function*(options: {
       for (const entry of entries) {
         const result = fold(states.get(entry.key)!, entry.record, entry)
         states.set(entry.key, result.state)
+        if (options.projectFrom !== undefined && Date.parse(entry.record.ts) < options.projectFrom) continue
         for (const s of result.sessions) sessions.set(s.id, s)
         events.push(...result.events)
         if (entry.record.kind === "signal" && result.sessionId !== undefined) {

@@ -14,9 +14,13 @@ export interface ReplayProgress {
  * every record again, from the earliest offset, exactly as the live workers do. It completes
  * no verdicts, starts no timers and appends nothing: the log already holds every tick, so the
  * result is the projections the live run wrote. Run it while no node consumes these partitions.
+ *
+ * With `from`, only what happened at or after that time is forgotten and written again; the
+ * records before it are still folded (silently), because the state at `from` is their fold.
  */
 export const replay = Effect.fn("replay")(function*(options: {
   readonly partitions?: ReadonlyArray<number> | undefined
+  readonly from?: Date | undefined
   readonly onProgress?: ((progress: ReplayProgress) => Effect.Effect<void>) | undefined
 }) {
   const log = yield* SignalLog
@@ -26,8 +30,13 @@ export const replay = Effect.fn("replay")(function*(options: {
   let records = 0
   for (const partition of partitions) {
     const total = ends[partition] ?? 0
-    yield* projections.resetPartition(log.name, partition)
-    const worker = yield* makePartitionWorker({ log: log.name, partition, timers: false })
+    yield* projections.resetPartition(log.name, partition, options.from)
+    const worker = yield* makePartitionWorker({
+      log: log.name,
+      partition,
+      timers: false,
+      projectFrom: options.from?.getTime()
+    })
     yield* log.readPartition(partition, 0, (entries) =>
       Effect.gen(function*() {
         yield* worker.process(entries, yield* Clock.currentTimeMillis)

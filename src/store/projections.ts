@@ -41,8 +41,11 @@ export class Projections extends Context.Service<Projections, {
    * worker's view is stale.
    */
   readonly commitBatch: (batch: BatchWrite) => Effect.Effect<"committed" | "fenced">
-  /** Forget a partition's projections and offset, so a replay can rebuild them (replay only). */
-  readonly resetPartition: (log: string, partition: number) => Effect.Effect<void>
+  /**
+   * Forget a partition's projections (all of them, or only what happened at or after `since`),
+   * its actor states and its offset, so a replay can rebuild them (replay only).
+   */
+  readonly resetPartition: (log: string, partition: number, since?: Date) => Effect.Effect<void>
 }>()("signal-engine/store/Projections") {
   static readonly layer = Layer.effect(
     Projections,
@@ -128,10 +131,12 @@ export class Projections extends Context.Service<Projections, {
         })).pipe(Effect.catchIf((e) => e === fenced, () => Effect.succeed("fenced" as const)))
       }, Effect.orDie)
 
-      const resetPartition = Effect.fn("Projections.resetPartition")(function*(log: string, partition: number) {
+      const resetPartition = Effect.fn("Projections.resetPartition")(function*(log: string, partition: number, since?: Date) {
         yield* sql.withTransaction(Effect.gen(function*() {
-          yield* sql`DELETE FROM events WHERE log_partition = ${partition}`
-          yield* sql`DELETE FROM sessions WHERE user_id IN (SELECT user_id FROM actor_state WHERE partition = ${partition})`
+          const eventsSince = since === undefined ? sql`` : sql`AND ts >= ${since}`
+          const sessionsSince = since === undefined ? sql`` : sql`AND last_activity_at >= ${since}`
+          yield* sql`DELETE FROM events WHERE log_partition = ${partition} ${eventsSince}`
+          yield* sql`DELETE FROM sessions WHERE user_id IN (SELECT user_id FROM actor_state WHERE partition = ${partition}) ${sessionsSince}`
           yield* sql`DELETE FROM actor_state WHERE partition = ${partition}`
           yield* sql`DELETE FROM partition_offsets WHERE log = ${log} AND partition = ${partition}`
         }))

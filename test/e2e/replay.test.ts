@@ -21,69 +21,108 @@ const snapshot = (databaseUrl: string) =>
     return JSON.parse(JSON.stringify({ sessions, events, actors }, (_k, v) => (typeof v === "bigint" ? v.toString() : v)))
   }))
 
-describe.each(logVariants())("replay over %s", (_name, logEnv) => {
-  it("rebuilds projections equal to the originals, sessions closed by timeout included", { timeout: 120_000 }, async () => {
-    const databaseUrl = await freshDatabase()
-    const env = logEnv()
-    const server = await startServer({ databaseUrl, env })
-    const org = await bootstrapOrg(databaseUrl, "replay", "team")
-    await withStore(databaseUrl, Effect.gen(function*() {
+/**
+ * A service run over `logEnv`: several users and adapters, explicit closes, sessions closed by
+ * inactivity (through tick records), then new sessions. Answers the projections it left, with
+ * the service stopped, and when its second phase began.
+ */
+const scenario = async (logEnv: () => Record<string, string>) => {
+  const databaseUrl = await freshDatabase()
+  const env = logEnv()
+  const server = await startServer({ databaseUrl, env })
+  const org = await bootstrapOrg(databaseUrl, "replay", "team")
+  const setTimeout_ = (seconds: number) =>
+    withStore(databaseUrl, Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
-      yield* sql`UPDATE orgs SET session_timeout_s = 1 WHERE id = ${org.org_id}`
+      yield* sql`UPDATE orgs SET session_timeout_s = ${seconds} WHERE id = ${org.org_id}`
     }))
-    const keys = [org.license_key]
-    for (let i = 0; i < 3; i++) {
-      const user = await call(server, "POST", "/api/v1/users", { key: org.api_key_live!, body: { email: `r${i}@replay.test`, name: `R${i}` } })
-      keys.push((await call(server, "POST", "/api/v1/license-keys", { key: org.api_key_live!, body: { user_id: user.body.id } })).body.key)
-    }
-    const send = (key: string, type: string, adapter: string, metadata: Record<string, unknown> = {}) =>
-      call(server, "POST", "/engine/v1/signals", { key, body: { type, adapter, session_id: `${adapter}-1`, metadata } })
+  await setTimeout_(1)
+  const keys = [org.license_key]
+  for (let i = 0; i < 3; i++) {
+    const user = await call(server, "POST", "/api/v1/users", { key: org.api_key_live!, body: { email: `r${i}@replay.test`, name: `R${i}` } })
+    keys.push((await call(server, "POST", "/api/v1/license-keys", { key: org.api_key_live!, body: { user_id: user.body.id } })).body.key)
+  }
+  const send = async (key: string, type: string, adapter: string, metadata: Record<string, unknown> = {}) => {
+    const res = await call(server, "POST", "/engine/v1/signals", { key, body: { type, adapter, session_id: `${adapter}-1`, metadata } })
+    expect(res.status).toBe(200)
+    return res
+  }
 
-    let accepted = 0
-    for (const [i, key] of keys.entries()) {
-      for (let n = 0; n < 5; n++) {
-        const res = await send(key, n === 0 ? "session-start" : "post-tool", i % 2 ? "cursor" : "claude-code", {
-          model: n % 2 ? "gpt-4o" : "claude-sonnet-4", tokens_in: 100 * n, tokens_out: 10 * n, ...(n === 3 ? { error_code: "rate_limited" } : {})
-        })
-        expect(res.status).toBe(200)
-        accepted++
-      }
-    }
-    await send(keys[1]!, "session-end", "cursor")
-    accepted++
-    // Let the sessions time out (1 s), through tick records, then start new ones.
-    await waitFor(
-      () => call(server, "GET", "/api/v1/sessions?limit=100", { key: org.api_key_live! }),
-      (r) => r.body.data.length === 4 && r.body.data.every((s: { status: string }) => s.status === "ended"),
-      { what: "every session to end" }
-    )
-    // The sessions still open at the end must not time out while the service stops.
-    await withStore(databaseUrl, Effect.gen(function*() {
-      const sql = yield* SqlClient.SqlClient
-      yield* sql`UPDATE orgs SET session_timeout_s = 1800 WHERE id = ${org.org_id}`
-    }))
-    for (const key of keys) {
-      await send(key, "user-prompt", "codex", { prompt: "again" })
+  let accepted = 0
+  for (const [i, key] of keys.entries()) {
+    for (let n = 0; n < 5; n++) {
+      await send(key, n === 0 ? "session-start" : "post-tool", i % 2 ? "cursor" : "claude-code", {
+        model: n % 2 ? "gpt-4o" : "claude-sonnet-4", tokens_in: 100 * n, tokens_out: 10 * n, ...(n === 3 ? { error_code: "rate_limited" } : {})
+      })
       accepted++
     }
-    const before = await waitFor(() => snapshot(databaseUrl), (s) => s.events.length === accepted, { what: "all signals projected" })
-    expect(before.sessions.filter((s: { end_reason: string }) => s.end_reason === "timeout")).toHaveLength(3)
-    await server.stop()
+  }
+  await send(keys[1]!, "session-end", "cursor")
+  accepted++
+  // Let the sessions time out (1 s), through tick records, then start new ones.
+  await waitFor(
+    () => call(server, "GET", "/api/v1/sessions?limit=100", { key: org.api_key_live! }),
+    (r) => r.body.data.length === 4 && r.body.data.every((s: { status: string }) => s.status === "ended"),
+    { what: "every session to end" }
+  )
+  // The sessions still open at the end must not time out while the service stops.
+  await setTimeout_(1800)
+  let phase2: string | undefined
+  for (const key of keys) {
+    const res = await send(key, "user-prompt", "codex", { prompt: "again" })
+    phase2 ??= (await call(server, "GET", `/api/v1/events/evt_${res.body.signal_id.slice(4)}`, { key: org.api_key_live! })).body.ts
+    accepted++
+  }
+  const before = await waitFor(() => snapshot(databaseUrl), (s) => s.events.length === accepted, { what: "all signals projected" })
+  expect(before.sessions.filter((s: { end_reason: string }) => s.end_reason === "timeout")).toHaveLength(3)
+  await server.stop()
+  return { databaseUrl, env, before, phase2: phase2! }
+}
 
+const replayCli = async (databaseUrl: string, env: Record<string, string>, ...args: Array<string>) => {
+  const { stdout } = await run(process.execPath, [bin, "replay", ...args], {
+    env: { ...childEnv(env), DATABASE_URL: databaseUrl, NODE_NO_WARNINGS: "1" }
+  })
+  return stdout
+}
+
+const damage = (databaseUrl: string, statements: (sql: SqlClient.SqlClient) => Effect.Effect<unknown, unknown>) =>
+  withStore(databaseUrl, Effect.flatMap(SqlClient.SqlClient, statements))
+
+describe.each(logVariants())("replay over %s", (_name, logEnv) => {
+  it("rebuilds projections equal to the originals, sessions closed by timeout included", { timeout: 120_000 }, async () => {
+    const { databaseUrl, env, before } = await scenario(logEnv)
     // Damage the projections, so only a real rebuild can bring them back.
-    await withStore(databaseUrl, Effect.gen(function*() {
-      const sql = yield* SqlClient.SqlClient
-      yield* sql`DELETE FROM events WHERE type = 'post-tool'`
-      yield* sql`UPDATE sessions SET signal_count = 0, ended_at = NULL, end_reason = NULL`
-      yield* sql`DELETE FROM actor_state`
-    }))
+    await damage(databaseUrl, (sql) => Effect.all([
+      sql`DELETE FROM events WHERE type = 'post-tool'`,
+      sql`UPDATE sessions SET signal_count = 0, ended_at = NULL, end_reason = NULL`,
+      sql`DELETE FROM actor_state`
+    ]))
     expect(await snapshot(databaseUrl)).not.toEqual(before)
+    expect(await replayCli(databaseUrl, env)).toMatch(/replayed \d+ records of 4 partition\(s\)/)
+    expect(await snapshot(databaseUrl)).toEqual(before)
+  })
 
-    const { stdout } = await run(process.execPath, [bin, "replay"], {
-      env: { ...childEnv(env), DATABASE_URL: databaseUrl, NODE_NO_WARNINGS: "1" }
-    })
-    expect(stdout).toMatch(new RegExp(`replayed \\d+ records of 4 partition\\(s\\)`))
+  it("--from a time rebuilds what happened from then on, and leaves what came before", { timeout: 120_000 }, async () => {
+    const { databaseUrl, env, before, phase2 } = await scenario(logEnv)
+    await damage(databaseUrl, (sql) => Effect.all([
+      sql`UPDATE events SET model = 'damaged-before' WHERE ts < ${phase2}::timestamptz AND model IS NOT NULL`,
+      sql`DELETE FROM events WHERE ts >= ${phase2}::timestamptz`,
+      sql`UPDATE sessions SET signal_count = 99 WHERE last_activity_at >= ${phase2}::timestamptz`
+    ]))
+    await replayCli(databaseUrl, env, "--from", phase2)
     const after = await snapshot(databaseUrl)
-    expect(after).toEqual(before)
+    expect(after.sessions).toEqual(before.sessions)
+    expect(after.actors).toEqual(before.actors)
+    const late = (e: { ts: string }) => Date.parse(e.ts) >= Date.parse(phase2)
+    expect(after.events.filter(late)).toEqual(before.events.filter(late))
+    expect(after.events.filter(late)).toHaveLength(4)
+    const early = after.events.filter((e: { ts: string; model: string | null }) => !late(e) && e.model !== null)
+    expect(early.length).toBeGreaterThan(0)
+    expect(early.every((e: { model: string }) => e.model === "damaged-before")).toBe(true)
+  })
+
+  it("refuses a --from that is not a time", async () => {
+    await expect(replayCli(await freshDatabase(), logEnv(), "--from", "yesterday")).rejects.toThrow(/ISO 8601/)
   })
 })
