@@ -8,6 +8,7 @@ import { HttpServerLive, serveApp } from "./http/server.ts"
 import { Activity } from "./store/activity-repo.ts"
 import { DatabaseInfo, DatabaseLive, migrate } from "./store/database.ts"
 import { RateLimiter } from "./store/rate-limits.ts"
+import { Rules } from "./store/rules-repo.ts"
 import { Tenancy } from "./store/tenancy-repo.ts"
 import { Cluster } from "./engine/cluster.ts"
 import { Engine } from "./engine/engine.ts"
@@ -28,7 +29,7 @@ const Migrated = Layer.effectDiscard(migrate.pipe(Effect.orDie)).pipe(Layer.prov
 /** Repositories over a migrated database (the database layer itself is provided by the caller). */
 export const StoreLive = Layer.unwrap(
   Effect.map(AppConfig, (config) =>
-    Layer.mergeAll(Tenancy.layer({ apiKeyPrefix: config.apiKeyPrefix }), Activity.layer, RateLimiter.layer).pipe(
+    Layer.mergeAll(Tenancy.layer({ apiKeyPrefix: config.apiKeyPrefix }), Activity.layer, Rules.layer, RateLimiter.layer).pipe(
       Layer.provideMerge(Migrated)
     ))
 )

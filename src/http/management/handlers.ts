@@ -8,6 +8,7 @@ import { Tenancy } from "../../store/tenancy-repo.ts"
 import { ApiPrincipal } from "../contract.ts"
 import { EventsHandlers, SessionsHandlers } from "./activity-handlers.ts"
 import { ManagementApi } from "./api.ts"
+import { RulesHandlers } from "./rules-handlers.ts"
 
 const page = (query: { readonly limit?: number | undefined; readonly cursor?: string | undefined }) => ({
   limit: query.limit ?? defaultPageSize,
@@ -94,6 +95,7 @@ export const LicenseKeysHandlers = HttpApiBuilder.group(ManagementApi, "licenseK
 }))
 
 export const ManagementHandlers = Layer.mergeAll(
+  RulesHandlers,
   OrgHandlers,
   UsersHandlers,
   TeamsHandlers,

@@ -1,0 +1,76 @@
+import { Schema } from "effect"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
+import { NotFound, Unprocessable } from "../../domain/errors.ts"
+import { ActionConfig, Rule, RuleAction, RuleScope, RuleType } from "../../domain/rules.ts"
+import { Envelope, ManagementAuth, PageQuery, pageOf, RequiredScope } from "../contract.ts"
+
+const Name = Schema.String.pipe(Schema.check(Schema.isMinLength(1), Schema.isMaxLength(200)))
+const Priority = Schema.Int.pipe(Schema.check(Schema.isBetween({ minimum: -1_000_000, maximum: 1_000_000 })))
+  .annotate({ description: "lower runs first; ties: older rule first (default 100)" })
+const ConditionInput = Schema.Record(Schema.String, Schema.Unknown).annotate({
+  description: "must match the shape of the rule type exactly (unknown keys are rejected): " +
+    "budget {window: daily|monthly, metric: cost_usd|tokens_in|tokens_out|tokens_total, threshold}; " +
+    "model_filter {model: {in: [..]}} (blocklist) or {model: {not_in: [..]}} (allowlist); " +
+    "user_limit {window, metric: cost_usd|tokens_total, per_user}; " +
+    "org_policy {require_project_id?: boolean, block_unknown_models?: boolean}"
+})
+const Flag = Schema.Literals(["true", "false"])
+
+export class RulesGroup extends HttpApiGroup.make("rules")
+  .add(
+    HttpApiEndpoint.get("list", "/rules", {
+      query: {
+        ...PageQuery,
+        type: Schema.optional(RuleType),
+        scope: Schema.optional(RuleScope),
+        scope_id: Schema.optional(Schema.String),
+        enabled: Schema.optional(Flag)
+      },
+      success: pageOf(Rule)
+    }).annotate(RequiredScope, { resource: "rules", access: "read" }),
+    HttpApiEndpoint.get("get", "/rules/:id", { params: { id: Schema.String }, success: Rule, error: NotFound })
+      .annotate(RequiredScope, { resource: "rules", access: "read" }),
+    HttpApiEndpoint.post("create", "/rules", {
+      payload: Schema.Struct({
+        name: Name,
+        type: RuleType,
+        scope: RuleScope,
+        scope_id: Schema.String,
+        priority: Schema.optional(Priority),
+        condition: ConditionInput,
+        action: RuleAction,
+        action_config: Schema.optional(ActionConfig),
+        enabled: Schema.optional(Schema.Boolean)
+      }),
+      success: Rule.pipe(HttpApiSchema.status(201)),
+      error: Unprocessable
+    }).annotate(RequiredScope, { resource: "rules", access: "write" }),
+    HttpApiEndpoint.put("update", "/rules/:id", {
+      params: { id: Schema.String },
+      payload: Schema.Struct({
+        name: Schema.optional(Name),
+        type: Schema.optional(RuleType),
+        scope: Schema.optional(RuleScope),
+        scope_id: Schema.optional(Schema.String),
+        priority: Schema.optional(Priority),
+        condition: Schema.optional(ConditionInput),
+        action: Schema.optional(RuleAction),
+        action_config: Schema.optional(ActionConfig),
+        enabled: Schema.optional(Schema.Boolean)
+      }).annotate({ description: "only the fields sent change; the result must still be a valid rule" }),
+      success: Rule,
+      error: [NotFound, Unprocessable]
+    }).annotate(RequiredScope, { resource: "rules", access: "write" }),
+    HttpApiEndpoint.delete("remove", "/rules/:id", {
+      params: { id: Schema.String },
+      success: HttpApiSchema.NoContent,
+      error: NotFound
+    }).annotate(RequiredScope, { resource: "rules", access: "write" })
+  )
+  .middleware(ManagementAuth)
+  .middleware(Envelope)
+  .annotateMerge(OpenApi.annotations({
+    title: "Rules",
+    description: "Policies evaluated on every signal: budgets, model filters, per-user limits, org policies"
+  }))
+{}

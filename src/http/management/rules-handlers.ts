@@ -1,0 +1,79 @@
+import { Effect } from "effect"
+import { HttpApiBuilder } from "effect/http-api"
+import { BadRequest, Unprocessable } from "../../domain/errors.ts"
+import { defaultPageSize } from "../../domain/pagination.ts"
+import { decodeCondition, semanticProblems } from "../../domain/rules.ts"
+import { type RuleFields, Rules, type Tenant } from "../../store/rules-repo.ts"
+import { ApiPrincipal } from "../contract.ts"
+import { ManagementApi } from "./api.ts"
+
+type Draft = Omit<RuleFields, "condition"> & { readonly condition: unknown }
+
+export const RulesHandlers = HttpApiBuilder.group(ManagementApi, "rules", (handlers) =>
+  Effect.gen(function*() {
+    const rules = yield* Rules
+
+    /** A draft becomes a rule only if its condition has its type's shape (400) and every value makes sense (422). */
+    const validate = Effect.fnUntraced(function*(tenant: Tenant, draft: Draft) {
+      const decoded = decodeCondition(draft.type, draft.condition)
+      if ("error" in decoded) return yield* BadRequest.of(decoded.error, "invalid_condition")
+      const fields: RuleFields = { ...draft, condition: decoded.ok }
+      const problems = [...semanticProblems(fields)]
+      if (!(yield* rules.scopeExists(tenant.orgId, fields.scope, fields.scope_id))) {
+        problems.push(`scope_id: no ${fields.scope} ${fields.scope_id} in this org`)
+      }
+      if (problems.length > 0) return yield* Unprocessable.of(problems.join("; "), "validation_error")
+      return fields
+    })
+
+    const tenantOf = ApiPrincipal.use((p) => Effect.succeed<Tenant>({ orgId: p.orgId, environment: p.environment }))
+
+    return handlers
+      .handle("list", ({ query }) =>
+        Effect.flatMap(tenantOf, (tenant) =>
+          rules.list(
+            tenant,
+            {
+              type: query.type,
+              scope: query.scope,
+              scope_id: query.scope_id,
+              enabled: query.enabled === undefined ? undefined : query.enabled === "true"
+            },
+            { limit: query.limit ?? defaultPageSize, cursor: query.cursor }
+          )))
+      .handle("get", ({ params }) => Effect.flatMap(tenantOf, (tenant) => rules.get(tenant, params.id)))
+      .handle("create", ({ payload }) =>
+        Effect.gen(function*() {
+          const tenant = yield* tenantOf
+          const fields = yield* validate(tenant, {
+            name: payload.name,
+            type: payload.type,
+            enabled: payload.enabled ?? true,
+            scope: payload.scope,
+            scope_id: payload.scope_id,
+            priority: payload.priority ?? 100,
+            condition: payload.condition,
+            action: payload.action,
+            action_config: payload.action_config ?? {}
+          })
+          return yield* rules.create(tenant, fields)
+        }))
+      .handle("update", ({ params, payload }) =>
+        Effect.gen(function*() {
+          const tenant = yield* tenantOf
+          const current = yield* rules.get(tenant, params.id)
+          const fields = yield* validate(tenant, {
+            name: payload.name ?? current.name,
+            type: payload.type ?? current.type,
+            enabled: payload.enabled ?? current.enabled,
+            scope: payload.scope ?? current.scope,
+            scope_id: payload.scope_id ?? current.scope_id,
+            priority: payload.priority ?? current.priority,
+            condition: payload.condition ?? current.condition,
+            action: payload.action ?? current.action,
+            action_config: payload.action_config ?? current.action_config
+          })
+          return yield* rules.replace(tenant, params.id, fields)
+        }))
+      .handle("remove", ({ params }) => Effect.flatMap(tenantOf, (tenant) => rules.remove(tenant, params.id)))
+  }))

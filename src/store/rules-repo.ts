@@ -1,0 +1,131 @@
+import { Context, Effect, Layer } from "effect"
+import { SqlClient } from "effect/sql"
+import type { Environment } from "../domain/environments.ts"
+import { NotFound } from "../domain/errors.ts"
+import { makeId } from "../domain/ids.ts"
+import { decodeCursor, type Page, toPage } from "../domain/pagination.ts"
+import type { Condition, Rule, RuleAction, RuleScope, RuleType } from "../domain/rules.ts"
+import type { PageRequest } from "./tenancy-repo.ts"
+
+export interface Tenant {
+  readonly orgId: string
+  readonly environment: Environment
+}
+
+export interface RuleFields {
+  readonly name: string
+  readonly type: RuleType
+  readonly enabled: boolean
+  readonly scope: RuleScope
+  readonly scope_id: string
+  readonly priority: number
+  readonly condition: Condition
+  readonly action: RuleAction
+  readonly action_config: Readonly<Record<string, unknown>>
+}
+
+export interface RuleFilter {
+  readonly type?: RuleType | undefined
+  readonly scope?: RuleScope | undefined
+  readonly scope_id?: string | undefined
+  readonly enabled?: boolean | undefined
+}
+
+interface Row extends Omit<Rule, "created_at" | "updated_at"> {
+  readonly created_at: Date
+  readonly updated_at: Date
+}
+const toRule = (r: Row): Rule => ({
+  id: r.id,
+  name: r.name,
+  type: r.type,
+  enabled: r.enabled,
+  scope: r.scope,
+  scope_id: r.scope_id,
+  priority: r.priority,
+  condition: r.condition,
+  action: r.action,
+  action_config: r.action_config,
+  created_at: new Date(r.created_at).toISOString(),
+  updated_at: new Date(r.updated_at).toISOString()
+})
+
+const columns = "id, name, type, enabled, scope, scope_id, priority, condition, action, action_config, created_at, updated_at"
+
+/** Rules of an org's environment. SQL failures are defects. */
+export class Rules extends Context.Service<Rules, {
+  readonly create: (tenant: Tenant, fields: RuleFields) => Effect.Effect<Rule>
+  readonly get: (tenant: Tenant, id: string) => Effect.Effect<Rule, NotFound>
+  readonly list: (tenant: Tenant, filter: RuleFilter, page: PageRequest) => Effect.Effect<Page<Rule>>
+  readonly replace: (tenant: Tenant, id: string, fields: RuleFields) => Effect.Effect<Rule, NotFound>
+  readonly remove: (tenant: Tenant, id: string) => Effect.Effect<void, NotFound>
+  /** Whether `scope_id` names a user, team or project of the org (or is the org itself). */
+  readonly scopeExists: (orgId: string, scope: RuleScope, scopeId: string) => Effect.Effect<boolean>
+}>()("signal-engine/store/Rules") {
+  static readonly layer = Layer.effect(
+    Rules,
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const notFound = (id: string) => NotFound.of(`rule ${id} not found`)
+
+      const create = Effect.fn("Rules.create")(function*(tenant: Tenant, f: RuleFields) {
+        const rows = yield* sql<Row>`
+          INSERT INTO rules (id, org_id, environment, name, type, enabled, scope, scope_id, priority, condition, action, action_config)
+          VALUES (${makeId("rule")}, ${tenant.orgId}, ${tenant.environment}, ${f.name}, ${f.type}, ${f.enabled}, ${f.scope},
+            ${f.scope_id}, ${f.priority}, ${JSON.stringify(f.condition)}::jsonb, ${f.action}, ${JSON.stringify(f.action_config)}::jsonb)
+          RETURNING ${sql.literal(columns)}`.pipe(Effect.orDie)
+        return toRule(rows[0]!)
+      })
+
+      const get = Effect.fn("Rules.get")(function*(tenant: Tenant, id: string) {
+        const rows = yield* sql<Row>`SELECT ${sql.literal(columns)} FROM rules
+          WHERE id = ${id} AND org_id = ${tenant.orgId} AND environment = ${tenant.environment}`.pipe(Effect.orDie)
+        if (!rows[0]) return yield* notFound(id)
+        return toRule(rows[0])
+      })
+
+      const list = Effect.fn("Rules.list")(function*(tenant: Tenant, filter: RuleFilter, page: PageRequest) {
+        const after = page.cursor === undefined ? undefined : decodeCursor(page.cursor)
+        const conditions = [
+          sql`org_id = ${tenant.orgId}`,
+          sql`environment = ${tenant.environment}`,
+          ...(filter.type === undefined ? [] : [sql`type = ${filter.type}`]),
+          ...(filter.scope === undefined ? [] : [sql`scope = ${filter.scope}`]),
+          ...(filter.scope_id === undefined ? [] : [sql`scope_id = ${filter.scope_id}`]),
+          ...(filter.enabled === undefined ? [] : [sql`enabled = ${filter.enabled}`]),
+          ...(after === undefined ? [] : [sql`id < ${after}`])
+        ]
+        const rows = yield* sql<Row>`SELECT ${sql.literal(columns)} FROM rules
+          WHERE ${sql.and(conditions)} ORDER BY id DESC LIMIT ${page.limit + 1}`.pipe(Effect.orDie)
+        return toPage(rows.map(toRule), page.limit, (r) => r.id)
+      })
+
+      const replace = Effect.fn("Rules.replace")(function*(tenant: Tenant, id: string, f: RuleFields) {
+        const rows = yield* sql<Row>`UPDATE rules SET name = ${f.name}, type = ${f.type}, enabled = ${f.enabled},
+            scope = ${f.scope}, scope_id = ${f.scope_id}, priority = ${f.priority},
+            condition = ${JSON.stringify(f.condition)}::jsonb, action = ${f.action},
+            action_config = ${JSON.stringify(f.action_config)}::jsonb, updated_at = now()
+          WHERE id = ${id} AND org_id = ${tenant.orgId} AND environment = ${tenant.environment}
+          RETURNING ${sql.literal(columns)}`.pipe(Effect.orDie)
+        if (!rows[0]) return yield* notFound(id)
+        return toRule(rows[0])
+      })
+
+      const remove = Effect.fn("Rules.remove")(function*(tenant: Tenant, id: string) {
+        const rows = yield* sql<{ readonly id: string }>`DELETE FROM rules
+          WHERE id = ${id} AND org_id = ${tenant.orgId} AND environment = ${tenant.environment} RETURNING id`.pipe(Effect.orDie)
+        if (rows.length === 0) return yield* notFound(id)
+      })
+
+      const scopeExists = Effect.fn("Rules.scopeExists")(function*(orgId: string, scope: RuleScope, scopeId: string) {
+        if (scope === "org") return scopeId === orgId
+        const table = { user: "users", team: "teams", project: "projects" }[scope]
+        const rows = yield* sql<{ readonly id: string }>`SELECT id FROM ${sql(table)}
+          WHERE id = ${scopeId} AND org_id = ${orgId}`.pipe(Effect.orDie)
+        return rows.length > 0
+      })
+
+      return Rules.of({ create, get, list, replace, remove, scopeExists })
+    })
+  )
+}
