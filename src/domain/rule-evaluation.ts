@@ -1,0 +1,134 @@
+import type { Rule, RuleAction } from "./rules.ts"
+
+/**
+ * Rule evaluation for one signal: pure, over the rules in force and the usage before the signal.
+ * Rules apply by scope (the user; a team the user is in; the user's org; the signal's project) and
+ * are evaluated in ascending priority, older first on ties. Every matching rule takes its action;
+ * the first matching block decides the verdict and supplies its message.
+ */
+export type Metric = "cost_usd" | "tokens_in" | "tokens_out" | "tokens_total"
+
+export interface Usage {
+  readonly cost_usd: number
+  readonly tokens_in: number
+  readonly tokens_out: number
+}
+
+export const noUsage: Usage = { cost_usd: 0, tokens_in: 0, tokens_out: 0 }
+
+export const addUsage = (a: Usage, b: Usage): Usage => ({
+  cost_usd: Math.round((a.cost_usd + b.cost_usd) * 1e9) / 1e9,
+  tokens_in: a.tokens_in + b.tokens_in,
+  tokens_out: a.tokens_out + b.tokens_out
+})
+
+export const metricOf = (usage: Usage, metric: Metric): number =>
+  metric === "tokens_total" ? usage.tokens_in + usage.tokens_out : usage[metric]
+
+/** Calendar windows in UTC: `2026-11-22` (daily, from 00:00) and `2026-11` (monthly, from the 1st). */
+export const windowKey = (window: "daily" | "monthly", ts: string): string =>
+  window === "daily" ? ts.slice(0, 10) : ts.slice(0, 7)
+
+export interface SignalFacts {
+  readonly orgId: string
+  readonly userId: string
+  readonly teamIds: ReadonlyArray<string>
+  readonly projectId: string | null
+  readonly model: string | null
+  readonly modelKnown: boolean
+  readonly ts: string
+  /** What this signal adds to every counter it falls in. */
+  readonly usage: Usage
+}
+
+export const appliesTo = (rule: Rule, facts: SignalFacts): boolean => {
+  switch (rule.scope) {
+    case "user":
+      return rule.scope_id === facts.userId
+    case "team":
+      return facts.teamIds.includes(rule.scope_id)
+    case "org":
+      return rule.scope_id === facts.orgId
+    case "project":
+      return rule.scope_id === facts.projectId
+  }
+}
+
+/** Rules in evaluation order: ascending priority, then older first, then id. */
+export const evaluationOrder = (rules: ReadonlyArray<Rule>): ReadonlyArray<Rule> =>
+  [...rules].sort((a, b) =>
+    a.priority - b.priority || a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id))
+
+/** A threshold crossed by this signal: each fires once per rule, scope and window. */
+export interface Crossing {
+  readonly rule: Rule
+  readonly level: "warning" | "exceeded"
+  readonly scopeId: string
+  readonly window: string
+  readonly threshold: number
+  readonly current: number
+}
+
+export interface Firing {
+  readonly rule: Rule
+  readonly action: RuleAction
+}
+
+export interface Evaluation {
+  readonly ok: boolean
+  /** The rule that decides the answer: the first block, else the first rule that fired. */
+  readonly decisive: Firing | undefined
+  readonly firings: ReadonlyArray<Firing>
+  readonly crossings: ReadonlyArray<Crossing>
+}
+
+/** Usage in a rule's counter before this signal: the scope's for budgets, the user's own for user limits. */
+export type UsageBefore = (rule: Rule, windowKey: string) => Usage
+
+export const warningRatio = 0.8
+
+export const evaluate = (rules: ReadonlyArray<Rule>, facts: SignalFacts, usageBefore: UsageBefore): Evaluation => {
+  const firings: Array<Firing> = []
+  const crossings: Array<Crossing> = []
+  for (const rule of rules) {
+    if (!rule.enabled || !appliesTo(rule, facts)) continue
+    const c = rule.condition as Record<string, unknown>
+    let matched = false
+    switch (rule.type) {
+      case "model_filter": {
+        const model = c.model as { readonly in?: ReadonlyArray<string>; readonly not_in?: ReadonlyArray<string> }
+        if (facts.model !== null) {
+          matched = model.in ? model.in.includes(facts.model) : !(model.not_in ?? []).includes(facts.model)
+        }
+        break
+      }
+      case "org_policy": {
+        matched = (c.require_project_id === true && facts.projectId === null) ||
+          (c.block_unknown_models === true && facts.model !== null && !facts.modelKnown)
+        break
+      }
+      case "budget":
+      case "user_limit": {
+        const window = windowKey(c.window as "daily" | "monthly", facts.ts)
+        const metric = c.metric as Metric
+        const threshold = Number(rule.type === "budget" ? c.threshold : c.per_user)
+        const before = metricOf(usageBefore(rule, window), metric)
+        const after = before + metricOf(facts.usage, metric)
+        const scopeId = rule.type === "budget" ? rule.scope_id : facts.userId
+        // Usage that happened, happened: the signal that reaches the limit is counted and let
+        // through; the rule then acts on every further signal in scope until the window resets.
+        matched = before >= threshold
+        if (before < threshold * warningRatio && after >= threshold * warningRatio) {
+          crossings.push({ rule, level: "warning", scopeId, window, threshold, current: after })
+        }
+        if (before < threshold && after >= threshold) {
+          crossings.push({ rule, level: "exceeded", scopeId, window, threshold, current: after })
+        }
+        break
+      }
+    }
+    if (matched) firings.push({ rule, action: rule.action })
+  }
+  const block = firings.find((f) => f.action === "block")
+  return { ok: block === undefined, decisive: block ?? firings[0], firings, crossings }
+}
