@@ -130,17 +130,20 @@ describe.each(logVariants())("ingestion over %s", (_name, logEnv) => {
 
   it("an inactive session ends by timeout at its last activity, through a tick in the log", async () => {
     const quick = await bootstrapOrg(server.databaseUrl, `quick-${_name}`, "team")
-    await setOrg(server.databaseUrl, quick.org_id, 1)
     const a = await send(quick.license_key, { type: "user-prompt", adapter: "gemini-cli", session_id: "g1" })
     const b = await send(quick.license_key, { type: "post-tool", adapter: "gemini-cli", session_id: "g1" })
     expect(b.body.session_id).toBe(a.body.session_id)
+    // The org's timeout is stamped on each signal; the session's last signal sets the timer.
+    await setOrg(server.databaseUrl, quick.org_id, 1)
+    const c = await send(quick.license_key, { type: "stop", adapter: "gemini-cli", session_id: "g1" })
+    expect(c.body.session_id).toBe(a.body.session_id)
     const ended = await waitFor(
       () => call(server, "GET", `/api/v1/sessions/${a.body.session_id}`, { key: quick.api_key_live! }),
       (r) => r.body.ended_at !== null,
       { what: "the session to time out" }
     )
-    expect(ended.body).toMatchObject({ status: "ended", end_reason: "timeout", signal_count: 2 })
-    expect(ended.body.ended_at).toBe(ended.body.signals[1].timestamp)
+    expect(ended.body).toMatchObject({ status: "ended", end_reason: "timeout", signal_count: 3 })
+    expect(ended.body.ended_at).toBe(ended.body.signals[2].timestamp)
     const again = await send(quick.license_key, { type: "user-prompt", adapter: "gemini-cli", session_id: "g1" })
     expect(again.body.session_id).not.toBe(a.body.session_id)
   })

@@ -36,7 +36,6 @@ const scenario = async (logEnv: () => Record<string, string>) => {
       const sql = yield* SqlClient.SqlClient
       yield* sql`UPDATE orgs SET session_timeout_s = ${seconds} WHERE id = ${org.org_id}`
     }))
-  await setTimeout_(1)
   const keys = [org.license_key]
   for (let i = 0; i < 3; i++) {
     const user = await call(server, "POST", "/api/v1/users", { key: org.api_key_live!, body: { email: `r${i}@replay.test`, name: `R${i}` } })
@@ -59,7 +58,13 @@ const scenario = async (logEnv: () => Record<string, string>) => {
   }
   await send(keys[1]!, "session-end", "cursor")
   accepted++
-  // Let the sessions time out (1 s), through tick records, then start new ones.
+  // Now shorten the timeout; one more signal in each open session carries it, and those
+  // sessions then end by inactivity (1 s), through tick records. Then new sessions start.
+  await setTimeout_(1)
+  for (const i of [0, 2, 3]) {
+    await send(keys[i]!, "stop", i % 2 ? "cursor" : "claude-code")
+    accepted++
+  }
   await waitFor(
     () => call(server, "GET", "/api/v1/sessions?limit=100", { key: org.api_key_live! }),
     (r) => r.body.data.length === 4 && r.body.data.every((s: { status: string }) => s.status === "ended"),

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { addUsage, evaluate, evaluationOrder, noUsage, type SignalFacts, type Usage, windowKey } from "../../src/domain/rule-evaluation.ts"
+import { addUsage, evaluate, evaluationOrder, type Metric, noUsage, type SignalFacts, type Usage, windowKey } from "../../src/domain/rule-evaluation.ts"
 import type { Rule } from "../../src/domain/rules.ts"
 
 let n = 0
@@ -109,7 +109,7 @@ describe("model_filter and org_policy", () => {
 })
 
 describe("budgets and user limits", () => {
-  const budget = (threshold: number, metric = "cost_usd") =>
+  const budget = (threshold: number, metric: Metric = "cost_usd") =>
     rule({ type: "budget", condition: { window: "daily", metric, threshold }, action: "block" })
 
   /** Runs signals through one rule, carrying the counter as the engine does. */
