@@ -6,6 +6,7 @@ import { AppConfig } from "../../src/config.ts"
 import type { Plan } from "../../src/domain/plans.ts"
 import { appLayer, StoreLive } from "../../src/main.ts"
 import { databaseFromUrl } from "../../src/store/database.ts"
+import { Rules } from "../../src/store/rules-repo.ts"
 import { type Bootstrapped, Tenancy } from "../../src/store/tenancy-repo.ts"
 import { freePort } from "./ports.ts"
 
@@ -26,7 +27,7 @@ export const freshDatabase = async (): Promise<string> => {
 /** Runs an effect that needs the repositories against a database (migrating it first). */
 export const withStore = <A, E>(
   databaseUrl: string,
-  effect: Effect.Effect<A, E, Tenancy | SqlClient.SqlClient>,
+  effect: Effect.Effect<A, E, Tenancy | Rules | SqlClient.SqlClient>,
   env: Record<string, string> = {}
 ): Promise<A> =>
   Effect.runPromise(

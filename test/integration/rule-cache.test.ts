@@ -1,0 +1,34 @@
+import { Effect, Layer } from "effect"
+import { describe, expect, it } from "vitest"
+import { RuleCache } from "../../src/engine/rule-cache.ts"
+import { databaseFromUrl } from "../../src/store/database.ts"
+import { Rules } from "../../src/store/rules-repo.ts"
+import { bootstrapOrg, freshDatabase, withStore } from "../support/harness.ts"
+import { waitFor } from "../support/wait.ts"
+
+describe("RuleCache", () => {
+  it("sees rule changes and team memberships within about a second, in evaluation order, per tenant", async () => {
+    const databaseUrl = await freshDatabase()
+    const org = await bootstrapOrg(databaseUrl, "cache", "team")
+    const live = { orgId: org.org_id, environment: "live" as const }
+    const mk = (name: string, priority: number, scope: "org" | "team" = "org", enabled = true) =>
+      withStore(databaseUrl, Rules.use((rules) => rules.create(live, {
+        name, type: "model_filter", enabled, scope, scope_id: scope === "org" ? org.org_id : org.team_id, priority,
+        condition: { model: { in: ["o3"] } }, action: "log", action_config: {}
+      })))
+
+    await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
+      const cache = yield* RuleCache
+      expect(cache.rulesFor(org.org_id, "live")).toEqual([])
+      const low = yield* Effect.promise(() => mk("low", 50))
+      const high = yield* Effect.promise(() => mk("high", 5, "team"))
+      yield* Effect.promise(() => mk("off", 1, "org", false))
+      const seen = yield* Effect.promise(() =>
+        waitFor(async () => cache.rulesFor(org.org_id, "live").map((r) => r.name), (names) => names.length === 2, { timeoutMs: 5_000 }))
+      expect(seen).toEqual(["high", "low"])
+      expect(cache.rulesFor(org.org_id, "test")).toEqual([])
+      expect(cache.teamsOf(org.user_id)).toEqual([org.team_id])
+      expect([low.id, high.id]).toContain(cache.rulesFor(org.org_id, "live")[0]!.id)
+    }).pipe(Effect.provide(RuleCache.layer.pipe(Layer.provide(databaseFromUrl(databaseUrl)))))))
+  })
+})
