@@ -18,6 +18,10 @@ import { KafkaLog } from "./log/kafka-log.ts"
 import { PgLog } from "./log/pg-log.ts"
 import type { SignalLog } from "./log/signal-log.ts"
 import { Projections } from "./store/projections.ts"
+import { Webhooks } from "./store/webhooks-repo.ts"
+import { WebhookConfig } from "./webhooks/config.ts"
+import { WebhookDispatcher } from "./webhooks/dispatcher.ts"
+import { SecretBox } from "./webhooks/secret-box.ts"
 
 /**
  * The one place Layers are wired. `Database` → migrated schema → repositories → HTTP.
@@ -26,10 +30,13 @@ import { Projections } from "./store/projections.ts"
 /** The migrator's optional schema dump needs the platform services; it is otherwise unused. */
 const Migrated = Layer.effectDiscard(migrate.pipe(Effect.orDie)).pipe(Layer.provide(NodeServices.layer))
 
+/** Webhooks and their configuration; secrets are sealed with the key SecretBox holds. */
+const WebhooksStore = Webhooks.layer.pipe(Layer.provide(SecretBox.layer), Layer.provideMerge(WebhookConfig.layer))
+
 /** Repositories over a migrated database (the database layer itself is provided by the caller). */
 export const StoreLive = Layer.unwrap(
   Effect.map(AppConfig, (config) =>
-    Layer.mergeAll(Tenancy.layer({ apiKeyPrefix: config.apiKeyPrefix }), Activity.layer, Rules.layer, RateLimiter.layer).pipe(
+    Layer.mergeAll(Tenancy.layer({ apiKeyPrefix: config.apiKeyPrefix }), Activity.layer, Rules.layer, RateLimiter.layer, WebhooksStore).pipe(
       Layer.provideMerge(Migrated)
     ))
 )
@@ -89,7 +96,7 @@ const ListenBanner = Layer.effectDiscard(
 export const appLayer = <E, R>(database: Layer.Layer<DatabaseInfo | SqlClient.SqlClient | PgClient.PgClient, E, R>) => {
   const core = Layer.unwrap(
     Effect.map(AppConfig, (config) =>
-      Layer.mergeAll(Authenticator.layer({ apiKeyPrefix: config.apiKeyPrefix }), ProcessingLive).pipe(
+      Layer.mergeAll(Authenticator.layer({ apiKeyPrefix: config.apiKeyPrefix }), ProcessingLive, WebhookDispatcher).pipe(
         Layer.provideMerge(StoreLive)
       ))
   ).pipe(Layer.provideMerge(database))

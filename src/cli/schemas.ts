@@ -3,6 +3,7 @@ import { OpenApi } from "effect/http-api"
 import { readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { LogRecord } from "../domain/records.ts"
+import { WebhookPayload } from "../domain/webhooks.ts"
 import { EngineApi } from "../http/engine/api.ts"
 import { ManagementApi } from "../http/management/api.ts"
 
@@ -25,6 +26,13 @@ export const generatedSchemas = (): Record<string, unknown> => ({
     $id: "log-records.schema.json",
     title: "signals log record (v1)",
     description: "The value of every record of the signals log (Kafka topic or PgLog table): JSON, keyed by user_id"
+  }),
+  "webhook-payloads.schema.json": jsonSchemaFile(WebhookPayload, {
+    $id: "webhook-payloads.schema.json",
+    title: "webhook delivery body (v1)",
+    description: "The JSON body of every webhook delivery (HTTP POST): the envelope {id, type, org_id, ts, data}, with data by type. " +
+      "Header X-Service-Signature: sha256=<hex HMAC-SHA256 of the raw body keyed with the webhook secret>. " +
+      "budget.exceeded, budget.warning, rule.triggered and anomaly.detected are documented but not emitted yet."
   })
 })
 

@@ -1,5 +1,6 @@
 import type { Environment } from "./environments.ts"
 import type { LogRecord, SessionTimeoutRecord, SignalRecord } from "./records.ts"
+import { type Notice, notice } from "./webhooks.ts"
 
 /**
  * The per-user fold: state × record → state, plus the projection rows the record changes.
@@ -92,6 +93,8 @@ export interface FoldResult {
   /** The latest row of every session this record touched (opened, updated or closed). */
   readonly sessions: ReadonlyArray<SessionRow>
   readonly events: ReadonlyArray<EventRow>
+  /** What this record made happen that webhooks may be told about (session.started, session.ended). */
+  readonly notices: ReadonlyArray<Notice>
   /** For a signal: the session it was counted in. */
   readonly sessionId?: string
 }
@@ -147,19 +150,61 @@ const withoutKey = (open: Readonly<Record<string, OpenSession>>, key: string) =>
   return rest
 }
 
+const startedData = (row: SessionRow) => ({
+  session_id: row.id,
+  user_id: row.user_id,
+  adapter: row.adapter,
+  client_session_id: row.client_session_id,
+  project_id: row.project_id,
+  started_at: row.started_at
+})
+
+/** The session.started notice of a session that has just opened. */
+const started = (row: SessionRow): Notice =>
+  notice("session.started", row.id, { org_id: row.org_id, environment: row.environment, ts: row.started_at }, startedData(row))
+
+/** The session.ended notice of a closed session row. */
+const ended = (row: SessionRow & { readonly ended_at: string; readonly end_reason: "session-end" | "timeout" }): Notice =>
+  notice("session.ended", row.id, { org_id: row.org_id, environment: row.environment, ts: row.ended_at }, {
+    ...startedData(row),
+    ended_at: row.ended_at,
+    end_reason: row.end_reason,
+    duration_s: (Date.parse(row.ended_at) - Date.parse(row.started_at)) / 1000,
+    signal_count: row.signal_count,
+    error_count: row.error_count,
+    model: row.primary_model,
+    models: row.models,
+    tokens_in: row.tokens_in,
+    tokens_out: row.tokens_out,
+    cost_usd: row.cost_usd
+  })
+
+const closedRow = (
+  s: OpenSession,
+  userId: string,
+  at: string,
+  reason: "session-end" | "timeout"
+) => {
+  const row = toRow(s, userId, { at, reason })
+  return { row, notice: ended({ ...row, ended_at: at, end_reason: reason }) }
+}
+
 /** When an open session's inactivity timeout falls due (epoch ms). */
 export const timeoutDue = (s: OpenSession): number => Date.parse(s.last_activity_at) + s.timeout_s * 1000
 
 const foldSignal = (state: UserState, r: SignalRecord, at: Position): FoldResult => {
   const key = sessionKey(r.environment, r.adapter)
   const sessions: Array<SessionRow> = []
+  const notices: Array<Notice> = []
   let open = state.open
   let current = open[key]
 
   // Activity after the timeout: the old session ended at its last activity, whether or not
   // its timer tick made it into the log first.
   if (current && Date.parse(r.ts) - Date.parse(current.last_activity_at) > current.timeout_s * 1000) {
-    sessions.push(toRow(current, r.user_id, { at: current.last_activity_at, reason: "timeout" }))
+    const closed = closedRow(current, r.user_id, current.last_activity_at, "timeout")
+    sessions.push(closed.row)
+    notices.push(closed.notice)
     open = withoutKey(open, key)
     current = undefined
   }
@@ -230,24 +275,24 @@ const foldSignal = (state: UserState, r: SignalRecord, at: Position): FoldResult
     log_offset: at.offset
   }
 
+  if (current === undefined) notices.push(started(toRow(updated, r.user_id, null)))
   if (r.type === "session-end") {
-    sessions.push(toRow(updated, r.user_id, { at: r.ts, reason: "session-end" }))
-    return { state: { open: withoutKey(open, key) }, sessions, events: [event], sessionId: updated.id }
+    const closed = closedRow(updated, r.user_id, r.ts, "session-end")
+    sessions.push(closed.row)
+    notices.push(closed.notice)
+    return { state: { open: withoutKey(open, key) }, sessions, events: [event], notices, sessionId: updated.id }
   }
   sessions.push(toRow(updated, r.user_id, null))
-  return { state: { open: { ...open, [key]: updated } }, sessions, events: [event], sessionId: updated.id }
+  return { state: { open: { ...open, [key]: updated } }, sessions, events: [event], notices, sessionId: updated.id }
 }
 
 const foldTimeout = (state: UserState, r: SessionTimeoutRecord): FoldResult => {
   const entry = Object.entries(state.open).find(([, s]) => s.id === r.session_id)
   // A tick for a session that saw activity since its timer was set, or that already ended, is stale.
-  if (!entry || entry[1].last_activity_at !== r.last_activity_at) return { state, sessions: [], events: [] }
+  if (!entry || entry[1].last_activity_at !== r.last_activity_at) return { state, sessions: [], events: [], notices: [] }
   const [key, session] = entry
-  return {
-    state: { open: withoutKey(state.open, key) },
-    sessions: [toRow(session, r.user_id, { at: session.last_activity_at, reason: "timeout" })],
-    events: []
-  }
+  const closed = closedRow(session, r.user_id, session.last_activity_at, "timeout")
+  return { state: { open: withoutKey(state.open, key) }, sessions: [closed.row], events: [], notices: [closed.notice] }
 }
 
 export const fold = (state: UserState, record: LogRecord, at: Position): FoldResult =>

@@ -1,5 +1,6 @@
 import { Duration, Effect, Schedule, Schema } from "effect"
 import type { Environment } from "../domain/environments.ts"
+import { type OutboxEvent, toOutboxEvent } from "../domain/webhooks.ts"
 import { emptyUserState, fold, type EventRow, type SessionRow, timeoutDue, type UserState } from "../domain/sessionizer.ts"
 import type { LogEntry } from "../log/signal-log.ts"
 import { type ActorSnapshot, Projections } from "../store/projections.ts"
@@ -40,12 +41,18 @@ export const makePartitionWorker = Effect.fnUntraced(function*(options: {
   /** Replay folds without starting timers (ticks are already in the log). */
   readonly timers: boolean
   /**
+   * Whether folds enqueue webhook events (default true). Replay passes false: what it re-folds
+   * was notified when it first happened.
+   */
+  readonly notify?: boolean | undefined
+  /**
    * Replay from a time: records before it (epoch ms) are folded, to rebuild the state as of that
    * time, but only what records at or after it change is written.
    */
   readonly projectFrom?: number | undefined
 }) {
   const projections = yield* Projections
+  const notify = options.notify ?? true
   const actors = new Map<string, Actor>()
   const timers = new Map<string, Timer>()
   let next = yield* projections.nextOffset(options.log, options.partition)
@@ -81,6 +88,7 @@ export const makePartitionWorker = Effect.fnUntraced(function*(options: {
 
       const sessions = new Map<string, SessionRow>()
       const events: Array<EventRow> = []
+      const notices: Array<OutboxEvent> = []
       const verdicts: Array<Verdict> = []
       for (const entry of entries) {
         const result = fold(states.get(entry.key)!, entry.record, entry)
@@ -88,6 +96,7 @@ export const makePartitionWorker = Effect.fnUntraced(function*(options: {
         if (options.projectFrom !== undefined && Date.parse(entry.record.ts) < options.projectFrom) continue
         for (const s of result.sessions) sessions.set(s.id, s)
         events.push(...result.events)
+        if (notify) for (const n of result.notices) notices.push(toOutboxEvent(n))
         if (entry.record.kind === "signal" && result.sessionId !== undefined) {
           verdicts.push({ ok: true, signal_id: entry.record.signal_id, session_id: result.sessionId })
         }
@@ -101,6 +110,7 @@ export const makePartitionWorker = Effect.fnUntraced(function*(options: {
         nextOffset,
         sessions: [...sessions.values()],
         events,
+        notices,
         actors: snapshots
       })
       if (outcome === "fenced") return "fenced" as const

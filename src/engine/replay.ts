@@ -12,7 +12,7 @@ export interface ReplayProgress {
 /**
  * Rebuilds projections from the log: forgets what the given partitions projected, then folds
  * every record again, from the earliest offset, exactly as the live workers do. It completes
- * no verdicts, starts no timers and appends nothing: the log already holds every tick, so the
+ * no verdicts, starts no timers, enqueues no webhook events and appends nothing: the log already holds every tick, so the
  * result is the projections the live run wrote. Run it while no node consumes these partitions.
  *
  * With `from`, only what happened at or after that time is forgotten and written again; the
@@ -35,6 +35,7 @@ export const replay = Effect.fn("replay")(function*(options: {
       log: log.name,
       partition,
       timers: false,
+      notify: false,
       projectFrom: options.from?.getTime()
     })
     yield* log.readPartition(partition, 0, (entries) =>

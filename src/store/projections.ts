@@ -1,6 +1,7 @@
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import type { EventRow, SessionRow, UserState } from "../domain/sessionizer.ts"
+import type { OutboxEvent } from "../domain/webhooks.ts"
 
 export interface ActorSnapshot {
   readonly user_id: string
@@ -17,6 +18,8 @@ export interface BatchWrite {
   readonly nextOffset: number
   readonly sessions: ReadonlyArray<SessionRow>
   readonly events: ReadonlyArray<EventRow>
+  /** Webhook events this batch caused (the outbox), written in the same transaction. */
+  readonly notices: ReadonlyArray<OutboxEvent>
   readonly actors: ReadonlyArray<ActorSnapshot>
 }
 
@@ -116,6 +119,26 @@ export class Projections extends Context.Service<Projections, {
                 tokens_out bigint, latency_ms double precision, cost_usd double precision, cost_estimated boolean,
                 model_known boolean, error_code text, metadata jsonb, log_partition integer, log_offset bigint)
               ON CONFLICT (id) DO NOTHING`
+          }
+          if (batch.notices.length > 0) {
+            const outbox = batch.notices.map((n) => ({ ...n, payload: JSON.stringify(n.payload) }))
+            // The outbox. An event id is a hash of its cause, so a cause enqueued twice is one
+            // event; each new event gets one delivery per enabled webhook of its tenant subscribed
+            // to its type and existing now (a webhook registered later does not get it). Failing
+            // webhooks get theirs too: their deliveries are paused, not dropped.
+            yield* sql`
+              WITH new_events AS (
+                INSERT INTO webhook_events (id, org_id, environment, type, payload)
+                SELECT id, org_id, environment, type, payload::json
+                FROM jsonb_to_recordset(${JSON.stringify(outbox)}::jsonb) AS r(
+                  id text, org_id text, environment text, type text, payload text)
+                ON CONFLICT (id) DO NOTHING
+                RETURNING id, org_id, environment, type)
+              INSERT INTO webhook_deliveries (webhook_id, event_id, next_attempt_at)
+              SELECT w.id, e.id, now()
+              FROM new_events e
+              JOIN webhooks w ON w.org_id = e.org_id AND w.environment = e.environment
+                AND w.enabled AND e.type = ANY (w.events)`
           }
           if (batch.actors.length > 0) {
             const actors = batch.actors.map((a) => ({ ...a, has_open_sessions: hasOpenSessions(a.state) }))

@@ -1,5 +1,6 @@
 import { Effect, Layer } from "effect"
 import type { EventRow, SessionRow, UserState } from "../../src/domain/sessionizer.ts"
+import type { OutboxEvent } from "../../src/domain/webhooks.ts"
 import { type BatchWrite, Projections } from "../../src/store/projections.ts"
 
 /**
@@ -10,6 +11,7 @@ import { type BatchWrite, Projections } from "../../src/store/projections.ts"
 export const memoryProjections = () => {
   const sessions = new Map<string, SessionRow>()
   const events = new Map<string, EventRow>()
+  const notices = new Map<string, OutboxEvent>()
   const actors = new Map<string, { partition: number; state: UserState }>()
   const offsets = new Map<string, number>()
   let failNext = 0
@@ -37,6 +39,7 @@ export const memoryProjections = () => {
         if ((offsets.get(`${batch.log}/${batch.partition}`) ?? 0) !== batch.fromOffset) return Effect.succeed("fenced" as const)
         for (const s of batch.sessions) sessions.set(s.id, structuredClone(s))
         for (const e of batch.events) if (!events.has(e.id)) events.set(e.id, structuredClone(e))
+        for (const n of batch.notices) if (!notices.has(n.id)) notices.set(n.id, structuredClone(n))
         for (const a of batch.actors) actors.set(a.user_id, { partition: a.partition, state: structuredClone(a.state) })
         offsets.set(`${batch.log}/${batch.partition}`, batch.nextOffset)
         return Effect.succeed("committed" as const)
@@ -48,6 +51,7 @@ export const memoryProjections = () => {
     layer,
     sessions,
     events,
+    notices,
     failCommits: (n: number) => {
       failNext = n
     }

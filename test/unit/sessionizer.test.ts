@@ -5,6 +5,7 @@ import type { LogRecord, SignalRecord } from "../../src/domain/records.ts"
 import { emptyUserState, fold, type EventRow, type SessionRow, type UserState } from "../../src/domain/sessionizer.ts"
 import type { SignalType } from "../../src/domain/signals.ts"
 import { makePartitionWorker } from "../../src/engine/partition-worker.ts"
+import { type OutboxEvent, toOutboxEvent } from "../../src/domain/webhooks.ts"
 import type { LogEntry } from "../../src/log/signal-log.ts"
 import { memoryProjections } from "../support/memory-projections.ts"
 
@@ -188,13 +189,18 @@ const reference = (entries: ReadonlyArray<LogEntry>) => {
   const states = new Map<string, UserState>()
   const sessions = new Map<string, SessionRow>()
   const events = new Map<string, EventRow>()
+  const notices = new Map<string, OutboxEvent>()
   for (const e of entries) {
     const out = fold(states.get(e.key) ?? emptyUserState, e.record, e)
     states.set(e.key, out.state)
     for (const s of out.sessions) sessions.set(s.id, s)
     for (const ev of out.events) events.set(ev.id, ev)
+    for (const n of out.notices) {
+      const o = toOutboxEvent(n)
+      if (!notices.has(o.id)) notices.set(o.id, o)
+    }
   }
-  return { sessions, events }
+  return { sessions, events, notices }
 }
 
 type Disruption = "none" | "restart" | "evict" | "fail" | "takeover"
@@ -236,6 +242,12 @@ describe("partition worker", () => {
             const expected = reference(entries)
             expect(Object.fromEntries(store.sessions)).toEqual(Object.fromEntries(expected.sessions))
             expect(Object.fromEntries(store.events)).toEqual(Object.fromEntries(expected.events))
+            // Webhook events: one per session start and end, never two for one cause.
+            expect(Object.fromEntries(store.notices)).toEqual(Object.fromEntries(expected.notices))
+            const starts = [...expected.notices.values()].filter((n) => n.type === "session.started").length
+            const ends = [...expected.notices.values()].filter((n) => n.type === "session.ended").length
+            expect(starts).toBe(expected.sessions.size)
+            expect(ends).toBe([...expected.sessions.values()].filter((s) => s.ended_at !== null).length)
           }
         ),
         { numRuns: 300 }

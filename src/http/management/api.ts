@@ -5,6 +5,7 @@ import { Scope } from "../../domain/scopes.ts"
 import { ApiKey, LicenseKey, Org, Project, Role, Team, User } from "../../domain/tenancy.ts"
 import { Envelope, ManagementAuth, PageQuery, pageOf, RequiredScope } from "../contract.ts"
 import { EventsGroup, SessionsGroup } from "./activity-api.ts"
+import { AlertsGroup, WebhooksGroup } from "./webhooks-api.ts"
 import { RulesGroup } from "./rules-api.ts"
 
 const Id = { id: Schema.String }
@@ -130,6 +131,7 @@ export class LicenseKeysGroup extends HttpApiGroup.make("licenseKeys")
 
 export class ManagementApi extends HttpApi.make("management")
   .add(OrgGroup, UsersGroup, TeamsGroup, ProjectsGroup, ApiKeysGroup, LicenseKeysGroup, SessionsGroup, EventsGroup)
+  .add(WebhooksGroup, AlertsGroup)
   .add(RulesGroup)
   .prefix("/api/v1")
   .annotateMerge(OpenApi.annotations({

@@ -7,6 +7,7 @@ import { managementRateWindows } from "../../domain/plans.ts"
 import { Tenancy } from "../../store/tenancy-repo.ts"
 import { ApiPrincipal } from "../contract.ts"
 import { EventsHandlers, SessionsHandlers } from "./activity-handlers.ts"
+import { AlertsHandlers, WebhooksHandlers } from "./webhooks-handlers.ts"
 import { ManagementApi } from "./api.ts"
 import { RulesHandlers } from "./rules-handlers.ts"
 
@@ -95,6 +96,8 @@ export const LicenseKeysHandlers = HttpApiBuilder.group(ManagementApi, "licenseK
 }))
 
 export const ManagementHandlers = Layer.mergeAll(
+  WebhooksHandlers,
+  AlertsHandlers,
   RulesHandlers,
   OrgHandlers,
   UsersHandlers,

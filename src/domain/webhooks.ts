@@ -1,0 +1,201 @@
+import { createHash } from "node:crypto"
+import { Schema } from "effect"
+import type { Environment } from "./environments.ts"
+import { Timestamp } from "./tenancy.ts"
+
+/** The webhook event types of spec §6.1. */
+export const WebhookEventType = Schema.Literals([
+  "session.started",
+  "session.ended",
+  "budget.exceeded",
+  "budget.warning",
+  "rule.triggered",
+  "anomaly.detected"
+])
+export type WebhookEventType = typeof WebhookEventType.Type
+export const webhookEventTypes: ReadonlyArray<WebhookEventType> = WebhookEventType.literals
+
+export const isWebhookEventType = (s: string): s is WebhookEventType =>
+  (webhookEventTypes as ReadonlyArray<string>).includes(s)
+
+/** Spec §8: a webhook secret has at least 32 characters. */
+export const minSecretLength = 32
+/** Spec §8: five attempts, then the webhook is failing. */
+export const maxAttempts = 5
+
+/** A webhook as the management API shows it; the secret is never returned. */
+export const Webhook = Schema.Struct({
+  id: Schema.String.annotate({ description: "prefix wh_" }),
+  url: Schema.String,
+  events: Schema.Array(WebhookEventType),
+  enabled: Schema.Boolean,
+  failing: Schema.Boolean.annotate({
+    description: "true after 5 failed attempts of a delivery: deliveries are paused (events still queue) until POST /webhooks/:id/enable"
+  }),
+  created_at: Timestamp
+})
+export type Webhook = typeof Webhook.Type
+
+/** The answer of POST /webhooks/:id/test. */
+export const TestOutcome = Schema.Struct({
+  delivered: Schema.Boolean.annotate({ description: "the receiver answered 2xx within the timeout" }),
+  status_code: Schema.NullOr(Schema.Int).annotate({ description: "the receiver's HTTP status; null when none came" }),
+  latency_ms: Schema.Number,
+  error: Schema.NullOr(Schema.String).annotate({ description: "why it was not delivered (timeout, connection error, URL refused, non-2xx)" })
+})
+export type TestOutcome = typeof TestOutcome.Type
+
+/** An admin alert (GET /alerts). */
+export const Alert = Schema.Struct({
+  id: Schema.String.annotate({ description: "prefix alert_" }),
+  type: Schema.String.annotate({ description: "e.g. webhook.failing" }),
+  message: Schema.String,
+  data: Schema.Record(Schema.String, Schema.Unknown),
+  created_at: Timestamp
+})
+export type Alert = typeof Alert.Type
+
+// ---------------------------------------------------------------------------------------------
+// Payloads (spec §6.2). The data shapes of session.*, and budget.warning are ours (not shown).
+
+const SessionStartedData = Schema.Struct({
+  session_id: Schema.String,
+  user_id: Schema.String,
+  adapter: Schema.String,
+  client_session_id: Schema.String.annotate({ description: "the adapter's own session id" }),
+  project_id: Schema.NullOr(Schema.String),
+  started_at: Timestamp
+}).annotate({ identifier: "SessionStartedData" })
+
+const SessionEndedData = Schema.Struct({
+  ...SessionStartedData.fields,
+  ended_at: Timestamp,
+  end_reason: Schema.Literals(["session-end", "timeout"]),
+  duration_s: Schema.Number,
+  signal_count: Schema.Int,
+  error_count: Schema.Int,
+  model: Schema.NullOr(Schema.String).annotate({ description: "primary model" }),
+  models: Schema.Array(Schema.String),
+  tokens_in: Schema.Int,
+  tokens_out: Schema.Int,
+  cost_usd: Schema.Number
+}).annotate({ identifier: "SessionEndedData" })
+
+const BudgetData = Schema.Struct({
+  rule_id: Schema.String,
+  rule_name: Schema.String,
+  scope: Schema.String,
+  scope_id: Schema.String,
+  threshold: Schema.Number,
+  current: Schema.Number,
+  window: Schema.String,
+  metric: Schema.String
+})
+
+const RuleTriggeredData = Schema.Struct({
+  rule_id: Schema.String,
+  rule_name: Schema.String,
+  action: Schema.String,
+  user_id: Schema.String,
+  model: Schema.String,
+  session_id: Schema.String,
+  event_id: Schema.String
+}).annotate({ identifier: "RuleTriggeredData" })
+
+const AnomalyDetectedData = Schema.Struct({
+  anomaly_type: Schema.String.annotate({ description: "e.g. token_spike" }),
+  user_id: Schema.String,
+  baseline_avg: Schema.Number,
+  observed: Schema.Number,
+  deviation_pct: Schema.Number,
+  session_id: Schema.String
+}).annotate({ identifier: "AnomalyDetectedData" })
+
+const envelopeOf = <T extends WebhookEventType, D extends Schema.Top>(type: T, data: D, description: string) =>
+  Schema.Struct({
+    id: Schema.String.annotate({ description: "prefix wev_; the same event always has the same id (deduplicate on it)" }),
+    type: Schema.Literal(type),
+    org_id: Schema.String,
+    ts: Timestamp.annotate({ description: "when the event happened" }),
+    data
+  }).annotate({ description })
+
+/** Every webhook delivery body (HTTP POST, JSON), by type. */
+export const WebhookPayload = Schema.Union([
+  envelopeOf("session.started", SessionStartedData, "a new session began; ts = started_at"),
+  envelopeOf("session.ended", SessionEndedData, "a session ended (explicit close or timeout); ts = ended_at"),
+  envelopeOf("budget.exceeded", BudgetData.annotate({ identifier: "BudgetExceededData" }), "a budget rule threshold was crossed (not emitted yet)"),
+  envelopeOf("budget.warning", BudgetData.annotate({ identifier: "BudgetWarningData" }), "a budget reached 80% of its threshold (not emitted yet)"),
+  envelopeOf("rule.triggered", RuleTriggeredData, "a rule fired (not emitted yet)"),
+  envelopeOf("anomaly.detected", AnomalyDetectedData, "unusual activity was detected (not emitted yet)")
+]).annotate({ identifier: "WebhookPayload" })
+export type WebhookPayload = typeof WebhookPayload.Type
+
+// ---------------------------------------------------------------------------------------------
+// The outbox contract: what a fold (or any future source) emits, and how it becomes an event.
+
+/**
+ * Something that happened and may be delivered to webhooks. `cause` names it uniquely within its
+ * type (a session id, `<rule>:<window>`…): the event id is derived from it, so the same cause
+ * folded twice is the same event. A new source emits `notice(type, cause, …)` and nothing else.
+ */
+export interface Notice {
+  readonly type: WebhookEventType
+  readonly cause: string
+  readonly org_id: string
+  readonly environment: Environment
+  readonly ts: string
+  readonly data: Readonly<Record<string, unknown>>
+}
+
+export const notice = (
+  type: WebhookEventType,
+  cause: string,
+  at: { readonly org_id: string; readonly environment: Environment; readonly ts: string },
+  data: Readonly<Record<string, unknown>>
+): Notice => ({ type, cause, org_id: at.org_id, environment: at.environment, ts: at.ts, data })
+
+/** `wev_` + the first 32 hex of sha256(`<type>:<cause>`). */
+export const webhookEventId = (type: string, cause: string): string =>
+  `wev_${createHash("sha256").update(`${type}:${cause}`).digest("hex").slice(0, 32)}`
+
+/** An outbox row: the notice with its id and the exact envelope receivers get. */
+export interface OutboxEvent {
+  readonly id: string
+  readonly org_id: string
+  readonly environment: Environment
+  readonly type: WebhookEventType
+  readonly payload: {
+    readonly id: string
+    readonly type: WebhookEventType
+    readonly org_id: string
+    readonly ts: string
+    readonly data: Readonly<Record<string, unknown>>
+  }
+}
+
+export const toOutboxEvent = (n: Notice): OutboxEvent => {
+  const id = webhookEventId(n.type, n.cause)
+  return {
+    id,
+    org_id: n.org_id,
+    environment: n.environment,
+    type: n.type,
+    payload: { id, type: n.type, org_id: n.org_id, ts: n.ts, data: n.data }
+  }
+}
+
+/**
+ * Delays before attempts 2..5 (spec §6.4; attempt 1 is immediate). A table, not a `Schedule`:
+ * the next attempt time is persisted per delivery (so a restart neither loses nor repeats an
+ * attempt) and computed in the same UPDATE that records the failed attempt, so what is needed
+ * is "delay after failed attempt n", a pure lookup, rather than a stateful schedule driven in
+ * memory by one fiber.
+ */
+export const retryDelaysMs: ReadonlyArray<number> = [30_000, 300_000, 1_800_000, 7_200_000]
+
+/** The delay after failed attempt `attempt` (1-based), scaled; undefined after the last one. */
+export const retryDelayAfter = (attempt: number, scale: number): number | undefined => {
+  const d = retryDelaysMs[attempt - 1]
+  return d === undefined || attempt >= maxAttempts ? undefined : Math.max(0, Math.round(d * scale))
+}

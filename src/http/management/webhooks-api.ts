@@ -1,0 +1,69 @@
+import { Schema } from "effect"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
+import { NotFound, Unprocessable } from "../../domain/errors.ts"
+import { Alert, TestOutcome, Webhook } from "../../domain/webhooks.ts"
+import { Envelope, ManagementAuth, PageQuery, pageOf, RequiredScope } from "../contract.ts"
+
+const Id = { id: Schema.String }
+
+const CreateWebhook = Schema.Struct({
+  url: Schema.String.pipe(Schema.check(Schema.isMinLength(1), Schema.isMaxLength(2048))).annotate({
+    description: "https URL that receives the POSTs; its host must resolve to public addresses only"
+  }),
+  events: Schema.Array(Schema.String).pipe(Schema.check(Schema.isMaxLength(20))).annotate({
+    description: "event names (session.started, session.ended, budget.exceeded, budget.warning, rule.triggered, anomaly.detected); unknown names are 422"
+  }),
+  secret: Schema.String.pipe(Schema.check(Schema.isMaxLength(1024))).annotate({
+    description: "at least 32 characters; signs every delivery (X-Service-Signature); stored encrypted, never returned"
+  })
+})
+
+export class WebhooksGroup extends HttpApiGroup.make("webhooks")
+  .add(
+    HttpApiEndpoint.get("list", "/webhooks", { query: PageQuery, success: pageOf(Webhook) })
+      .annotate(RequiredScope, { resource: "webhooks", access: "read" }),
+    HttpApiEndpoint.post("create", "/webhooks", {
+      payload: CreateWebhook,
+      success: Webhook.pipe(HttpApiSchema.status(201)),
+      error: Unprocessable
+    })
+      .annotate(RequiredScope, { resource: "webhooks", access: "write" })
+      .annotateMerge(OpenApi.annotations({
+        description: "Registers a webhook. 422 codes: unknown_event, secret_too_short, url_not_allowed, validation_error."
+      })),
+    HttpApiEndpoint.delete("delete", "/webhooks/:id", { params: Id, success: HttpApiSchema.NoContent, error: NotFound })
+      .annotate(RequiredScope, { resource: "webhooks", access: "write" })
+      .annotateMerge(OpenApi.annotations({ description: "Deletes the webhook; nothing more is delivered to it." })),
+    HttpApiEndpoint.post("test", "/webhooks/:id/test", { params: Id, success: TestOutcome, error: NotFound })
+      .annotate(RequiredScope, { resource: "webhooks", access: "write" })
+      .annotateMerge(OpenApi.annotations({
+        description: "Delivers a signed test session.started event now (once, not retried, not queued) and answers the outcome."
+      })),
+    HttpApiEndpoint.post("enable", "/webhooks/:id/enable", { params: Id, success: Webhook, error: NotFound })
+      .annotate(RequiredScope, { resource: "webhooks", access: "write" })
+      .annotateMerge(OpenApi.annotations({
+        description: "Re-enables a failing webhook: clears `failing` and resumes delivery of what queued meanwhile, oldest first."
+      }))
+  )
+  .middleware(ManagementAuth)
+  .middleware(Envelope)
+  .annotateMerge(OpenApi.annotations({
+    title: "Webhooks",
+    description: "Signed event notifications (spec §6). Each delivery is a POST of the JSON envelope {id, type, org_id, ts, data} " +
+      "with X-Service-Signature: sha256=<hex HMAC-SHA256 of the body keyed with the secret>; the payload shapes are in " +
+      "schemas/webhook-payloads.schema.json. Retries: 30 s, 5 min, 30 min, 2 h; after 5 failed attempts the webhook is failing."
+  }))
+{}
+
+export class AlertsGroup extends HttpApiGroup.make("alerts")
+  .add(
+    HttpApiEndpoint.get("list", "/alerts", { query: PageQuery, success: pageOf(Alert) })
+      .annotate(RequiredScope, { resource: "admin", access: "read" })
+  )
+  .middleware(ManagementAuth)
+  .middleware(Envelope)
+  .annotateMerge(OpenApi.annotations({
+    title: "Alerts",
+    description: "Alerts for the org's admins, newest first (e.g. webhook.failing when a webhook's deliveries are paused)."
+  }))
+{}
