@@ -1,5 +1,5 @@
 import { NodeRuntime, NodeServices } from "@effect/platform-node"
-import { Cause, Console, Effect, Layer, Option, Predicate } from "effect"
+import { Cause, Console, Effect, Layer, Logger, Option, Predicate } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
 import { AppConfig } from "../config.ts"
 import { Environment } from "../domain/environments.ts"
@@ -187,6 +187,8 @@ const reportFailure = (cause: Cause.Cause<unknown>) =>
 cli.pipe(
   Command.run({ version: "0.1.0" }),
   Effect.catchCause((cause) => (Cause.hasInterruptsOnly(cause) ? Effect.failCause(cause) : reportFailure(cause))),
+  // Logs go to stderr; stdout carries what a command prints (credentials, --json output).
+  Effect.provideService(Logger.LogToStderr, true),
   Effect.provide(NodeServices.layer),
   NodeRuntime.runMain
 )
