@@ -23,6 +23,8 @@ const sweepSchedule = Schedule.spaced("1 second")
  */
 export class Engine extends Context.Service<Engine, {
   readonly submit: (record: SignalRecord) => Effect.Effect<Submitted, LogUnavailable>
+  /** Appends the records in one append, in order; answers one Submitted per record, in order. */
+  readonly submitMany: (records: ReadonlyArray<SignalRecord>) => Effect.Effect<ReadonlyArray<Submitted>, LogUnavailable>
   readonly owned: Effect.Effect<ReadonlyArray<number>>
 }>()("signal-engine/engine/Engine") {
   static readonly layer = Layer.effect(
@@ -108,20 +110,47 @@ export class Engine extends Context.Service<Engine, {
           return response ?? (yield* Effect.never)
         }).pipe(Effect.catchCause(() => Effect.never))
 
-      const submit = Effect.fn("Engine.submit")(function*(record: SignalRecord) {
-        const deferred = yield* verdicts.register(record.signal_id)
-        yield* log.append([record]).pipe(Effect.tapError(() => verdicts.forget(record.signal_id)))
+      /** The verdict of an appended record: from the local worker, or the owner's when another node owns it. */
+      const verdictOf = (record: SignalRecord, deferred: Deferred.Deferred<Verdict>): Effect.Effect<Verdict> => {
         const partition = log.partitionFor(record.user_id)
-        const elsewhere = cluster.enabled && !workers.has(partition)
-        const verdict = yield* (elsewhere
+        return cluster.enabled && !workers.has(partition)
           ? Effect.raceFirst(Deferred.await(deferred), remoteVerdict(partition, record.signal_id))
-          : Deferred.await(deferred)).pipe(Effect.timeoutOption(wait))
-        if (Option.isSome(verdict)) return { _tag: "Processed", verdict: verdict.value } satisfies Submitted
-        yield* verdicts.forget(record.signal_id)
-        return { _tag: "Pending", signal_id: record.signal_id } satisfies Submitted
+          : Deferred.await(deferred)
+      }
+
+      /**
+       * Appends the records in one call (in order), then waits for their verdicts, all within
+       * one INGEST_WAIT; those not processed by then are answered Pending (they are durable).
+       */
+      const submitMany = Effect.fn("Engine.submitMany")(function*(records: ReadonlyArray<SignalRecord>) {
+        const deferreds = yield* Effect.forEach(records, (record) => verdicts.register(record.signal_id))
+        yield* log.append(records).pipe(
+          Effect.tapError(() => Effect.forEach(records, (record) => verdicts.forget(record.signal_id), { discard: true }))
+        )
+        const deadline = (yield* Clock.currentTimeMillis) + Duration.toMillis(wait)
+        const answers: Array<Submitted> = []
+        for (let i = 0; i < records.length; i++) {
+          const record = records[i]!
+          const deferred = deferreds[i]!
+          // Verdicts of one batch mostly arrive together: a done one needs no timer.
+          const verdict = Deferred.isDoneUnsafe(deferred)
+            ? Option.some(yield* Deferred.await(deferred))
+            : yield* verdictOf(record, deferred).pipe(
+              Effect.timeoutOption(Math.max(0, deadline - (yield* Clock.currentTimeMillis)))
+            )
+          if (Option.isSome(verdict)) {
+            answers.push({ _tag: "Processed", verdict: verdict.value })
+          } else {
+            yield* verdicts.forget(record.signal_id)
+            answers.push({ _tag: "Pending", signal_id: record.signal_id })
+          }
+        }
+        return answers
       })
 
-      return Engine.of({ submit, owned: Effect.sync(() => [...workers.keys()].sort((a, b) => a - b)) })
+      const submit = (record: SignalRecord) => Effect.map(submitMany([record]), (answers) => answers[0]!)
+
+      return Engine.of({ submit, submitMany, owned: Effect.sync(() => [...workers.keys()].sort((a, b) => a - b)) })
     })
   )
 }

@@ -41,6 +41,32 @@ export const SignalAccepted = Schema.Struct({
   }))
 })
 
+/** Most signals one batch may carry. */
+export const maxBatchSignals = 500
+
+export const SignalsBatchInput = Schema.Struct({
+  signals: Schema.Array(Schema.Unknown.annotate({ description: "a signal, as POST /signals takes it" })).pipe(
+    Schema.check(Schema.isMinLength(1), Schema.isMaxLength(maxBatchSignals))
+  ).annotate({
+    description: `1 to ${maxBatchSignals} signals of the authenticated user, appended in this order; ` +
+      "each is validated on its own, so an invalid one does not reject the others"
+  })
+})
+
+export const SignalRejected = Schema.Struct({
+  ok: Schema.Literal(false),
+  error: Schema.Struct({
+    code: Schema.String.annotate({ description: "as POST /signals would answer it: invalid_signal_type, invalid_parameters, metadata_too_large" }),
+    error: Schema.String
+  })
+}).annotate({ description: "the signal was not accepted (nothing was stored for it)" })
+
+export const SignalsBatchAccepted = Schema.Struct({
+  results: Schema.Array(Schema.Union([SignalAccepted, SignalRejected])).annotate({
+    description: "one result per signal, in input order"
+  })
+})
+
 export class SignalsGroup extends HttpApiGroup.make("signals")
   .add(
     HttpApiEndpoint.post("ingest", "/signals", {
@@ -51,6 +77,18 @@ export class SignalsGroup extends HttpApiGroup.make("signals")
       .annotate(RequiredFeature, "signals")
       .annotateMerge(OpenApi.annotations({
         description: "Accepts one signal. Once answered `ok`, the signal is durable and will appear in its session."
+      }))
+  )
+  .add(
+    HttpApiEndpoint.post("ingestBatch", "/signals/batch", {
+      payload: SignalsBatchInput,
+      success: SignalsBatchAccepted,
+      error: ServiceUnavailable
+    })
+      .annotate(RequiredFeature, "signals")
+      .annotateMerge(OpenApi.annotations({
+        description: "Extension: accepts up to 500 signals of one user in one request, appended to the log in order " +
+          "(one append). Answers a result per signal in input order; invalid signals are refused individually."
       }))
   )
   .middleware(EngineAuth)

@@ -1,0 +1,240 @@
+/**
+ * The load generator: a process of its own (pinned to another core than the server when taskset
+ * exists), so its CPU does not come out of the server's. It sends POSTs over loopback with
+ * node:http and a keep-alive Agent (one socket per concurrent request): cheaper per request than
+ * the global fetch (undici), which builds WHATWG Request/Response objects and streams for each
+ * call, and the generator's own cost is what limits the `http_baseline` ceiling on a 2-core box.
+ *
+ * Input: the path of a JSON file (LoadSpec). Output: one JSON line (LoadResult) on stdout.
+ */
+import { readFileSync } from "node:fs"
+import { Agent, request } from "node:http"
+
+export interface LoadSpec {
+  readonly port: number
+  readonly path: string
+  readonly keys: ReadonlyArray<string>
+  readonly durationS: number
+  /** Closed loop: this many requests in flight, each sent when the previous one is answered. */
+  readonly concurrency: number
+  /** Open loop instead: this many requests per second, whatever the answers (concurrency caps in-flight). */
+  readonly rate?: number
+  /** Signals per request: 1 sends one signal; more sends `{signals: [...]}` to a batch endpoint. */
+  readonly batch: number
+  /** Every `probeEvery`-th request is sent by one of `probeKeys` with metadata.probe = its number (lag). */
+  readonly probeKeys?: ReadonlyArray<string>
+  readonly probeEvery?: number
+  /** Send each key exactly once (memory scenario) instead of for a duration. */
+  readonly oncePerKey?: boolean
+  readonly warmupS?: number
+}
+
+export interface LoadResult {
+  readonly requests: number
+  readonly signals: number
+  readonly seconds: number
+  readonly errors: number
+  readonly refused: number
+  readonly pending: number
+  readonly latencyMs: { readonly p50: number; readonly p99: number; readonly max: number; readonly mean: number }
+  readonly probes: number
+  readonly dropped: number
+  readonly cpu: { readonly userMs: number; readonly systemMs: number; readonly percentOfOneCore: number }
+}
+
+const spec = JSON.parse(readFileSync(process.argv[2]!, "utf8")) as LoadSpec
+const agent = new Agent({ keepAlive: true, maxSockets: spec.concurrency, maxFreeSockets: spec.concurrency })
+
+const tools = ["Edit", "Read", "Bash", "Grep", "Write"]
+const models = ["claude-sonnet-4-20250514", "gpt-4o", "claude-opus-4", "gemini-2.5-pro"]
+let counter = 0
+
+const signal = (n: number, probe?: number) => ({
+  type: n % 10 === 0 ? "user-prompt" : "post-tool",
+  adapter: "claude-code",
+  session_id: `bench-${n % 7}`,
+  metadata: {
+    model: models[n % models.length],
+    tokens_in: 800 + (n % 400),
+    tokens_out: 120 + (n % 80),
+    latency_ms: 350 + (n % 900),
+    project_id: `proj_${n % 5}`,
+    tool: tools[n % tools.length],
+    ...(probe === undefined ? {} : { probe })
+  }
+})
+
+const bodyFor = (n: number, probe?: number): string =>
+  spec.batch <= 1
+    ? JSON.stringify(signal(n, probe))
+    : JSON.stringify({ signals: Array.from({ length: spec.batch }, (_, i) => signal(n * spec.batch + i, i === 0 ? probe : undefined)) })
+
+interface Answer {
+  readonly status: number
+  readonly body: string
+}
+
+const post = (key: string, body: string): Promise<Answer> =>
+  new Promise((resolve, reject) => {
+    const req = request({
+      agent,
+      host: "127.0.0.1",
+      port: spec.port,
+      method: "POST",
+      path: spec.path,
+      headers: { "content-type": "application/json", "content-length": Buffer.byteLength(body), authorization: `Bearer ${key}` }
+    }, (res) => {
+      const chunks: Array<Buffer> = []
+      res.on("data", (c: Buffer) => chunks.push(c))
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString("utf8") }))
+      res.on("error", reject)
+    })
+    req.on("error", reject)
+    req.end(body)
+  })
+
+const latencies: Array<number> = []
+let requests = 0
+let signals = 0
+let errors = 0
+let refused = 0
+let pending = 0
+let probes = 0
+let dropped = 0
+let measuring = false
+
+interface Outcome { ok: boolean; action?: string }
+
+const classify = (answer: Answer) => {
+  if (answer.status < 200 || answer.status >= 300) {
+    errors += 1
+    return
+  }
+  if (answer.status !== 200) return // the bare baseline server answers 202 with no verdict
+  const parsed = JSON.parse(answer.body) as Outcome & { results?: ReadonlyArray<Outcome> }
+  for (const r of parsed.results ?? [parsed]) {
+    if (r.ok === false) refused += 1
+    else if (r.action === "pending") pending += 1
+  }
+}
+
+const one = async (n: number, key: string, probe?: number) => {
+  const body = bodyFor(n, probe)
+  const started = performance.now()
+  try {
+    const answer = await post(key, body)
+    if (!measuring) return
+    latencies.push(performance.now() - started)
+    requests += 1
+    signals += spec.batch
+    classify(answer)
+  } catch {
+    if (measuring) errors += 1
+  }
+}
+
+const keyFor = (n: number) => spec.keys[n % spec.keys.length]!
+
+const pick = (n: number): readonly [string, number | undefined] => {
+  if (spec.probeKeys && spec.probeEvery && n % spec.probeEvery === 0) {
+    probes += measuring ? 1 : 0
+    return [spec.probeKeys[(n / spec.probeEvery) % spec.probeKeys.length]!, n]
+  }
+  return [keyFor(n), undefined]
+}
+
+const percentile = (sorted: ReadonlyArray<number>, p: number) =>
+  sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!
+
+const closedLoop = async (until: number) => {
+  await Promise.all(Array.from({ length: spec.concurrency }, async () => {
+    while (performance.now() < until) {
+      const n = counter++
+      const [key, probe] = pick(n)
+      await one(n, key, probe)
+    }
+  }))
+}
+
+const openLoop = async (until: number, rate: number) => {
+  const start = performance.now()
+  let sent = 0
+  let inFlight = 0
+  const running = new Set<Promise<void>>()
+  while (performance.now() < until) {
+    const due = Math.floor(((performance.now() - start) / 1000) * rate)
+    while (sent < due) {
+      sent += 1
+      if (inFlight >= spec.concurrency) {
+        if (measuring) dropped += 1
+        continue
+      }
+      const n = counter++
+      const [key, probe] = pick(n)
+      inFlight += 1
+      const p: Promise<void> = one(n, key, probe).finally(() => {
+        inFlight -= 1
+        running.delete(p)
+      })
+      running.add(p)
+    }
+    await new Promise((r) => setTimeout(r, 1))
+  }
+  await Promise.all(running)
+}
+
+const oncePerKey = async () => {
+  let next = 0
+  await Promise.all(Array.from({ length: spec.concurrency }, async () => {
+    while (next < spec.keys.length) {
+      const n = next++
+      await one(n, spec.keys[n]!)
+    }
+  }))
+}
+
+const main = async () => {
+  const warmupMs = (spec.warmupS ?? 0) * 1000
+  if (warmupMs > 0 && !spec.oncePerKey) {
+    const until = performance.now() + warmupMs
+    if (spec.rate === undefined) await closedLoop(until)
+    else await openLoop(until, spec.rate)
+  }
+  measuring = true
+  const cpu0 = process.cpuUsage()
+  const t0 = performance.now()
+  if (spec.oncePerKey) await oncePerKey()
+  else if (spec.rate === undefined) await closedLoop(t0 + spec.durationS * 1000)
+  else await openLoop(t0 + spec.durationS * 1000, spec.rate)
+  const seconds = (performance.now() - t0) / 1000
+  const cpu = process.cpuUsage(cpu0)
+  const sorted = latencies.sort((a, b) => a - b)
+  const result: LoadResult = {
+    requests,
+    signals,
+    seconds,
+    errors,
+    refused,
+    pending,
+    latencyMs: {
+      p50: percentile(sorted, 50),
+      p99: percentile(sorted, 99),
+      max: sorted[sorted.length - 1] ?? 0,
+      mean: sorted.reduce((a, b) => a + b, 0) / Math.max(1, sorted.length)
+    },
+    probes,
+    dropped,
+    cpu: {
+      userMs: cpu.user / 1000,
+      systemMs: cpu.system / 1000,
+      percentOfOneCore: ((cpu.user + cpu.system) / 1000 / (seconds * 1000)) * 100
+    }
+  }
+  process.stdout.write(`${JSON.stringify(result)}\n`)
+  agent.destroy()
+}
+
+main().catch((error: unknown) => {
+  console.error(error)
+  process.exit(1)
+})

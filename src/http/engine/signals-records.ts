@@ -1,0 +1,57 @@
+import { Result } from "effect"
+import { BadRequest } from "../../domain/errors.ts"
+import { makeId } from "../../domain/ids.ts"
+import type { LicensePrincipal } from "../../domain/principal.ts"
+import type { SignalRecord } from "../../domain/records.ts"
+import { SignalType } from "../../domain/signals.ts"
+import type { Pricing } from "../../engine/pricing.ts"
+import type { SignalInput } from "./signals-api.ts"
+
+const signalTypes: ReadonlySet<string> = new Set(SignalType.literals)
+
+/**
+ * The log record of one decoded signal, or why it is refused (unknown type, metadata too large).
+ * Both ingestion endpoints build their records here, so a signal is checked, timestamped and
+ * priced the same way whether it came alone or in a batch.
+ */
+export const toSignalRecord = (
+  payload: typeof SignalInput.Type,
+  context: {
+    readonly principal: LicensePrincipal
+    readonly pricing: Pricing["Service"]
+    readonly maxMetadataBytes: number
+    readonly now: number
+  }
+): Result.Result<SignalRecord, BadRequest> => {
+  if (!signalTypes.has(payload.type)) {
+    return Result.fail(BadRequest.of(
+      `unknown signal type "${payload.type}"; expected one of ${SignalType.literals.join(", ")}`,
+      "invalid_signal_type"
+    ))
+  }
+  const { principal, pricing, maxMetadataBytes, now } = context
+  const metadata = payload.metadata ?? {}
+  if (Buffer.byteLength(JSON.stringify(metadata)) > maxMetadataBytes) {
+    return Result.fail(BadRequest.of(`metadata is larger than ${maxMetadataBytes} bytes`, "metadata_too_large"))
+  }
+  return Result.succeed({
+    v: 1,
+    kind: "signal",
+    org_id: principal.orgId,
+    environment: principal.environment,
+    user_id: principal.userId,
+    ts: new Date(now).toISOString(),
+    signal_id: makeId("sig", now),
+    type: payload.type as SignalType,
+    adapter: payload.adapter,
+    client_session_id: payload.session_id,
+    metadata,
+    session_timeout_s: principal.sessionTimeoutS,
+    cost: pricing.price({
+      model: metadata.model,
+      tokensIn: metadata.tokens_in ?? 0,
+      tokensOut: metadata.tokens_out ?? 0,
+      reportedUsd: metadata.cost_usd
+    })
+  })
+}
