@@ -12,6 +12,7 @@ import { Rules } from "./store/rules-repo.ts"
 import { Tenancy } from "./store/tenancy-repo.ts"
 import { Cluster } from "./engine/cluster.ts"
 import { Engine } from "./engine/engine.ts"
+import { RuleCache } from "./engine/rule-cache.ts"
 import { Pricing } from "./engine/pricing.ts"
 import { VerdictRegistry } from "./engine/verdicts.ts"
 import { KafkaLog } from "./log/kafka-log.ts"
@@ -53,7 +54,7 @@ export const SignalLogLive = Layer.unwrap(
 
 /** The stream processor: log consumer, partition workers and the verdicts they answer. */
 const ProcessingLive = Engine.layer.pipe(
-  Layer.provideMerge(Layer.mergeAll(SignalLogLive, Projections.layer, VerdictRegistry.layer, Pricing.layer, Cluster.layer))
+  Layer.provideMerge(Layer.mergeAll(SignalLogLive, Projections.layer, VerdictRegistry.layer, Pricing.layer, Cluster.layer, RuleCache.layer))
 )
 
 /** On the first start with an empty database, create a demo org and print its credentials once. */

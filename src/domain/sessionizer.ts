@@ -1,5 +1,6 @@
 import type { Environment } from "./environments.ts"
 import type { LogRecord, SessionTimeoutRecord, SignalRecord } from "./records.ts"
+import { addUsage, noUsage, type Usage, windowKey } from "./rule-evaluation.ts"
 import { type Notice, notice } from "./webhooks.ts"
 
 /**
@@ -34,6 +35,32 @@ export interface OpenSession {
 export interface UserState {
   /** Open sessions by `<environment>:<adapter>`. */
   readonly open: Readonly<Record<string, OpenSession>>
+  /**
+   * The user's usage per calendar window, by `<environment>:d:<YYYY-MM-DD>` and
+   * `<environment>:m:<YYYY-MM>` (UTC): the current and previous window of each kind. Counted
+   * for every signal, blocked or not, so it is part of the fold and rebuilt by replay.
+   */
+  readonly usage?: Readonly<Record<string, Usage>>
+}
+
+const usageKey = (environment: Environment, window: "daily" | "monthly", ts: string) =>
+  `${environment}:${window === "daily" ? "d" : "m"}:${windowKey(window, ts)}`
+
+/** The user's usage in one window, before whatever the state has not seen yet. */
+export const usageIn = (state: UserState, environment: Environment, window: "daily" | "monthly", key: string): Usage =>
+  state.usage?.[`${environment}:${window === "daily" ? "d" : "m"}:${key}`] ?? noUsage
+
+const countUsage = (state: UserState, environment: Environment, ts: string, add: Usage): Readonly<Record<string, Usage>> => {
+  const next: Record<string, Usage> = { ...state.usage }
+  for (const window of ["daily", "monthly"] as const) {
+    const key = usageKey(environment, window, ts)
+    next[key] = addUsage(next[key] ?? noUsage, add)
+    // Keep the two most recent windows of each kind per environment; older ones can no longer apply.
+    const prefix = key.slice(0, key.lastIndexOf(":") + 1)
+    const kept = Object.keys(next).filter((k) => k.startsWith(prefix)).sort().slice(-2)
+    for (const k of Object.keys(next)) if (k.startsWith(prefix) && !kept.includes(k)) delete next[k]
+  }
+  return next
 }
 
 export const emptyUserState: UserState = { open: {} }
@@ -213,6 +240,7 @@ const foldSignal = (state: UserState, r: SignalRecord, at: Position): FoldResult
   const model = text(m.model)
   const tokensIn = count(m.tokens_in)
   const tokensOut = count(m.tokens_out)
+  const usage = countUsage(state, r.environment, r.ts, { cost_usd: r.cost.usd, tokens_in: tokensIn, tokens_out: tokensOut })
   const errorCode = text(m.error_code)
   const projectId = text(m.project_id)
 
@@ -280,10 +308,10 @@ const foldSignal = (state: UserState, r: SignalRecord, at: Position): FoldResult
     const closed = closedRow(updated, r.user_id, r.ts, "session-end")
     sessions.push(closed.row)
     notices.push(closed.notice)
-    return { state: { open: withoutKey(open, key) }, sessions, events: [event], notices, sessionId: updated.id }
+    return { state: { open: withoutKey(open, key), usage }, sessions, events: [event], notices, sessionId: updated.id }
   }
   sessions.push(toRow(updated, r.user_id, null))
-  return { state: { open: { ...open, [key]: updated } }, sessions, events: [event], notices, sessionId: updated.id }
+  return { state: { open: { ...open, [key]: updated }, usage }, sessions, events: [event], notices, sessionId: updated.id }
 }
 
 const foldTimeout = (state: UserState, r: SessionTimeoutRecord): FoldResult => {
@@ -292,7 +320,7 @@ const foldTimeout = (state: UserState, r: SessionTimeoutRecord): FoldResult => {
   if (!entry || entry[1].last_activity_at !== r.last_activity_at) return { state, sessions: [], events: [], notices: [] }
   const [key, session] = entry
   const closed = closedRow(session, r.user_id, session.last_activity_at, "timeout")
-  return { state: { open: withoutKey(state.open, key) }, sessions: [closed.row], events: [], notices: [closed.notice] }
+  return { state: { ...state, open: withoutKey(state.open, key) }, sessions: [closed.row], events: [], notices: [closed.notice] }
 }
 
 export const fold = (state: UserState, record: LogRecord, at: Position): FoldResult =>

@@ -3,6 +3,7 @@ import type { SessionTimeoutRecord, SignalRecord } from "../domain/records.ts"
 import { type LogUnavailable, type PartitionHandler, SignalLog } from "../log/signal-log.ts"
 import { makePartitionWorker, type PartitionWorker } from "./partition-worker.ts"
 import { Cluster } from "./cluster.ts"
+import { RuleCache } from "./rule-cache.ts"
 import { type Verdict, VerdictRegistry } from "./verdicts.ts"
 
 /** The internal route a node answers verdicts of its partitions on (for the proxy path). */
@@ -35,12 +36,13 @@ export class Engine extends Context.Service<Engine, {
       const wait = yield* Config.Duration("INGEST_WAIT").pipe(Config.withDefault(Duration.seconds(2)))
       const idle = yield* Config.Duration("ACTOR_IDLE_TIMEOUT").pipe(Config.withDefault(Duration.minutes(10)))
       const cluster = yield* Cluster
+      const rules = yield* RuleCache
       const context = yield* Effect.context<import("../store/projections.ts").Projections>()
       const workers = new Map<number, PartitionWorker>()
 
       const handler: PartitionHandler = {
         assigned: (partition) =>
-          makePartitionWorker({ log: log.name, partition, timers: true }).pipe(
+          makePartitionWorker({ log: log.name, partition, timers: true, rules }).pipe(
             Effect.provideContext(context),
             Effect.tap(() => cluster.claim(log.name, partition)),
             Effect.map((worker) => {

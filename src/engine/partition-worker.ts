@@ -1,9 +1,22 @@
 import { Duration, Effect, Schedule, Schema } from "effect"
 import type { Environment } from "../domain/environments.ts"
-import { type OutboxEvent, toOutboxEvent } from "../domain/webhooks.ts"
-import { emptyUserState, fold, type EventRow, type SessionRow, timeoutDue, type UserState } from "../domain/sessionizer.ts"
+import type { SignalRecord } from "../domain/records.ts"
+import { evaluate, type SignalFacts } from "../domain/rule-evaluation.ts"
+import type { Rule } from "../domain/rules.ts"
+import {
+  emptyUserState,
+  eventIdFor,
+  fold,
+  type EventRow,
+  type SessionRow,
+  timeoutDue,
+  usageIn,
+  type UserState
+} from "../domain/sessionizer.ts"
+import { type Notice, notice, type OutboxEvent, toOutboxEvent } from "../domain/webhooks.ts"
 import type { LogEntry } from "../log/signal-log.ts"
 import { type ActorSnapshot, Projections } from "../store/projections.ts"
+import type { RuleCache } from "./rule-cache.ts"
 import type { Verdict } from "./verdicts.ts"
 
 /** A session whose inactivity timer is running on this node. */
@@ -45,6 +58,8 @@ export const makePartitionWorker = Effect.fnUntraced(function*(options: {
    * was notified when it first happened.
    */
   readonly notify?: boolean | undefined
+  /** The rules in force; without them (replay) no rule is evaluated. */
+  readonly rules?: RuleCache["Service"] | undefined
   /**
    * Replay from a time: records before it (epoch ms) are folded, to rebuild the state as of that
    * time, but only what records at or after it change is written.
@@ -91,14 +106,17 @@ export const makePartitionWorker = Effect.fnUntraced(function*(options: {
       const notices: Array<OutboxEvent> = []
       const verdicts: Array<Verdict> = []
       for (const entry of entries) {
-        const result = fold(states.get(entry.key)!, entry.record, entry)
+        const before = states.get(entry.key)!
+        const result = fold(before, entry.record, entry)
         states.set(entry.key, result.state)
         if (options.projectFrom !== undefined && Date.parse(entry.record.ts) < options.projectFrom) continue
         for (const s of result.sessions) sessions.set(s.id, s)
         events.push(...result.events)
         if (notify) for (const n of result.notices) notices.push(toOutboxEvent(n))
         if (entry.record.kind === "signal" && result.sessionId !== undefined) {
-          verdicts.push({ ok: true, signal_id: entry.record.signal_id, session_id: result.sessionId })
+          const judged = options.rules && notify ? judge(options.rules, before, entry.record, result.sessionId) : undefined
+          verdicts.push(judged?.verdict ?? { ok: true, signal_id: entry.record.signal_id, session_id: result.sessionId })
+          if (judged) notices.push(...judged.notices.map(toOutboxEvent))
         }
       }
       const snapshots: Array<ActorSnapshot> = users.map((u) => ({ user_id: u, partition: options.partition, state: states.get(u)! }))
@@ -177,5 +195,72 @@ export const makePartitionWorker = Effect.fnUntraced(function*(options: {
     timerCount: () => timers.size
   }
 })
+
+/** Budgets over a team, org or project need usage summed across partitions; they are not enforced yet. */
+const enforceable = (rule: Rule) => !(rule.type === "budget" && rule.scope !== "user")
+
+const text = (value: unknown): string | null => (typeof value === "string" && value.length > 0 ? value : null)
+const count = (value: unknown): number =>
+  typeof value === "number" && Number.isFinite(value) && value >= 0 ? Math.trunc(value) : 0
+
+/**
+ * The verdict on one signal, from the rules in force and the user's usage before it, and the
+ * notices its firings and threshold crossings produce (ids per firing, and per rule, scope and
+ * window for crossings, so each is recorded once).
+ */
+const judge = (rules: RuleCache["Service"], before: UserState, r: SignalRecord, sessionId: string) => {
+  const m = r.metadata
+  const facts: SignalFacts = {
+    orgId: r.org_id,
+    userId: r.user_id,
+    teamIds: rules.teamsOf(r.user_id),
+    projectId: text(m.project_id),
+    model: text(m.model),
+    modelKnown: r.cost.model_known,
+    ts: r.ts,
+    usage: { cost_usd: r.cost.usd, tokens_in: count(m.tokens_in), tokens_out: count(m.tokens_out) }
+  }
+  const evaluation = evaluate(
+    rules.rulesFor(r.org_id, r.environment).filter(enforceable),
+    facts,
+    (rule, key) => usageIn(before, r.environment, (rule.condition as { readonly window: "daily" | "monthly" }).window, key)
+  )
+  const at = { org_id: r.org_id, environment: r.environment, ts: r.ts }
+  const notices: Array<Notice> = [
+    ...evaluation.firings.map((f) =>
+      notice("rule.triggered", `${f.rule.id}:${r.signal_id}`, at, {
+        rule_id: f.rule.id,
+        rule_name: f.rule.name,
+        action: f.action,
+        user_id: r.user_id,
+        model: facts.model,
+        session_id: sessionId,
+        event_id: eventIdFor(r.signal_id)
+      })),
+    ...evaluation.crossings.map((c) => {
+      const condition = c.rule.condition as { readonly window: string; readonly metric: string }
+      return notice(c.level === "warning" ? "budget.warning" : "budget.exceeded", `${c.rule.id}:${c.scopeId}:${c.window}`, at, {
+        rule_id: c.rule.id,
+        rule_name: c.rule.name,
+        scope: c.rule.type === "budget" ? c.rule.scope : "user",
+        scope_id: c.scopeId,
+        threshold: c.threshold,
+        current: c.current,
+        window: condition.window,
+        metric: condition.metric
+      })
+    })
+  ]
+  const decisive = evaluation.decisive
+  const message = decisive?.rule.action_config.message
+  const verdict: Verdict = {
+    ok: evaluation.ok,
+    signal_id: r.signal_id,
+    session_id: sessionId,
+    ...(decisive ? { action: decisive.action, rule_id: decisive.rule.id } : {}),
+    ...(decisive && typeof message === "string" ? { message } : {})
+  }
+  return { verdict, notices }
+}
 
 export type PartitionWorker = Effect.Success<ReturnType<typeof makePartitionWorker>>

@@ -5,6 +5,10 @@ export interface Verdict {
   readonly ok: boolean
   readonly signal_id: string
   readonly session_id: string
+  /** Where a rule fired: the deciding rule's action (the first block, else the first rule that fired). */
+  readonly action?: "block" | "warn" | "log" | "notify"
+  readonly rule_id?: string
+  readonly message?: string
 }
 
 /** How long a verdict stays answerable after its batch committed (a forwarded wait may come late). */

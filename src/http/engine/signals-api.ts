@@ -36,9 +36,12 @@ export const SignalAccepted = Schema.Struct({
   ok: Schema.Boolean.annotate({ description: "false exactly when a rule blocked the signal" }),
   signal_id: Schema.String,
   session_id: Schema.optional(Schema.String.annotate({ description: "the session the signal was counted in" })),
-  action: Schema.optional(Schema.Literal("pending").annotate({
-    description: "the signal is durable but was not processed within the wait; no verdict yet"
-  }))
+  action: Schema.optional(Schema.Literals(["block", "warn", "log", "notify", "pending"]).annotate({
+    description: "the action of the rule that decided (the first block, else the first rule that fired); " +
+      "pending: the signal is durable but was not processed within the wait, no verdict yet"
+  })),
+  rule_id: Schema.optional(Schema.String.annotate({ description: "the rule that decided" })),
+  message: Schema.optional(Schema.String.annotate({ description: "for block: the rule's message, to show when aborting" }))
 })
 
 /** Most signals one batch may carry. */

@@ -17,7 +17,7 @@ const logUnavailable = () =>
 /** The answer for one submitted signal, as both endpoints give it. */
 const accepted = (submitted: Submitted) =>
   submitted._tag === "Processed"
-    ? { ok: submitted.verdict.ok, signal_id: submitted.verdict.signal_id, session_id: submitted.verdict.session_id }
+    ? submitted.verdict
     : { ok: true, signal_id: submitted.signal_id, action: "pending" as const }
 
 export const SignalsHandlers = HttpApiBuilder.group(EngineApi, "signals", (handlers) =>
