@@ -2,13 +2,10 @@ import { Cause, Config, Deferred, Effect, Exit, FiberSet, Layer, Option, Schedul
 import { type Consumer, Kafka, type KafkaMessage, logLevel, Partitioners, type RecordMetadata } from "kafkajs"
 import { randomUUID } from "node:crypto"
 import type { LogRecord } from "../domain/records.ts"
-import { makeBatcher } from "./batcher.ts"
 import { partitionForKey } from "./murmur2.ts"
-import { appendTimeout, decodeStored, encodeRecord, LogMisconfigured, LogPartitions, type UndecodableRecord } from "./shared.ts"
+import { batchedAppend, decodeStored, encodeRecord, LogMisconfigured, LogPartitions, type UndecodableRecord } from "./shared.ts"
 import { type AppendResult, type LogEntry, LogUnavailable, type PartitionHandler, SignalLog } from "./signal-log.ts"
 
-const APPEND_BATCH = 500
-const APPEND_WINDOW = "2 millis"
 /** Short fetch long-polls, so a seek or resume after (re)assignment takes effect quickly. */
 const MAX_WAIT_MS = 250
 
@@ -183,13 +180,7 @@ const make = Effect.gen(function*() {
       return results
     })
 
-  const batched = yield* makeBatcher({
-    maxItems: APPEND_BATCH,
-    window: APPEND_WINDOW,
-    write,
-    closed: () => new LogUnavailable({ message: "KafkaLog: the log is shutting down" })
-  })
-  const append = (records: ReadonlyArray<LogRecord>) => batched(records).pipe(appendTimeout("KafkaLog"))
+  const append = yield* batchedAppend("KafkaLog", write)
 
   const topicOffsets = Effect.tryPromise({
     try: () => admin.fetchTopicOffsets(topic),

@@ -2,9 +2,8 @@ import { PgClient } from "@effect/sql-pg"
 import { Cause, Deferred, Effect, Exit, Fiber, FiberSet, Layer, Option, Queue, Schedule, type Scope } from "effect"
 import type { SqlError } from "effect/sql/SqlError"
 import type { LogRecord } from "../domain/records.ts"
-import { makeBatcher } from "./batcher.ts"
 import { partitionForKey } from "./murmur2.ts"
-import { appendTimeout, decodeStored, encodeRecord, LogMisconfigured, LogPartitions, type UndecodableRecord } from "./shared.ts"
+import { batchedAppend, decodeStored, encodeRecord, LogMisconfigured, LogPartitions, type UndecodableRecord } from "./shared.ts"
 import {
   type AppendResult,
   type LogEntry,
@@ -18,8 +17,6 @@ const CHANNEL = "signal_log"
 /** First key of the session advisory locks that say which node owns which partition. */
 const LOCK_NAME = "signal-engine:signal_log"
 const READ_BATCH = 500
-const APPEND_BATCH = 500
-const APPEND_WINDOW = "2 millis"
 /** Fallback when a NOTIFY was missed (listener reconnecting): how often an idle partition looks. */
 const POLL_MILLIS = 250
 /** How often a node tries to take partitions nobody holds (a dead node's locks go with its session). */
@@ -107,13 +104,7 @@ const make = Effect.gen(function*() {
       }))
     }).pipe(Effect.mapError(unavailable("append")))
 
-  const batched = yield* makeBatcher({
-    maxItems: APPEND_BATCH,
-    window: APPEND_WINDOW,
-    write,
-    closed: () => new LogUnavailable({ message: "PgLog: the log is shutting down" })
-  })
-  const append = (records: ReadonlyArray<LogRecord>) => batched(records).pipe(appendTimeout("PgLog"))
+  const append = yield* batchedAppend("PgLog", write)
 
   const readRows = (partition: number, from: number, until: number | undefined, limit: number) =>
     until === undefined

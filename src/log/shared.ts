@@ -1,6 +1,7 @@
 import { Config, Effect, Option, Schema } from "effect"
 import { LogRecord } from "../domain/records.ts"
-import { LogUnavailable } from "./signal-log.ts"
+import { makeBatcher } from "./batcher.ts"
+import { type AppendResult, LogUnavailable } from "./signal-log.ts"
 
 /** Partitions of the `signals` log; one setting for both logs, since it decides where keys go. */
 export const LogPartitions = Config.schema(
@@ -52,4 +53,26 @@ export const appendTimeout = (log: string) =>
         Effect.fail(new LogUnavailable({ message: `${log}: append timed out; the records may still be written` })),
       onSome: Effect.succeed
     }))
+  )
+
+/** Appends of concurrent callers are collected for up to this long, or this many records. */
+const APPEND_WINDOW = "2 millis"
+const APPEND_BATCH = 500
+
+/**
+ * A log's `append`: concurrent calls micro-batched into one `write`, each caller bounded by
+ * APPEND_TIMEOUT. Calls after the scope closes fail with LogUnavailable.
+ */
+export const batchedAppend = (
+  log: string,
+  write: (records: ReadonlyArray<LogRecord>) => Effect.Effect<ReadonlyArray<AppendResult>, LogUnavailable>
+) =>
+  Effect.map(
+    makeBatcher({
+      maxItems: APPEND_BATCH,
+      window: APPEND_WINDOW,
+      write,
+      closed: () => new LogUnavailable({ message: `${log}: the log is shutting down` })
+    }),
+    (batched) => (records: ReadonlyArray<LogRecord>) => batched(records).pipe(appendTimeout(log))
   )
