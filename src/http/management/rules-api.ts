@@ -3,6 +3,7 @@ import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/ht
 import { NotFound, Unprocessable } from "../../domain/errors.ts"
 import { ActionConfig, Rule, RuleAction, RuleScope, RuleType } from "../../domain/rules.ts"
 import { Envelope, ManagementAuth, PageQuery, pageOf, RequiredScope } from "../contract.ts"
+import { BooleanParam } from "../query.ts"
 
 const Name = Schema.String.pipe(Schema.check(Schema.isMinLength(1), Schema.isMaxLength(200)))
 const Priority = Schema.Int.pipe(Schema.check(Schema.isBetween({ minimum: -1_000_000, maximum: 1_000_000 })))
@@ -14,7 +15,6 @@ const ConditionInput = Schema.Record(Schema.String, Schema.Unknown).annotate({
     "user_limit {window, metric: cost_usd|tokens_total, per_user}; " +
     "org_policy {require_project_id?: boolean, block_unknown_models?: boolean}"
 })
-const Flag = Schema.Literals(["true", "false"])
 
 export class RulesGroup extends HttpApiGroup.make("rules")
   .add(
@@ -24,7 +24,7 @@ export class RulesGroup extends HttpApiGroup.make("rules")
         type: Schema.optional(RuleType),
         scope: Schema.optional(RuleScope),
         scope_id: Schema.optional(Schema.String),
-        enabled: Schema.optional(Flag)
+        enabled: Schema.optional(BooleanParam)
       },
       success: pageOf(Rule)
     }).annotate(RequiredScope, { resource: "rules", access: "read" }),
