@@ -23,7 +23,7 @@ import { topSelfTime } from "./profile-top.ts"
 
 const root = join(import.meta.dirname, "..")
 const run = promisify(execFile)
-const allScenarios = ["http_baseline", "ingest", "ingest_batch", "lag", "replay", "memory"] as const
+const allScenarios = ["http_baseline", "ingest", "ingest_batch", "lag", "ingest_rules", "replay", "memory"] as const
 type Scenario = (typeof allScenarios)[number]
 type LogName = "pg" | "kafka"
 
@@ -234,6 +234,40 @@ const seedUsers = async (url: string, count: number): Promise<Tenant> => {
   return { orgId, userIds, keys }
 }
 
+const ruleCount = 50
+
+/**
+ * Enabled rules that every bench signal is evaluated against and none blocks: model filters on
+ * models nobody uses, org budgets and per-user limits far above what a run spends (their
+ * counters are read for every signal, org budgets from the shared scope counts), org policies
+ * for unknown models. What it measures is the price of evaluation, not of acting.
+ */
+const seedRules = (url: string, orgId: string) =>
+  withDb(url, (sql) =>
+    Effect.gen(function*() {
+      const rules = Array.from({ length: ruleCount }, (_, i) => {
+        const kind = i % 5
+        const [type, condition, action] = kind === 0
+          ? ["model_filter", { model: { in: [`unused-model-${i}`] } }, "block"]
+          : kind === 1
+          ? ["budget", { window: i % 2 ? "daily" : "monthly", metric: "cost_usd", threshold: 1e9 }, "warn"]
+          : kind === 2
+          ? ["budget", { window: "daily", metric: "tokens_total", threshold: 1e15 }, "notify"]
+          : kind === 3
+          ? ["user_limit", { window: "monthly", metric: "tokens_total", per_user: 1e15 }, "warn"]
+          : ["org_policy", { block_unknown_models: true }, "log"]
+        return {
+          id: `rule_bench_${i}`, org_id: orgId, name: `bench ${i}`, type, scope: "org", scope_id: orgId, priority: i,
+          condition: JSON.stringify(condition), action, action_config: JSON.stringify(action === "block" ? { message: "no" } : {})
+        }
+      })
+      yield* sql`
+        INSERT INTO rules (id, org_id, environment, name, type, scope, scope_id, priority, condition, action, action_config)
+        SELECT id, org_id, 'test', name, type, scope, scope_id, priority, condition::jsonb, action, action_config::jsonb
+        FROM jsonb_to_recordset(${JSON.stringify(rules)}::jsonb) AS r(id text, org_id text, name text, type text,
+          scope text, scope_id text, priority integer, condition text, action text, action_config text)`
+    }))
+
 // ---------------------------------------------------------------- the service
 
 interface Service {
@@ -406,7 +440,7 @@ const ingestScenarios = async (log: LogName) => {
   const service = await startService(url, log, id)
   try {
     let maxRate: number | undefined
-    if (wants("ingest") || wants("lag")) {
+    if (wants("ingest") || wants("lag") || wants("ingest_rules")) {
       say(`ingest over ${log}`)
       const { result, serverCpuMs } = await measured(service.pid, {
         port: service.port,
@@ -445,6 +479,31 @@ const ingestScenarios = async (log: LogName) => {
     if (wants("lag") && maxRate !== undefined) {
       say(`lag over ${log} at 80% of ${Math.round(maxRate)} signals/s`)
       await lag(service, url, tenant, maxRate * 0.8, log)
+    }
+    if (wants("ingest_rules")) {
+      say(`ingest_rules over ${log}: ${ruleCount} enabled rules`)
+      await seedRules(url, tenant.orgId)
+      // The node reloads rules every second.
+      await sleep(2_000)
+      const { result, serverCpuMs } = await measured(service.pid, {
+        port: service.port,
+        path: "/engine/v1/signals",
+        keys: tenant.keys,
+        durationS: options.durationS,
+        concurrency: options.concurrency,
+        batch: 1,
+        warmupS: options.warmupS
+      })
+      const rate = result.signals / result.seconds
+      rows.push({
+        scenario: "ingest_rules",
+        log,
+        figures: {
+          rules: ruleCount,
+          ...throughputFigures(result, serverCpuMs),
+          ratio_to_ingest: maxRate === undefined ? "n/a" : round(rate / maxRate, 3)
+        }
+      })
     }
   } finally {
     await service.stop()
@@ -625,7 +684,7 @@ try {
     await httpBaseline()
   }
   for (const log of options.logs) {
-    if (wants("ingest") || wants("ingest_batch") || wants("lag")) await ingestScenarios(log)
+    if (wants("ingest") || wants("ingest_batch") || wants("lag") || wants("ingest_rules")) await ingestScenarios(log)
     if (wants("replay")) await replayScenario(log)
     if (wants("memory")) await memory(log)
   }

@@ -14,6 +14,7 @@ import { Cluster } from "./engine/cluster.ts"
 import { Engine } from "./engine/engine.ts"
 import { RuleCache } from "./engine/rule-cache.ts"
 import { Pricing } from "./engine/pricing.ts"
+import { Goals } from "./store/goals-repo.ts"
 import { VerdictRegistry } from "./engine/verdicts.ts"
 import { KafkaLog } from "./log/kafka-log.ts"
 import { PgLog } from "./log/pg-log.ts"
@@ -37,7 +38,7 @@ const WebhooksStore = Webhooks.layer.pipe(Layer.provide(SecretBox.layer), Layer.
 /** Repositories over a migrated database (the database layer itself is provided by the caller). */
 export const StoreLive = Layer.unwrap(
   Effect.map(AppConfig, (config) =>
-    Layer.mergeAll(Tenancy.layer({ apiKeyPrefix: config.apiKeyPrefix }), Activity.layer, Rules.layer, RateLimiter.layer, WebhooksStore).pipe(
+    Layer.mergeAll(Tenancy.layer({ apiKeyPrefix: config.apiKeyPrefix }), Activity.layer, Rules.layer, Goals.layer, RateLimiter.layer, WebhooksStore).pipe(
       Layer.provideMerge(Migrated)
     ))
 )

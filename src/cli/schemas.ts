@@ -31,8 +31,7 @@ export const generatedSchemas = (): Record<string, unknown> => ({
     $id: "webhook-payloads.schema.json",
     title: "webhook delivery body (v1)",
     description: "The JSON body of every webhook delivery (HTTP POST): the envelope {id, type, org_id, ts, data}, with data by type. " +
-      "Header X-Service-Signature: sha256=<hex HMAC-SHA256 of the raw body keyed with the webhook secret>. " +
-      "budget.exceeded, budget.warning, rule.triggered and anomaly.detected are documented but not emitted yet."
+      "Header X-Service-Signature: sha256=<hex HMAC-SHA256 of the raw body keyed with the webhook secret>."
   })
 })
 

@@ -21,4 +21,8 @@ export interface LicensePrincipal {
   readonly environment: Environment
   /** The org's session inactivity timeout, stamped on each signal the user sends. */
   readonly sessionTimeoutS: number
+  /** The org's time zone for budget windows, stamped on each signal. */
+  readonly timeZone: string
+  /** The teams the user is in, stamped on each signal (team budgets count it there). */
+  readonly teamIds: ReadonlyArray<string>
 }

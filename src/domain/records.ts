@@ -25,6 +25,12 @@ export const SignalRecord = Schema.Struct({
   client_session_id: Schema.String.annotate({ description: "the adapter's own session_id" }),
   metadata: Metadata,
   session_timeout_s: Schema.Int.annotate({ description: "the org's inactivity timeout when the signal was accepted" }),
+  team_ids: Schema.optional(Schema.Array(Schema.String)).annotate({
+    description: "the teams the user was in when the signal was accepted (team budgets count it there); absent means none"
+  }),
+  time_zone: Schema.optional(Schema.String).annotate({
+    description: "the org's time zone for daily and monthly windows when the signal was accepted; absent means UTC"
+  }),
   cost: Schema.Struct({
     usd: Schema.Number,
     estimated: Schema.Boolean.annotate({ description: "true when computed from the price table, not sent by the adapter" }),
@@ -44,5 +50,21 @@ export const SessionTimeoutRecord = Schema.Struct({
 }).annotate({ identifier: "SessionTimeoutRecord" })
 export type SessionTimeoutRecord = typeof SessionTimeoutRecord.Type
 
-export const LogRecord = Schema.Union([SignalRecord, SessionTimeoutRecord]).annotate({ identifier: "LogRecord" })
+/**
+ * A goal command (POST /goals, PATCH /goals/:id). Goal state belongs to the user's actor, so goal
+ * commands go through the log like signals, and replay rebuilds goals with everything else.
+ */
+export const GoalRecord = Schema.Struct({
+  ...common,
+  kind: Schema.Literal("goal"),
+  command_id: Schema.String.annotate({ description: "gcmd_ id of this command, which its HTTP request waits on" }),
+  op: Schema.Literals(["create", "update"]),
+  goal_id: Schema.String,
+  description: Schema.optional(Schema.String),
+  adapter: Schema.optional(Schema.String),
+  status: Schema.optional(Schema.Literals(["active", "completed", "abandoned"]))
+}).annotate({ identifier: "GoalRecord" })
+export type GoalRecord = typeof GoalRecord.Type
+
+export const LogRecord = Schema.Union([SignalRecord, SessionTimeoutRecord, GoalRecord]).annotate({ identifier: "LogRecord" })
 export type LogRecord = typeof LogRecord.Type

@@ -25,9 +25,28 @@ export const addUsage = (a: Usage, b: Usage): Usage => ({
 export const metricOf = (usage: Usage, metric: Metric): number =>
   metric === "tokens_total" ? usage.tokens_in + usage.tokens_out : usage[metric]
 
-/** Calendar windows in UTC: `2026-11-22` (daily, from 00:00) and `2026-11` (monthly, from the 1st). */
-export const windowKey = (window: "daily" | "monthly", ts: string): string =>
-  window === "daily" ? ts.slice(0, 10) : ts.slice(0, 7)
+const localDates = new Map<string, Intl.DateTimeFormat>()
+
+/** The calendar date (YYYY-MM-DD) of an instant in a time zone; UTC without formatting. */
+export const localDate = (ts: string, timeZone: string | undefined): string => {
+  if (timeZone === undefined || timeZone === "UTC") return ts.slice(0, 10)
+  let format = localDates.get(timeZone)
+  if (format === undefined) {
+    // en-CA formats dates as YYYY-MM-DD.
+    format = new Intl.DateTimeFormat("en-CA", { timeZone, year: "numeric", month: "2-digit", day: "2-digit" })
+    localDates.set(timeZone, format)
+  }
+  return format.format(new Date(ts))
+}
+
+/**
+ * Calendar windows: `2026-11-22` (daily, from 00:00) and `2026-11` (monthly, from the 1st), in
+ * the org's time zone (UTC unless it set one), as stamped on the record.
+ */
+export const windowKey = (window: "daily" | "monthly", ts: string, timeZone?: string): string => {
+  const date = localDate(ts, timeZone)
+  return window === "daily" ? date : date.slice(0, 7)
+}
 
 export interface SignalFacts {
   readonly orgId: string
@@ -37,6 +56,8 @@ export interface SignalFacts {
   readonly model: string | null
   readonly modelKnown: boolean
   readonly ts: string
+  /** The org's time zone for calendar windows, as stamped on the record. */
+  readonly timeZone?: string | undefined
   /** What this signal adds to every counter it falls in. */
   readonly usage: Usage
 }
@@ -80,6 +101,13 @@ export interface Evaluation {
   readonly decisive: Firing | undefined
   readonly firings: ReadonlyArray<Firing>
   readonly crossings: ReadonlyArray<Crossing>
+  /**
+   * Every budget level (80%, 100%) at or above the counter after this signal, crossed now or
+   * before. A shared scope's counter also grows by other partitions' usage, which a partition
+   * learns late, so a crossing can happen between two of its signals: it reports what it has
+   * not reported yet from here (the event id, per rule, scope and window, makes it once).
+   */
+  readonly reached: ReadonlyArray<Crossing>
 }
 
 /** Usage in a rule's counter before this signal: the scope's for budgets, the user's own for user limits. */
@@ -90,6 +118,7 @@ export const warningRatio = 0.8
 export const evaluate = (rules: ReadonlyArray<Rule>, facts: SignalFacts, usageBefore: UsageBefore): Evaluation => {
   const firings: Array<Firing> = []
   const crossings: Array<Crossing> = []
+  const reached: Array<Crossing> = []
   for (const rule of rules) {
     if (!rule.enabled || !appliesTo(rule, facts)) continue
     const c = rule.condition as Record<string, unknown>
@@ -109,7 +138,7 @@ export const evaluate = (rules: ReadonlyArray<Rule>, facts: SignalFacts, usageBe
       }
       case "budget":
       case "user_limit": {
-        const window = windowKey(c.window as "daily" | "monthly", facts.ts)
+        const window = windowKey(c.window as "daily" | "monthly", facts.ts, facts.timeZone)
         const metric = c.metric as Metric
         const threshold = Number(rule.type === "budget" ? c.threshold : c.per_user)
         const before = metricOf(usageBefore(rule, window), metric)
@@ -118,11 +147,11 @@ export const evaluate = (rules: ReadonlyArray<Rule>, facts: SignalFacts, usageBe
         // Usage that happened, happened: the signal that reaches the limit is counted and let
         // through; the rule then acts on every further signal in scope until the window resets.
         matched = before >= threshold
-        if (before < threshold * warningRatio && after >= threshold * warningRatio) {
-          crossings.push({ rule, level: "warning", scopeId, window, threshold, current: after })
-        }
-        if (before < threshold && after >= threshold) {
-          crossings.push({ rule, level: "exceeded", scopeId, window, threshold, current: after })
+        for (const [level, at] of [["warning", threshold * warningRatio], ["exceeded", threshold]] as const) {
+          if (after < at) continue
+          const crossing = { rule, level, scopeId, window, threshold, current: after }
+          reached.push(crossing)
+          if (before < at) crossings.push(crossing)
         }
         break
       }
@@ -130,5 +159,5 @@ export const evaluate = (rules: ReadonlyArray<Rule>, facts: SignalFacts, usageBe
     if (matched) firings.push({ rule, action: rule.action })
   }
   const block = firings.find((f) => f.action === "block")
-  return { ok: block === undefined, decisive: block ?? firings[0], firings, crossings }
+  return { ok: block === undefined, decisive: block ?? firings[0], firings, crossings, reached }
 }

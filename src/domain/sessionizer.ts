@@ -1,5 +1,8 @@
+import { defaultSpikeSettings, observeTokens, type SpikeSettings, type TokenBaseline } from "./anomaly.ts"
+import { bestGoal, defaultDriftSettings, type DriftSettings } from "./drift.ts"
 import type { Environment } from "./environments.ts"
-import type { LogRecord, SessionTimeoutRecord, SignalRecord } from "./records.ts"
+import { canTransition, type GoalOutcome, type GoalRefusal, type GoalState, maxDescriptionLength, publicGoal } from "./goals.ts"
+import type { GoalRecord, LogRecord, SessionTimeoutRecord, SignalRecord } from "./records.ts"
 import { addUsage, noUsage, type Usage, windowKey } from "./rule-evaluation.ts"
 import { type Notice, notice } from "./webhooks.ts"
 
@@ -41,19 +44,39 @@ export interface UserState {
    * for every signal, blocked or not, so it is part of the fold and rebuilt by replay.
    */
   readonly usage?: Readonly<Record<string, Usage>>
+  /** The user's goals (of both environments) by id, whatever their status: a closed goal can be reopened. */
+  readonly goals?: Readonly<Record<string, GoalState>>
+  /** Consecutive off-goal prompts per environment (goal drift). */
+  readonly drift?: Readonly<Partial<Record<Environment, number>>>
+  /** Tokens per signal baseline per environment (token_spike). */
+  readonly tokens?: Readonly<Partial<Record<Environment, TokenBaseline>>>
 }
 
-const usageKey = (environment: Environment, window: "daily" | "monthly", ts: string) =>
-  `${environment}:${window === "daily" ? "d" : "m"}:${windowKey(window, ts)}`
+/** The tunables of the fold's intelligence: they change what it derives, so replay must use the same. */
+export interface FoldSettings {
+  readonly drift: DriftSettings
+  readonly spike: SpikeSettings
+}
+
+export const defaultFoldSettings: FoldSettings = { drift: defaultDriftSettings, spike: defaultSpikeSettings }
+
+const usageKey = (environment: Environment, window: "daily" | "monthly", ts: string, timeZone: string | undefined) =>
+  `${environment}:${window === "daily" ? "d" : "m"}:${windowKey(window, ts, timeZone)}`
 
 /** The user's usage in one window, before whatever the state has not seen yet. */
 export const usageIn = (state: UserState, environment: Environment, window: "daily" | "monthly", key: string): Usage =>
   state.usage?.[`${environment}:${window === "daily" ? "d" : "m"}:${key}`] ?? noUsage
 
-const countUsage = (state: UserState, environment: Environment, ts: string, add: Usage): Readonly<Record<string, Usage>> => {
+const countUsage = (
+  state: UserState,
+  environment: Environment,
+  ts: string,
+  timeZone: string | undefined,
+  add: Usage
+): Readonly<Record<string, Usage>> => {
   const next: Record<string, Usage> = { ...state.usage }
   for (const window of ["daily", "monthly"] as const) {
-    const key = usageKey(environment, window, ts)
+    const key = usageKey(environment, window, ts, timeZone)
     next[key] = addUsage(next[key] ?? noUsage, add)
     // Keep the two most recent windows of each kind per environment; older ones can no longer apply.
     const prefix = key.slice(0, key.lastIndexOf(":") + 1)
@@ -110,6 +133,22 @@ export interface EventRow {
   readonly log_offset: number
 }
 
+/** The projection of a goal (GET /goals reads it). */
+export interface GoalRow extends GoalState {
+  readonly org_id: string
+  readonly user_id: string
+  readonly log_partition: number
+}
+
+/** A goal-drift signal the engine should append for the user (live runs only; replay finds it in the log). */
+export interface DriftDetected {
+  readonly goal_id: string
+  readonly score: number
+  readonly off_goal_prompts: number
+  /** The signal whose prompt completed the streak. */
+  readonly signal_id: string
+}
+
 export interface Position {
   readonly partition: number
   readonly offset: number
@@ -124,6 +163,11 @@ export interface FoldResult {
   readonly notices: ReadonlyArray<Notice>
   /** For a signal: the session it was counted in. */
   readonly sessionId?: string
+  /** Goals this record created or changed. */
+  readonly goals?: ReadonlyArray<GoalRow>
+  /** For a goal command: what it came to. */
+  readonly goalOutcome?: GoalOutcome
+  readonly drift?: DriftDetected
 }
 
 const suffix = (id: string) => id.slice(id.indexOf("_") + 1)
@@ -219,7 +263,34 @@ const closedRow = (
 /** When an open session's inactivity timeout falls due (epoch ms). */
 export const timeoutDue = (s: OpenSession): number => Date.parse(s.last_activity_at) + s.timeout_s * 1000
 
-const foldSignal = (state: UserState, r: SignalRecord, at: Position): FoldResult => {
+const promptText = (r: SignalRecord): string | null => {
+  if (r.type === "user-prompt") return text(r.metadata.prompt)
+  if (r.type === "context-switch") return text(r.metadata.prompt) ?? text(r.metadata.description)
+  return null
+}
+
+/**
+ * Goal drift: a prompt (or context switch) compared with the active goals of its environment.
+ * An on-goal one resets the streak of off-goal ones, as does a refocus-ack; the streak reaching
+ * the configured count is a drift, reported once per streak.
+ */
+const foldDrift = (state: UserState, r: SignalRecord, settings: DriftSettings) => {
+  const streak = state.drift?.[r.environment] ?? 0
+  if (r.type === "refocus-ack") return { streak: 0, detected: undefined }
+  const prompt = promptText(r)
+  if (prompt === null) return { streak, detected: undefined }
+  const active = Object.values(state.goals ?? {}).filter((g) => g.environment === r.environment && g.status === "active")
+  const best = bestGoal(prompt, active)
+  if (best === undefined) return { streak, detected: undefined }
+  if (best.score >= settings.threshold) return { streak: 0, detected: undefined }
+  const next = streak + 1
+  const detected: DriftDetected | undefined = next === settings.prompts
+    ? { goal_id: best.goalId, score: best.score, off_goal_prompts: next, signal_id: r.signal_id }
+    : undefined
+  return { streak: next, detected }
+}
+
+const foldSignal = (state: UserState, r: SignalRecord, at: Position, settings: FoldSettings): FoldResult => {
   const key = sessionKey(r.environment, r.adapter)
   const sessions: Array<SessionRow> = []
   const notices: Array<Notice> = []
@@ -240,7 +311,7 @@ const foldSignal = (state: UserState, r: SignalRecord, at: Position): FoldResult
   const model = text(m.model)
   const tokensIn = count(m.tokens_in)
   const tokensOut = count(m.tokens_out)
-  const usage = countUsage(state, r.environment, r.ts, { cost_usd: r.cost.usd, tokens_in: tokensIn, tokens_out: tokensOut })
+  const usage = countUsage(state, r.environment, r.ts, r.time_zone, { cost_usd: r.cost.usd, tokens_in: tokensIn, tokens_out: tokensOut })
   const errorCode = text(m.error_code)
   const projectId = text(m.project_id)
 
@@ -304,14 +375,92 @@ const foldSignal = (state: UserState, r: SignalRecord, at: Position): FoldResult
   }
 
   if (current === undefined) notices.push(started(toRow(updated, r.user_id, null)))
+
+  let tokens = state.tokens
+  if (tokensIn + tokensOut > 0) {
+    const observed = observeTokens(tokens?.[r.environment], tokensIn + tokensOut, settings.spike)
+    tokens = { ...tokens, [r.environment]: observed.baseline }
+    if (observed.spike) {
+      notices.push(notice("anomaly.detected", `token_spike:${r.signal_id}`, r, {
+        anomaly_type: "token_spike",
+        user_id: r.user_id,
+        ...observed.spike,
+        session_id: updated.id
+      }))
+    }
+  }
+  const drift = foldDrift(state, r, settings.drift)
+  const rest = {
+    ...state,
+    usage,
+    ...(tokens ? { tokens } : {}),
+    ...(drift.streak !== (state.drift?.[r.environment] ?? 0) ? { drift: { ...state.drift, [r.environment]: drift.streak } } : {})
+  }
+  const result = { events: [event], notices, sessionId: updated.id, ...(drift.detected ? { drift: drift.detected } : {}) }
+
   if (r.type === "session-end") {
     const closed = closedRow(updated, r.user_id, r.ts, "session-end")
     sessions.push(closed.row)
     notices.push(closed.notice)
-    return { state: { open: withoutKey(open, key), usage }, sessions, events: [event], notices, sessionId: updated.id }
+    return { ...result, state: { ...rest, open: withoutKey(open, key) }, sessions }
   }
   sessions.push(toRow(updated, r.user_id, null))
-  return { state: { open: { ...open, [key]: updated }, usage }, sessions, events: [event], notices, sessionId: updated.id }
+  return { ...result, state: { ...rest, open: { ...open, [key]: updated } }, sessions }
+}
+
+const refused = (r: GoalRecord, refusal: GoalRefusal, state: UserState): FoldResult => ({
+  state,
+  sessions: [],
+  events: [],
+  notices: [],
+  goalOutcome: { _tag: "Refused", command_id: r.command_id, refusal }
+})
+
+/**
+ * Goal commands. The actor decides them, in log order, so two concurrent updates of a goal are
+ * judged one after the other; a refused command changes nothing.
+ */
+const foldGoal = (state: UserState, r: GoalRecord, at: Position): FoldResult => {
+  const existing = state.goals?.[r.goal_id]
+  let goal: GoalState
+  if (r.op === "create") {
+    // A create redelivered under the same id is the same goal.
+    goal = existing ?? {
+      id: r.goal_id,
+      environment: r.environment,
+      description: r.description ?? "",
+      status: "active",
+      adapter: r.adapter ?? null,
+      created_at: r.ts
+    }
+    if (existing) return { state, sessions: [], events: [], notices: [], goalOutcome: { _tag: "Goal", command_id: r.command_id, goal: publicGoal(existing) } }
+  } else {
+    if (!existing || existing.environment !== r.environment) return refused(r, { status: 404, code: "not_found", message: `goal ${r.goal_id} not found` }, state)
+    if (r.status !== undefined && !canTransition(existing.status, r.status)) {
+      return refused(r, {
+        status: 422,
+        code: "invalid_transition",
+        message: `status: a goal cannot go from ${existing.status} to ${r.status} (allowed: active → completed or abandoned; completed or abandoned → active)`
+      }, state)
+    }
+    if (r.description !== undefined && (r.description.trim().length === 0 || r.description.length > maxDescriptionLength)) {
+      return refused(r, { status: 422, code: "validation_error", message: `description: must be 1 to ${maxDescriptionLength} characters and not blank` }, state)
+    }
+    goal = {
+      ...existing,
+      ...(r.status !== undefined ? { status: r.status } : {}),
+      ...(r.description !== undefined ? { description: r.description } : {}),
+      updated_at: r.ts
+    }
+  }
+  return {
+    state: { ...state, goals: { ...state.goals, [goal.id]: goal } },
+    sessions: [],
+    events: [],
+    notices: [],
+    goals: [{ ...goal, org_id: r.org_id, user_id: r.user_id, log_partition: at.partition }],
+    goalOutcome: { _tag: "Goal", command_id: r.command_id, goal: publicGoal(goal) }
+  }
 }
 
 const foldTimeout = (state: UserState, r: SessionTimeoutRecord): FoldResult => {
@@ -323,5 +472,13 @@ const foldTimeout = (state: UserState, r: SessionTimeoutRecord): FoldResult => {
   return { state: { ...state, open: withoutKey(state.open, key) }, sessions: [closed.row], events: [], notices: [closed.notice] }
 }
 
-export const fold = (state: UserState, record: LogRecord, at: Position): FoldResult =>
-  record.kind === "signal" ? foldSignal(state, record, at) : foldTimeout(state, record)
+export const fold = (state: UserState, record: LogRecord, at: Position, settings: FoldSettings = defaultFoldSettings): FoldResult => {
+  switch (record.kind) {
+    case "signal":
+      return foldSignal(state, record, at, settings)
+    case "session-timeout":
+      return foldTimeout(state, record)
+    case "goal":
+      return foldGoal(state, record, at)
+  }
+}

@@ -1,10 +1,12 @@
 import { Clock, Config, Context, Deferred, Duration, Effect, Layer, Option, Redacted, Schedule } from "effect"
-import type { SessionTimeoutRecord, SignalRecord } from "../domain/records.ts"
+import type { GoalOutcome } from "../domain/goals.ts"
+import type { GoalRecord, SessionTimeoutRecord, SignalRecord } from "../domain/records.ts"
 import { type LogUnavailable, type PartitionHandler, SignalLog } from "../log/signal-log.ts"
 import { makePartitionWorker, type PartitionWorker } from "./partition-worker.ts"
 import { Cluster } from "./cluster.ts"
 import { RuleCache } from "./rule-cache.ts"
-import { type Verdict, VerdictRegistry } from "./verdicts.ts"
+import { foldSettings } from "./fold-settings.ts"
+import { type Outcome, type Verdict, VerdictRegistry } from "./verdicts.ts"
 
 /** The internal route a node answers verdicts of its partitions on (for the proxy path). */
 export const internalVerdictPath = (signalId: string) => `/internal/v1/verdicts/${encodeURIComponent(signalId)}`
@@ -26,6 +28,8 @@ export class Engine extends Context.Service<Engine, {
   readonly submit: (record: SignalRecord) => Effect.Effect<Submitted, LogUnavailable>
   /** Appends the records in one append, in order; answers one Submitted per record, in order. */
   readonly submitMany: (records: ReadonlyArray<SignalRecord>) => Effect.Effect<ReadonlyArray<Submitted>, LogUnavailable>
+  /** Appends a goal command and waits for the user's actor to decide it (none when the wait ran out). */
+  readonly submitGoal: (record: GoalRecord) => Effect.Effect<Option.Option<GoalOutcome>, LogUnavailable>
   readonly owned: Effect.Effect<ReadonlyArray<number>>
 }>()("signal-engine/engine/Engine") {
   static readonly layer = Layer.effect(
@@ -37,12 +41,13 @@ export class Engine extends Context.Service<Engine, {
       const idle = yield* Config.Duration("ACTOR_IDLE_TIMEOUT").pipe(Config.withDefault(Duration.minutes(10)))
       const cluster = yield* Cluster
       const rules = yield* RuleCache
+      const settings = yield* foldSettings
       const context = yield* Effect.context<import("../store/projections.ts").Projections>()
       const workers = new Map<number, PartitionWorker>()
 
       const handler: PartitionHandler = {
         assigned: (partition) =>
-          makePartitionWorker({ log: log.name, partition, timers: true, rules }).pipe(
+          makePartitionWorker({ log: log.name, partition, timers: true, rules, settings }).pipe(
             Effect.provideContext(context),
             Effect.tap(() => cluster.claim(log.name, partition)),
             Effect.map((worker) => {
@@ -55,7 +60,13 @@ export class Engine extends Context.Service<Engine, {
             const worker = workers.get(partition)
             if (!worker) return yield* Effect.die(`batch for partition ${partition}, which this node does not own`)
             const done = yield* worker.process(entries, yield* Clock.currentTimeMillis)
-            yield* verdicts.complete(done)
+            yield* verdicts.complete(done.outcomes)
+            // A drift the fold detected becomes a goal-drift signal of the user, like any other.
+            if (done.drifts.length > 0) {
+              yield* log.append(done.drifts).pipe(
+                Effect.catchTag("LogUnavailable", (e) => Effect.logWarning("could not append goal-drift signals", e.message))
+              )
+            }
           }),
         revoked: (partition) =>
           Effect.andThen(Effect.sync(() => void workers.delete(partition)), cluster.release(log.name, partition))
@@ -96,7 +107,7 @@ export class Engine extends Context.Service<Engine, {
        * The proxy path: the verdict of a signal whose partition another node owns, asked of that
        * node. Never fails: an owner that cannot answer leaves the local wait to time out.
        */
-      const remoteVerdict = (partition: number, signalId: string): Effect.Effect<Verdict> =>
+      const remoteOutcome = (partition: number, id: string): Effect.Effect<Outcome> =>
         Effect.gen(function*() {
           const owner = yield* cluster.ownerOf(log.name, partition)
           if (Option.isNone(owner) || owner.value.nodeId === cluster.nodeId || Option.isNone(cluster.secret)) {
@@ -104,55 +115,70 @@ export class Engine extends Context.Service<Engine, {
           }
           const secret = Redacted.value(cluster.secret.value)
           const response = yield* Effect.tryPromise((signal) =>
-            fetch(`${owner.value.url}${internalVerdictPath(signalId)}?wait_ms=${Duration.toMillis(wait)}`, {
+            fetch(`${owner.value.url}${internalVerdictPath(id)}?wait_ms=${Duration.toMillis(wait)}`, {
               headers: { [clusterSecretHeader]: secret },
               signal
-            }).then(async (r) => (r.status === 200 ? (await r.json()) as Verdict : undefined))
+            }).then(async (r) => (r.status === 200 ? (await r.json()) as Outcome : undefined))
           )
           return response ?? (yield* Effect.never)
         }).pipe(Effect.catchCause(() => Effect.never))
 
-      /** The verdict of an appended record: from the local worker, or the owner's when another node owns it. */
-      const verdictOf = (record: SignalRecord, deferred: Deferred.Deferred<Verdict>): Effect.Effect<Verdict> => {
-        const partition = log.partitionFor(record.user_id)
+      /** The outcome of an appended record: from the local worker, or the owner's when another node owns it. */
+      const outcomeOf = (userId: string, id: string, deferred: Deferred.Deferred<Outcome>): Effect.Effect<Outcome> => {
+        const partition = log.partitionFor(userId)
         return cluster.enabled && !workers.has(partition)
-          ? Effect.raceFirst(Deferred.await(deferred), remoteVerdict(partition, record.signal_id))
+          ? Effect.raceFirst(Deferred.await(deferred), remoteOutcome(partition, id))
           : Deferred.await(deferred)
       }
 
       /**
-       * Appends the records in one call (in order), then waits for their verdicts, all within
-       * one INGEST_WAIT; those not processed by then are answered Pending (they are durable).
+       * Appends the records in one call (in order), then waits for their outcomes, all within
+       * one INGEST_WAIT; none for those not processed by then (they are durable).
        */
-      const submitMany = Effect.fn("Engine.submitMany")(function*(records: ReadonlyArray<SignalRecord>) {
-        const deferreds = yield* Effect.forEach(records, (record) => verdicts.register(record.signal_id))
+      const appendAndWait = Effect.fnUntraced(function*(
+        records: ReadonlyArray<SignalRecord | GoalRecord>,
+        idOf: (record: SignalRecord | GoalRecord) => string
+      ) {
+        const deferreds = yield* Effect.forEach(records, (record) => verdicts.register(idOf(record)))
         yield* log.append(records).pipe(
-          Effect.tapError(() => Effect.forEach(records, (record) => verdicts.forget(record.signal_id), { discard: true }))
+          Effect.tapError(() => Effect.forEach(records, (record) => verdicts.forget(idOf(record)), { discard: true }))
         )
         const deadline = (yield* Clock.currentTimeMillis) + Duration.toMillis(wait)
-        const answers: Array<Submitted> = []
+        const answers: Array<Option.Option<Outcome>> = []
         for (let i = 0; i < records.length; i++) {
           const record = records[i]!
           const deferred = deferreds[i]!
-          // Verdicts of one batch mostly arrive together: a done one needs no timer.
-          const verdict = Deferred.isDoneUnsafe(deferred)
+          // Outcomes of one batch mostly arrive together: a done one needs no timer.
+          const outcome = Deferred.isDoneUnsafe(deferred)
             ? Option.some(yield* Deferred.await(deferred))
-            : yield* verdictOf(record, deferred).pipe(
+            : yield* outcomeOf(record.user_id, idOf(record), deferred).pipe(
               Effect.timeoutOption(Math.max(0, deadline - (yield* Clock.currentTimeMillis)))
             )
-          if (Option.isSome(verdict)) {
-            answers.push({ _tag: "Processed", verdict: verdict.value })
-          } else {
-            yield* verdicts.forget(record.signal_id)
-            answers.push({ _tag: "Pending", signal_id: record.signal_id })
-          }
+          if (Option.isNone(outcome)) yield* verdicts.forget(idOf(record))
+          answers.push(outcome)
         }
         return answers
       })
 
+      const signalId = (record: SignalRecord | GoalRecord) => (record.kind === "signal" ? record.signal_id : record.command_id)
+
+      const submitMany = Effect.fn("Engine.submitMany")(function*(records: ReadonlyArray<SignalRecord>) {
+        const outcomes = yield* appendAndWait(records, signalId)
+        return outcomes.map((outcome, i): Submitted =>
+          Option.isSome(outcome) && "signal_id" in outcome.value
+            ? { _tag: "Processed", verdict: outcome.value }
+            : { _tag: "Pending", signal_id: records[i]!.signal_id }
+        )
+      })
+
+      const submitGoal = Effect.fn("Engine.submitGoal")(function*(record: GoalRecord) {
+        const [outcome] = yield* appendAndWait([record], signalId)
+        return Option.filter(outcome!, (o): o is GoalOutcome => !("signal_id" in o))
+      })
+
       const submit = (record: SignalRecord) => Effect.map(submitMany([record]), (answers) => answers[0]!)
 
-      return Engine.of({ submit, submitMany, owned: Effect.sync(() => [...workers.keys()].sort((a, b) => a - b)) })
+      return Engine.of({ submit, submitMany, submitGoal, owned: Effect.sync(() => [...workers.keys()].sort((a, b) => a - b)) })
     })
   )
 }

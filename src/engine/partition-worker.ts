@@ -1,13 +1,27 @@
 import { Duration, Effect, Schedule, Schema } from "effect"
 import type { Environment } from "../domain/environments.ts"
+import { makeId } from "../domain/ids.ts"
 import type { SignalRecord } from "../domain/records.ts"
-import { evaluate, type SignalFacts } from "../domain/rule-evaluation.ts"
+import { addUsage, type Crossing, evaluate, noUsage, type SignalFacts, type Usage } from "../domain/rule-evaluation.ts"
 import type { Rule } from "../domain/rules.ts"
 import {
+  parseScopeKey,
+  pruneWindows,
+  scopeKey,
+  scopeKeysOf,
+  type ScopeUsageRow,
+  type SharedScope,
+  windowKeyOf
+} from "../domain/scope-usage.ts"
+import {
+  defaultFoldSettings,
+  type DriftDetected,
   emptyUserState,
   eventIdFor,
   fold,
+  type FoldSettings,
   type EventRow,
+  type GoalRow,
   type SessionRow,
   timeoutDue,
   usageIn,
@@ -17,7 +31,16 @@ import { type Notice, notice, type OutboxEvent, toOutboxEvent } from "../domain/
 import type { LogEntry } from "../log/signal-log.ts"
 import { type ActorSnapshot, Projections } from "../store/projections.ts"
 import type { RuleCache } from "./rule-cache.ts"
-import type { Verdict } from "./verdicts.ts"
+import type { Outcome, Verdict } from "./verdicts.ts"
+
+/** What a processed batch answers: a verdict per signal, an outcome per goal command. */
+export interface Processed {
+  readonly outcomes: ReadonlyArray<Outcome>
+  /** goal-drift signals the fold detected, for the engine to append (live runs only). */
+  readonly drifts: ReadonlyArray<SignalRecord>
+}
+
+const nothing: Processed = { outcomes: [], drifts: [] }
 
 /** A session whose inactivity timer is running on this node. */
 export interface Timer {
@@ -65,12 +88,31 @@ export const makePartitionWorker = Effect.fnUntraced(function*(options: {
    * time, but only what records at or after it change is written.
    */
   readonly projectFrom?: number | undefined
+  readonly settings?: FoldSettings | undefined
 }) {
   const projections = yield* Projections
   const notify = options.notify ?? true
+  const settings = options.settings ?? defaultFoldSettings
   const actors = new Map<string, Actor>()
   const timers = new Map<string, Timer>()
   let next = yield* projections.nextOffset(options.log, options.partition)
+
+  /** This partition's exact counts of the shared scopes (team, org, project) by scope key. */
+  const scopeCounts = new Map<string, Usage>()
+  let prunedAt = 0
+  const loadScopeCounts = Effect.gen(function*() {
+    scopeCounts.clear()
+    for (const row of yield* projections.loadScopeUsage(options.partition)) {
+      const { partition: _p, cost_usd, tokens_in, tokens_out, ...key } = row
+      scopeCounts.set(scopeKey(key.org_id, key.environment, key.scope, key.scope_id, key.window_key), { cost_usd, tokens_in, tokens_out })
+    }
+    prunedAt = scopeCounts.size
+  })
+  yield* loadScopeCounts
+
+  /** Shared budget crossings this worker committed to the outbox (their event ids make a repeat a no-op anyway). */
+  const reportedCrossings = new Set<string>()
+  const crossingId = (c: Crossing) => `${c.rule.id}:${c.scopeId}:${c.window}:${c.level}`
 
   const trackTimers = (userId: string, state: UserState) => {
     if (!options.timers) return
@@ -100,26 +142,59 @@ export const makePartitionWorker = Effect.fnUntraced(function*(options: {
       const loaded = yield* projections.loadActors(missing)
       const states = new Map<string, UserState>()
       for (const u of users) states.set(u, actors.get(u)?.state ?? loaded.get(u) ?? emptyUserState)
+      // The batch's shared-scope counts, over this partition's committed ones until it commits.
+      const batchCounts = new Map<string, Usage>()
+      const countOf = (key: string) => batchCounts.get(key) ?? scopeCounts.get(key) ?? noUsage
+      const batchReported = new Set<string>()
+      const reported = (c: Crossing): boolean => {
+        const id = crossingId(c)
+        if (reportedCrossings.has(id) || batchReported.has(id)) return true
+        batchReported.add(id)
+        return false
+      }
 
       const sessions = new Map<string, SessionRow>()
       const events: Array<EventRow> = []
+      const goals = new Map<string, GoalRow>()
       const notices: Array<OutboxEvent> = []
-      const verdicts: Array<Verdict> = []
+      const outcomes: Array<Outcome> = []
+      const drifts: Array<{ readonly record: SignalRecord; readonly drift: DriftDetected }> = []
       for (const entry of entries) {
         const before = states.get(entry.key)!
-        const result = fold(before, entry.record, entry)
+        const record = entry.record
+        const result = fold(before, record, entry, settings)
         states.set(entry.key, result.state)
-        if (options.projectFrom !== undefined && Date.parse(entry.record.ts) < options.projectFrom) continue
+        const judged = record.kind === "signal" && result.sessionId !== undefined && options.rules && notify
+          ? judge(
+            options.rules,
+            before,
+            record,
+            result.sessionId,
+            (key) => addUsage(countOf(key), options.rules!.othersUsage(key, options.partition)),
+            reported
+          )
+          : undefined
+        if (record.kind === "signal") for (const key of scopeKeysOf(record)) batchCounts.set(key, addUsage(countOf(key), usageOf(record)))
+        if (options.projectFrom !== undefined && Date.parse(record.ts) < options.projectFrom) continue
         for (const s of result.sessions) sessions.set(s.id, s)
+        for (const g of result.goals ?? []) goals.set(g.id, g)
         events.push(...result.events)
         if (notify) for (const n of result.notices) notices.push(toOutboxEvent(n))
-        if (entry.record.kind === "signal" && result.sessionId !== undefined) {
-          const judged = options.rules && notify ? judge(options.rules, before, entry.record, result.sessionId) : undefined
-          verdicts.push(judged?.verdict ?? { ok: true, signal_id: entry.record.signal_id, session_id: result.sessionId })
+        if (record.kind === "signal" && result.sessionId !== undefined) {
+          outcomes.push(judged?.verdict ?? { ok: true, signal_id: record.signal_id, session_id: result.sessionId })
           if (judged) notices.push(...judged.notices.map(toOutboxEvent))
+          if (result.drift) drifts.push({ record, drift: result.drift })
         }
+        if (result.goalOutcome) outcomes.push(result.goalOutcome)
       }
       const snapshots: Array<ActorSnapshot> = users.map((u) => ({ user_id: u, partition: options.partition, state: states.get(u)! }))
+      const scopeUsage: Array<ScopeUsageRow> = []
+      const watch: Array<ReturnType<typeof parseScopeKey>> = []
+      for (const [key, usage] of batchCounts) {
+        const scope = parseScopeKey(key)
+        scopeUsage.push({ ...scope, partition: options.partition, ...usage })
+        if (options.rules?.watched(scope.org_id, scope.environment, scope.scope, scope.scope_id)) watch.push(scope)
+      }
       const nextOffset = entries[entries.length - 1]!.offset + 1
       const outcome = yield* projections.commitBatch({
         log: options.log,
@@ -129,16 +204,30 @@ export const makePartitionWorker = Effect.fnUntraced(function*(options: {
         sessions: [...sessions.values()],
         events,
         notices,
-        actors: snapshots
+        actors: snapshots,
+        goals: [...goals.values()],
+        scopeUsage,
+        watch
       })
-      if (outcome === "fenced") return "fenced" as const
+      if (outcome._tag === "Fenced") return "fenced" as const
       // Only a committed batch moves the in-memory state forward.
       for (const [u, state] of states) {
         actors.set(u, { state, touchedAt: now })
         trackTimers(u, state)
       }
+      for (const [key, usage] of batchCounts) scopeCounts.set(key, usage)
+      if (reportedCrossings.size + batchReported.size > 100_000) reportedCrossings.clear()
+      for (const id of batchReported) reportedCrossings.add(id)
+      if (scopeCounts.size > 2 * prunedAt + 1000) {
+        pruneWindows(scopeCounts)
+        prunedAt = scopeCounts.size
+      }
+      options.rules?.noteUsage(outcome.others)
       next = nextOffset
-      return verdicts
+      return {
+        outcomes,
+        drifts: options.timers ? drifts.map(({ record, drift }) => driftSignal(record, drift, now)) : []
+      } satisfies Processed
     }).pipe(Effect.catchCause((cause) => Effect.fail(new BatchFailed({ message: String(cause) }))))
 
   /**
@@ -146,10 +235,10 @@ export const makePartitionWorker = Effect.fnUntraced(function*(options: {
    * skipped (redelivery). When the commit is fenced, another owner projected past `next`: the
    * worker forgets its actors, takes the stored offset, and goes on from there.
    */
-  const process = (entries: ReadonlyArray<LogEntry>, now: number): Effect.Effect<ReadonlyArray<Verdict>> =>
+  const process = (entries: ReadonlyArray<LogEntry>, now: number): Effect.Effect<Processed> =>
     Effect.suspend(() => {
       const fresh = entries.filter((e) => e.offset >= next)
-      if (fresh.length === 0) return Effect.succeed([])
+      if (fresh.length === 0) return Effect.succeed(nothing)
       return attempt(fresh, now).pipe(
         Effect.tapError((e) => Effect.logError(`partition ${options.partition}: batch failed, retrying`, e.message)),
         Effect.retry(batchRetry),
@@ -158,6 +247,7 @@ export const makePartitionWorker = Effect.fnUntraced(function*(options: {
           outcome !== "fenced" ? Effect.succeed(outcome) : Effect.gen(function*() {
             yield* Effect.logWarning(`partition ${options.partition}: another owner moved past offset ${next}; resyncing`)
             actors.clear()
+            yield* loadScopeCounts
             next = yield* projections.nextOffset(options.log, options.partition)
             return yield* process(entries, now)
           }))
@@ -196,35 +286,69 @@ export const makePartitionWorker = Effect.fnUntraced(function*(options: {
   }
 })
 
-/** Budgets over a team, org or project need usage summed across partitions; they are not enforced yet. */
-const enforceable = (rule: Rule) => !(rule.type === "budget" && rule.scope !== "user")
-
 const text = (value: unknown): string | null => (typeof value === "string" && value.length > 0 ? value : null)
 const count = (value: unknown): number =>
   typeof value === "number" && Number.isFinite(value) && value >= 0 ? Math.trunc(value) : 0
+
+const usageOf = (r: SignalRecord): Usage => ({
+  cost_usd: r.cost.usd,
+  tokens_in: count(r.metadata.tokens_in),
+  tokens_out: count(r.metadata.tokens_out)
+})
+
+/**
+ * The goal-drift signal the engine appends for a user whose off-goal streak reached the
+ * configured length: in the session of the prompt that completed it, stamped now.
+ */
+const driftSignal = (r: SignalRecord, drift: DriftDetected, now: number): SignalRecord => ({
+  ...r,
+  ts: new Date(now).toISOString(),
+  signal_id: makeId("sig", now),
+  type: "goal-drift",
+  metadata: {
+    goal_id: drift.goal_id,
+    score: drift.score,
+    off_goal_prompts: drift.off_goal_prompts,
+    prompt_signal_id: drift.signal_id,
+    source: "engine"
+  },
+  cost: { usd: 0, estimated: false, model_known: r.cost.model_known }
+})
 
 /**
  * The verdict on one signal, from the rules in force and the user's usage before it, and the
  * notices its firings and threshold crossings produce (ids per firing, and per rule, scope and
  * window for crossings, so each is recorded once).
  */
-const judge = (rules: RuleCache["Service"], before: UserState, r: SignalRecord, sessionId: string) => {
+const isShared = (rule: Rule) => rule.type === "budget" && rule.scope !== "user"
+
+const judge = (
+  rules: RuleCache["Service"],
+  before: UserState,
+  r: SignalRecord,
+  sessionId: string,
+  sharedUsage: (key: string) => Usage,
+  /** Whether this worker reported a shared budget's crossing already (and notes it if not). */
+  reported: (crossing: Crossing) => boolean
+) => {
   const m = r.metadata
   const facts: SignalFacts = {
     orgId: r.org_id,
     userId: r.user_id,
-    teamIds: rules.teamsOf(r.user_id),
+    teamIds: r.team_ids ?? [],
     projectId: text(m.project_id),
     model: text(m.model),
     modelKnown: r.cost.model_known,
     ts: r.ts,
-    usage: { cost_usd: r.cost.usd, tokens_in: count(m.tokens_in), tokens_out: count(m.tokens_out) }
+    timeZone: r.time_zone,
+    usage: usageOf(r)
   }
-  const evaluation = evaluate(
-    rules.rulesFor(r.org_id, r.environment).filter(enforceable),
-    facts,
-    (rule, key) => usageIn(before, r.environment, (rule.condition as { readonly window: "daily" | "monthly" }).window, key)
-  )
+  const evaluation = evaluate(rules.rulesFor(r.org_id, r.environment), facts, (rule, key) => {
+    const window = (rule.condition as { readonly window: "daily" | "monthly" }).window
+    return isShared(rule)
+      ? sharedUsage(scopeKey(r.org_id, r.environment, rule.scope as SharedScope, rule.scope_id, windowKeyOf(window, key)))
+      : usageIn(before, r.environment, window, key)
+  })
   const at = { org_id: r.org_id, environment: r.environment, ts: r.ts }
   const notices: Array<Notice> = [
     ...evaluation.firings.map((f) =>
@@ -237,7 +361,7 @@ const judge = (rules: RuleCache["Service"], before: UserState, r: SignalRecord, 
         session_id: sessionId,
         event_id: eventIdFor(r.signal_id)
       })),
-    ...evaluation.crossings.map((c) => {
+    ...[...evaluation.crossings, ...evaluation.reached.filter((c) => isShared(c.rule) && !reported(c))].map((c) => {
       const condition = c.rule.condition as { readonly window: string; readonly metric: string }
       return notice(c.level === "warning" ? "budget.warning" : "budget.exceeded", `${c.rule.id}:${c.scopeId}:${c.window}`, at, {
         rule_id: c.rule.id,

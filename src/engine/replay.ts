@@ -1,6 +1,7 @@
 import { Clock, Effect } from "effect"
 import { SignalLog } from "../log/signal-log.ts"
 import { Projections } from "../store/projections.ts"
+import { foldSettings } from "./fold-settings.ts"
 import { makePartitionWorker } from "./partition-worker.ts"
 
 export interface ReplayProgress {
@@ -27,6 +28,7 @@ export const replay = Effect.fn("replay")(function*(options: {
   const projections = yield* Projections
   const partitions = options.partitions ?? Array.from({ length: log.partitions }, (_, i) => i)
   const ends = yield* log.endOffsets
+  const settings = yield* Effect.orDie(foldSettings)
   let records = 0
   for (const partition of partitions) {
     const total = ends[partition] ?? 0
@@ -36,7 +38,8 @@ export const replay = Effect.fn("replay")(function*(options: {
       partition,
       timers: false,
       notify: false,
-      projectFrom: options.from?.getTime()
+      projectFrom: options.from?.getTime(),
+      settings
     })
     yield* log.readPartition(partition, 0, (entries) =>
       Effect.gen(function*() {

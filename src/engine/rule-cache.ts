@@ -1,20 +1,35 @@
 import { Context, Effect, Layer, Schedule } from "effect"
 import { SqlClient } from "effect/sql"
 import type { Environment } from "../domain/environments.ts"
-import { evaluationOrder } from "../domain/rule-evaluation.ts"
+import { addUsage, evaluationOrder, noUsage, type Usage } from "../domain/rule-evaluation.ts"
 import type { Rule } from "../domain/rules.ts"
+import { keyOfRow, type ScopeUsageRow, type SharedScope } from "../domain/scope-usage.ts"
 
-/** How often the node reloads rules and team memberships: a change reaches verdicts within this. */
+/** How often the node reloads rules and shared budget totals: a change reaches verdicts within this. */
 const refreshSchedule = Schedule.spaced("1 second")
 
+const scopeOf = (orgId: string, environment: Environment, scope: string, scopeId: string) =>
+  `${orgId}/${environment}/${scope}/${scopeId}`
+
 /**
- * The enabled rules of every org and environment, in evaluation order, and the team memberships
- * team-scoped rules need, held by each node and reloaded every second, so verdicts read memory,
- * never the database, and a rule change applies on every node within a second.
+ * The enabled rules of every org and environment, in evaluation order, and the usage of the
+ * shared scopes (team, org, project) their budgets watch, per log partition. Each node holds them
+ * and reloads them every second, so verdicts read memory, never the database, and a rule change
+ * applies on every node within a second.
+ *
+ * A partition worker counts its own partition's usage exactly; the other partitions' counts come
+ * from here: reloaded every second, and refreshed by every batch this node commits for the
+ * scopes the batch touched. A shared budget may therefore be overshot by what other partitions
+ * accepted since the last refresh (documented in docs/decisions.md).
  */
 export class RuleCache extends Context.Service<RuleCache, {
   readonly rulesFor: (orgId: string, environment: Environment) => ReadonlyArray<Rule>
-  readonly teamsOf: (userId: string) => ReadonlyArray<string>
+  /** Whether an enabled budget rule watches this shared scope. */
+  readonly watched: (orgId: string, environment: Environment, scope: SharedScope, scopeId: string) => boolean
+  /** The usage of a shared scope's window in every partition but `partition`, as last seen. */
+  readonly othersUsage: (key: string, partition: number) => Usage
+  /** Newer per-partition counts (read back by a batch commit). */
+  readonly noteUsage: (rows: ReadonlyArray<ScopeUsageRow>) => void
   /** Reloads now (tests, and after this node changed a rule). */
   readonly refresh: Effect.Effect<void>
 }>()("signal-engine/engine/RuleCache") {
@@ -23,7 +38,17 @@ export class RuleCache extends Context.Service<RuleCache, {
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
       let rules = new Map<string, ReadonlyArray<Rule>>()
-      let teams = new Map<string, ReadonlyArray<string>>()
+      let watchedScopes = new Set<string>()
+      let usage = new Map<string, Map<number, Usage>>()
+
+      const note = (target: Map<string, Map<number, Usage>>, rows: ReadonlyArray<ScopeUsageRow>) => {
+        for (const row of rows) {
+          const key = keyOfRow(row)
+          const partitions = target.get(key) ?? new Map<number, Usage>()
+          partitions.set(row.partition, { cost_usd: row.cost_usd, tokens_in: Number(row.tokens_in), tokens_out: Number(row.tokens_out) })
+          target.set(key, partitions)
+        }
+      }
 
       const refresh = Effect.gen(function*() {
         const rows = yield* sql<Rule & { readonly org_id: string; readonly environment: Environment; readonly created_at: Date; readonly updated_at: Date }>`
@@ -31,23 +56,32 @@ export class RuleCache extends Context.Service<RuleCache, {
             action_config, created_at, updated_at
           FROM rules WHERE enabled`
         const byTenant = new Map<string, Array<Rule>>()
+        const watching = new Map<string, { org_id: string; environment: Environment; scope: string; scope_id: string }>()
         for (const r of rows) {
           const key = `${r.org_id}/${r.environment}`
           const { org_id: _o, environment: _e, ...rule } = r
           const list = byTenant.get(key) ?? []
           list.push({ ...rule, created_at: new Date(r.created_at).toISOString(), updated_at: new Date(r.updated_at).toISOString() })
           byTenant.set(key, list)
+          if (r.type === "budget" && r.scope !== "user") {
+            watching.set(scopeOf(r.org_id, r.environment, r.scope, r.scope_id), {
+              org_id: r.org_id, environment: r.environment, scope: r.scope, scope_id: r.scope_id
+            })
+          }
         }
+        // Shared budgets read the current windows; older rows are history.
+        const counts = watching.size === 0 ? [] : yield* sql<ScopeUsageRow>`
+          SELECT u.org_id, u.environment, u.scope, u.scope_id, u.window_key, u.partition, u.cost_usd, u.tokens_in, u.tokens_out
+          FROM scope_usage u
+          JOIN jsonb_to_recordset(${JSON.stringify([...watching.values()])}::jsonb)
+            AS w(org_id text, environment text, scope text, scope_id text)
+            ON u.org_id = w.org_id AND u.environment = w.environment AND u.scope = w.scope AND u.scope_id = w.scope_id
+          WHERE u.updated_at > now() - interval '35 days'`
+        const next = new Map<string, Map<number, Usage>>()
+        note(next, counts)
         rules = new Map([...byTenant].map(([k, list]) => [k, evaluationOrder(list)]))
-        // Memberships only matter to team rules; skip the query when there are none.
-        if (rows.some((r) => r.scope === "team")) {
-          const members = yield* sql<{ readonly user_id: string; readonly team_id: string }>`SELECT user_id, team_id FROM team_members`
-          const next = new Map<string, Array<string>>()
-          for (const m of members) next.set(m.user_id, [...(next.get(m.user_id) ?? []), m.team_id])
-          teams = next
-        } else {
-          teams = new Map()
-        }
+        watchedScopes = new Set(watching.keys())
+        usage = next
       }).pipe(Effect.orDie)
 
       yield* refresh
@@ -59,7 +93,13 @@ export class RuleCache extends Context.Service<RuleCache, {
 
       return RuleCache.of({
         rulesFor: (orgId, environment) => rules.get(`${orgId}/${environment}`) ?? [],
-        teamsOf: (userId) => teams.get(userId) ?? [],
+        watched: (orgId, environment, scope, scopeId) => watchedScopes.has(scopeOf(orgId, environment, scope, scopeId)),
+        othersUsage: (key, partition) => {
+          let total = noUsage
+          for (const [p, counted] of usage.get(key) ?? []) if (p !== partition) total = addUsage(total, counted)
+          return total
+        },
+        noteUsage: (rows) => note(usage, rows),
         refresh
       })
     })

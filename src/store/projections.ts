@@ -1,6 +1,7 @@
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
-import type { EventRow, SessionRow, UserState } from "../domain/sessionizer.ts"
+import type { ScopeUsageRow } from "../domain/scope-usage.ts"
+import type { EventRow, GoalRow, SessionRow, UserState } from "../domain/sessionizer.ts"
 import type { OutboxEvent } from "../domain/webhooks.ts"
 
 export interface ActorSnapshot {
@@ -21,7 +22,16 @@ export interface BatchWrite {
   /** Webhook events this batch caused (the outbox), written in the same transaction. */
   readonly notices: ReadonlyArray<OutboxEvent>
   readonly actors: ReadonlyArray<ActorSnapshot>
+  readonly goals: ReadonlyArray<GoalRow>
+  /** This partition's counts of the shared scopes the batch touched (absolute values). */
+  readonly scopeUsage: ReadonlyArray<ScopeUsageRow>
+  /** Shared scope windows whose other partitions' counts the caller wants back (watched by budgets). */
+  readonly watch: ReadonlyArray<Omit<ScopeUsageRow, "partition" | "cost_usd" | "tokens_in" | "tokens_out">>
 }
+
+export type CommitOutcome =
+  | { readonly _tag: "Committed"; readonly others: ReadonlyArray<ScopeUsageRow> }
+  | { readonly _tag: "Fenced" }
 
 /** Rolls the transaction back when the offset fence does not hold. */
 const fenced = { _tag: "Fenced" } as const
@@ -38,12 +48,14 @@ export class Projections extends Context.Service<Projections, {
   readonly nextOffset: (log: string, partition: number) => Effect.Effect<number>
   readonly loadActors: (userIds: ReadonlyArray<string>) => Effect.Effect<ReadonlyMap<string, UserState>>
   readonly actorsWithOpenSessions: (partition: number) => Effect.Effect<ReadonlyArray<ActorSnapshot>>
+  /** A partition's counts of the shared scopes in recent windows. */
+  readonly loadScopeUsage: (partition: number) => Effect.Effect<ReadonlyArray<ScopeUsageRow>>
   /**
    * Commits a batch, or answers "fenced" and writes nothing when the partition's stored offset
    * is not `fromOffset`: another owner moved it on (a rebalance, a lost lease), and this
    * worker's view is stale.
    */
-  readonly commitBatch: (batch: BatchWrite) => Effect.Effect<"committed" | "fenced">
+  readonly commitBatch: (batch: BatchWrite) => Effect.Effect<CommitOutcome>
   /**
    * Forget a partition's projections (all of them, or only what happened at or after `since`),
    * its actor states and its offset, so a replay can rebuild them (replay only).
@@ -72,6 +84,13 @@ export class Projections extends Context.Service<Projections, {
         const rows = yield* sql<{ readonly user_id: string; readonly state: UserState }>`
           SELECT user_id, state FROM actor_state WHERE partition = ${partition} AND has_open_sessions`.pipe(Effect.orDie)
         return rows.map((r) => ({ user_id: r.user_id, partition, state: r.state }))
+      })
+
+      const loadScopeUsage = Effect.fn("Projections.loadScopeUsage")(function*(partition: number) {
+        const rows = yield* sql<ScopeUsageRow>`
+          SELECT org_id, environment, scope, scope_id, window_key, partition, cost_usd, tokens_in, tokens_out
+          FROM scope_usage WHERE partition = ${partition} AND updated_at > now() - interval '35 days'`.pipe(Effect.orDie)
+        return rows.map((r) => ({ ...r, tokens_in: Number(r.tokens_in), tokens_out: Number(r.tokens_out) }))
       })
 
       const commitBatch = Effect.fn("Projections.commitBatch")(function*(batch: BatchWrite) {
@@ -150,8 +169,46 @@ export class Projections extends Context.Service<Projections, {
               ON CONFLICT (user_id) DO UPDATE SET partition = excluded.partition,
                 has_open_sessions = excluded.has_open_sessions, state = excluded.state, updated_at = now()`
           }
-          return "committed" as const
-        })).pipe(Effect.catchIf((e) => e === fenced, () => Effect.succeed("fenced" as const)))
+          if (batch.goals.length > 0) {
+            yield* sql`
+              INSERT INTO goals (id, org_id, environment, user_id, description, status, adapter, created_at, updated_at, log_partition)
+              SELECT id, org_id, environment, user_id, description, status, adapter, created_at, updated_at, log_partition
+              FROM jsonb_to_recordset(${JSON.stringify(batch.goals)}::jsonb) AS r(
+                id text, org_id text, environment text, user_id text, description text, status text, adapter text,
+                created_at timestamptz, updated_at timestamptz, log_partition integer)
+              ON CONFLICT (id) DO UPDATE SET description = excluded.description, status = excluded.status,
+                updated_at = excluded.updated_at`
+          }
+          let others: ReadonlyArray<ScopeUsageRow> = []
+          if (batch.scopeUsage.length > 0) {
+            // The partition's own counts, and in the same statement the other partitions' counts of
+            // the watched windows (a data-modifying CTE runs whether or not the query reads it).
+            const upsert = sql`
+              INSERT INTO scope_usage (org_id, environment, scope, scope_id, window_key, partition, cost_usd, tokens_in, tokens_out, updated_at)
+              SELECT org_id, environment, scope, scope_id, window_key, partition, cost_usd, tokens_in, tokens_out, now()
+              FROM jsonb_to_recordset(${JSON.stringify(batch.scopeUsage)}::jsonb) AS r(
+                org_id text, environment text, scope text, scope_id text, window_key text, partition integer,
+                cost_usd double precision, tokens_in bigint, tokens_out bigint)
+              ON CONFLICT (org_id, environment, scope, scope_id, window_key, partition) DO UPDATE SET
+                cost_usd = excluded.cost_usd, tokens_in = excluded.tokens_in, tokens_out = excluded.tokens_out,
+                updated_at = now()`
+            if (batch.watch.length === 0) {
+              yield* upsert
+            } else {
+              const rows = yield* sql<ScopeUsageRow>`
+                WITH own AS (${upsert} RETURNING 1)
+                SELECT u.org_id, u.environment, u.scope, u.scope_id, u.window_key, u.partition, u.cost_usd, u.tokens_in, u.tokens_out
+                FROM scope_usage u
+                JOIN jsonb_to_recordset(${JSON.stringify(batch.watch)}::jsonb)
+                  AS w(org_id text, environment text, scope text, scope_id text, window_key text)
+                  ON u.org_id = w.org_id AND u.environment = w.environment AND u.scope = w.scope
+                    AND u.scope_id = w.scope_id AND u.window_key = w.window_key
+                WHERE u.partition <> ${batch.partition}`
+              others = rows.map((r) => ({ ...r, tokens_in: Number(r.tokens_in), tokens_out: Number(r.tokens_out) }))
+            }
+          }
+          return { _tag: "Committed", others } as CommitOutcome
+        })).pipe(Effect.catchIf((e) => e === fenced, () => Effect.succeed({ _tag: "Fenced" } as CommitOutcome)))
       }, Effect.orDie)
 
       const resetPartition = Effect.fn("Projections.resetPartition")(function*(log: string, partition: number, since?: Date) {
@@ -161,11 +218,15 @@ export class Projections extends Context.Service<Projections, {
           yield* sql`DELETE FROM events WHERE log_partition = ${partition} ${eventsSince}`
           yield* sql`DELETE FROM sessions WHERE user_id IN (SELECT user_id FROM actor_state WHERE partition = ${partition}) ${sessionsSince}`
           yield* sql`DELETE FROM actor_state WHERE partition = ${partition}`
+          // Counts are absolute and the replay folds from the start, so all of the partition's are rewritten.
+          yield* sql`DELETE FROM scope_usage WHERE partition = ${partition}`
+          const goalsSince = since === undefined ? sql`` : sql`AND coalesce(updated_at, created_at) >= ${since}`
+          yield* sql`DELETE FROM goals WHERE log_partition = ${partition} ${goalsSince}`
           yield* sql`DELETE FROM partition_offsets WHERE log = ${log} AND partition = ${partition}`
         }))
       }, Effect.orDie)
 
-      return Projections.of({ nextOffset, loadActors, actorsWithOpenSessions, commitBatch, resetPartition })
+      return Projections.of({ nextOffset, loadActors, actorsWithOpenSessions, loadScopeUsage, commitBatch, resetPartition })
     })
   )
 }

@@ -5,6 +5,7 @@ import { generateApiKey, generateLicenseKey, hashKey, keyHint } from "../domain/
 import type { Environment } from "../domain/environments.ts"
 import { Conflict, NotFound, Unprocessable } from "../domain/errors.ts"
 import { IdPrefix, makeId } from "../domain/ids.ts"
+import type { OrgSettings } from "../domain/org-settings.ts"
 import { decodeCursor, type Page, toPage } from "../domain/pagination.ts"
 import { allowsLiveKeys, type Plan } from "../domain/plans.ts"
 import type { ApiKeyPrincipal, LicensePrincipal } from "../domain/principal.ts"
@@ -98,6 +99,8 @@ export class Tenancy extends Context.Service<Tenancy, {
   readonly createOrg: (input: { readonly name: string; readonly plan: Plan }) => Effect.Effect<OrgRecord>
   readonly getOrg: (orgId: string) => Effect.Effect<OrgRecord, NotFound>
   readonly findOrg: (idOrName: string) => Effect.Effect<OrgRecord, NotFound>
+  /** Sets the settings given (validated by the caller); the ones left out keep their values. */
+  readonly updateOrg: (orgId: string, settings: OrgSettings) => Effect.Effect<OrgRecord, NotFound>
   readonly countOrgs: Effect.Effect<number>
   readonly createUser: (
     orgId: string,
@@ -169,6 +172,18 @@ export class Tenancy extends Context.Service<Tenancy, {
             ORDER BY (id = ${idOrName}) DESC, created_at LIMIT 1`.pipe(Effect.orDie)
           const row = rows[0]
           if (!row) return yield* NotFound.of(`no org with id or name ${idOrName}`)
+          return toOrg(row)
+        })
+
+        const updateOrg = Effect.fn("Tenancy.updateOrg")(function*(orgId: string, settings: OrgSettings) {
+          const rows = yield* sql<Omit<OrgRecord, "created_at"> & { created_at: Date }>`
+            UPDATE orgs SET
+              time_zone = coalesce(${settings.time_zone ?? null}, time_zone),
+              session_timeout_s = coalesce(${settings.session_timeout_s ?? null}, session_timeout_s)
+            WHERE id = ${orgId}
+            RETURNING ${orgColumns}`.pipe(Effect.orDie)
+          const row = rows[0]
+          if (!row) return yield* NotFound.of(`org ${orgId} not found`)
           return toOrg(row)
         })
 
@@ -369,7 +384,10 @@ export class Tenancy extends Context.Service<Tenancy, {
             readonly environment: Environment
             readonly plan: Plan
             readonly session_timeout_s: number
-          }>`SELECT k.id, k.org_id, k.user_id, k.environment, o.plan, o.session_timeout_s
+            readonly time_zone: string
+            readonly team_ids: ReadonlyArray<string>
+          }>`SELECT k.id, k.org_id, k.user_id, k.environment, o.plan, o.session_timeout_s, o.time_zone,
+              ARRAY(SELECT m.team_id FROM team_members m WHERE m.user_id = k.user_id ORDER BY m.team_id) AS team_ids
             FROM license_keys k JOIN orgs o ON o.id = k.org_id
             WHERE k.key_hash = ${hashKey(key)} AND k.revoked_at IS NULL`.pipe(Effect.orDie)
           const row = rows[0]
@@ -380,7 +398,9 @@ export class Tenancy extends Context.Service<Tenancy, {
             userId: row.user_id,
             plan: row.plan,
             environment: row.environment,
-            sessionTimeoutS: row.session_timeout_s
+            sessionTimeoutS: row.session_timeout_s,
+            timeZone: row.time_zone,
+            teamIds: row.team_ids
           } satisfies LicensePrincipal
         })
 
@@ -413,6 +433,7 @@ export class Tenancy extends Context.Service<Tenancy, {
           createOrg,
           getOrg,
           findOrg,
+          updateOrg,
           countOrgs,
           createUser,
           getUser,

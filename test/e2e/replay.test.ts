@@ -18,7 +18,11 @@ const snapshot = (databaseUrl: string) =>
     const sessions = yield* sql`SELECT * FROM sessions ORDER BY id`
     const events = yield* sql`SELECT * FROM events ORDER BY id`
     const actors = yield* sql`SELECT user_id, partition, has_open_sessions, state FROM actor_state ORDER BY user_id`
-    return JSON.parse(JSON.stringify({ sessions, events, actors }, (_k, v) => (typeof v === "bigint" ? v.toString() : v)))
+    const goals = yield* sql`SELECT * FROM goals ORDER BY id`
+    const scopeUsage = yield* sql`
+      SELECT org_id, environment, scope, scope_id, window_key, partition, cost_usd, tokens_in, tokens_out
+      FROM scope_usage ORDER BY org_id, environment, scope, scope_id, window_key, partition`
+    return JSON.parse(JSON.stringify({ sessions, events, actors, goals, scopeUsage }, (_k, v) => (typeof v === "bigint" ? v.toString() : v)))
   }))
 
 /**
@@ -48,6 +52,20 @@ const scenario = async (logEnv: () => Record<string, string>) => {
   }
 
   let accepted = 0
+  // Goals, and a drift: a goal, then three off-goal prompts, make the engine append a goal-drift signal.
+  const goal = (key: string, method: string, path: string, body: unknown) =>
+    call(server, method, `/engine/v1${path}`, { key, body }).then((r) => {
+      expect(r.status).toBeLessThan(300)
+      return r.body.goal
+    })
+  await goal(keys[0]!, "POST", "/goals", { description: "Fix the login bug in the authentication service" })
+  const done = await goal(keys[2]!, "POST", "/goals", { description: "Write the release notes", adapter: "cursor" })
+  await goal(keys[2]!, "PATCH", `/goals/${done.id}`, { status: "completed" })
+  for (const text of ["write a haiku about autumn", "what is the capital of peru", "recommend some jazz records"]) {
+    await send(keys[0]!, "user-prompt", "claude-code", { prompt: text })
+    accepted++
+  }
+  accepted++ // the goal-drift signal
   for (const [i, key] of keys.entries()) {
     for (let n = 0; n < 5; n++) {
       await send(key, n === 0 ? "session-start" : "post-tool", i % 2 ? "cursor" : "claude-code", {
@@ -80,6 +98,9 @@ const scenario = async (logEnv: () => Record<string, string>) => {
   }
   const before = await waitFor(() => snapshot(databaseUrl), (s) => s.events.length === accepted, { what: "all signals projected" })
   expect(before.sessions.filter((s: { end_reason: string }) => s.end_reason === "timeout")).toHaveLength(3)
+  expect(before.events.filter((e: { type: string }) => e.type === "goal-drift")).toHaveLength(1)
+  expect(before.goals.map((g: { status: string }) => g.status).sort()).toEqual(["active", "completed"])
+  expect(before.scopeUsage.length).toBeGreaterThan(0)
   await server.stop()
   return { databaseUrl, env, before, phase2: phase2! }
 }
@@ -101,7 +122,9 @@ describe.each(logVariants())("replay over %s", (_name, logEnv) => {
     await damage(databaseUrl, (sql) => Effect.all([
       sql`DELETE FROM events WHERE type = 'post-tool'`,
       sql`UPDATE sessions SET signal_count = 0, ended_at = NULL, end_reason = NULL`,
-      sql`DELETE FROM actor_state`
+      sql`DELETE FROM actor_state`,
+      sql`DELETE FROM goals`,
+      sql`UPDATE scope_usage SET tokens_in = 0`
     ]))
     expect(await snapshot(databaseUrl)).not.toEqual(before)
     expect(await replayCli(databaseUrl, env)).toMatch(/replayed \d+ records of 4 partition\(s\)/)
@@ -119,6 +142,8 @@ describe.each(logVariants())("replay over %s", (_name, logEnv) => {
     const after = await snapshot(databaseUrl)
     expect(after.sessions).toEqual(before.sessions)
     expect(after.actors).toEqual(before.actors)
+    expect(after.goals).toEqual(before.goals)
+    expect(after.scopeUsage).toEqual(before.scopeUsage)
     const late = (e: { ts: string }) => Date.parse(e.ts) >= Date.parse(phase2)
     expect(after.events.filter(late)).toEqual(before.events.filter(late))
     expect(after.events.filter(late)).toHaveLength(4)

@@ -7,7 +7,7 @@ import { bootstrapOrg, freshDatabase, withStore } from "../support/harness.ts"
 import { waitFor } from "../support/wait.ts"
 
 describe("RuleCache", () => {
-  it("sees rule changes and team memberships within about a second, in evaluation order, per tenant", async () => {
+  it("sees rule changes and the shared scopes budgets watch within about a second, in evaluation order, per tenant", async () => {
     const databaseUrl = await freshDatabase()
     const org = await bootstrapOrg(databaseUrl, "cache", "team")
     const live = { orgId: org.org_id, environment: "live" as const }
@@ -27,7 +27,15 @@ describe("RuleCache", () => {
         waitFor(async () => cache.rulesFor(org.org_id, "live").map((r) => r.name), (names) => names.length === 2, { timeoutMs: 5_000 }))
       expect(seen).toEqual(["high", "low"])
       expect(cache.rulesFor(org.org_id, "test")).toEqual([])
-      expect(cache.teamsOf(org.user_id)).toEqual([org.team_id])
+      expect(cache.watched(org.org_id, "live", "team", org.team_id)).toBe(false)
+      yield* Effect.promise(() =>
+        withStore(databaseUrl, Rules.use((rules) => rules.create(live, {
+          name: "team budget", type: "budget", enabled: true, scope: "team", scope_id: org.team_id, priority: 100,
+          condition: { window: "daily", metric: "cost_usd", threshold: 10 }, action: "warn", action_config: {}
+        }))))
+      yield* cache.refresh
+      expect(cache.watched(org.org_id, "live", "team", org.team_id)).toBe(true)
+      expect(cache.watched(org.org_id, "test", "team", org.team_id)).toBe(false)
       expect([low.id, high.id]).toContain(cache.rulesFor(org.org_id, "live")[0]!.id)
     }).pipe(Effect.provide(RuleCache.layer.pipe(Layer.provide(databaseFromUrl(databaseUrl)))))))
   })

@@ -1,7 +1,8 @@
 import { Effect, Layer } from "effect"
-import type { EventRow, SessionRow, UserState } from "../../src/domain/sessionizer.ts"
+import type { ScopeUsageRow } from "../../src/domain/scope-usage.ts"
+import type { EventRow, GoalRow, SessionRow, UserState } from "../../src/domain/sessionizer.ts"
 import type { OutboxEvent } from "../../src/domain/webhooks.ts"
-import { type BatchWrite, Projections } from "../../src/store/projections.ts"
+import { type BatchWrite, type CommitOutcome, Projections } from "../../src/store/projections.ts"
 
 /**
  * The projection store kept in memory, for exercising the partition worker's batching,
@@ -13,6 +14,8 @@ export const memoryProjections = () => {
   const events = new Map<string, EventRow>()
   const notices = new Map<string, OutboxEvent>()
   const actors = new Map<string, { partition: number; state: UserState }>()
+  const goals = new Map<string, GoalRow>()
+  const scopeUsage = new Map<string, ScopeUsageRow>()
   const offsets = new Map<string, number>()
   let failNext = 0
 
@@ -30,19 +33,25 @@ export const memoryProjections = () => {
         [...actors].filter(([, a]) => a.partition === partition && Object.keys(a.state.open).length > 0)
           .map(([user_id, a]) => ({ user_id, partition, state: structuredClone(a.state) }))
       ),
+    loadScopeUsage: (partition) =>
+      Effect.sync(() => [...scopeUsage.values()].filter((r) => r.partition === partition).map((r) => ({ ...r }))),
     commitBatch: (batch: BatchWrite) =>
-      Effect.suspend(() => {
+      Effect.suspend((): Effect.Effect<CommitOutcome> => {
         if (failNext > 0) {
           failNext--
           return Effect.die(new Error("connection lost"))
         }
-        if ((offsets.get(`${batch.log}/${batch.partition}`) ?? 0) !== batch.fromOffset) return Effect.succeed("fenced" as const)
+        if ((offsets.get(`${batch.log}/${batch.partition}`) ?? 0) !== batch.fromOffset) return Effect.succeed({ _tag: "Fenced" } as const)
         for (const s of batch.sessions) sessions.set(s.id, structuredClone(s))
         for (const e of batch.events) if (!events.has(e.id)) events.set(e.id, structuredClone(e))
         for (const n of batch.notices) if (!notices.has(n.id)) notices.set(n.id, structuredClone(n))
         for (const a of batch.actors) actors.set(a.user_id, { partition: a.partition, state: structuredClone(a.state) })
+        for (const g of batch.goals) goals.set(g.id, structuredClone(g))
+        for (const u of batch.scopeUsage) {
+          scopeUsage.set([u.org_id, u.environment, u.scope, u.scope_id, u.window_key, u.partition].join("/"), { ...u })
+        }
         offsets.set(`${batch.log}/${batch.partition}`, batch.nextOffset)
-        return Effect.succeed("committed" as const)
+        return Effect.succeed({ _tag: "Committed", others: [] } as const)
       }),
     resetPartition: () => Effect.die("not used")
   }))
@@ -52,6 +61,8 @@ export const memoryProjections = () => {
     sessions,
     events,
     notices,
+    goals,
+    scopeUsage,
     failCommits: (n: number) => {
       failNext = n
     }

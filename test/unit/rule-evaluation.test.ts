@@ -159,3 +159,38 @@ describe("budgets and user limits", () => {
     expect(windowKey("monthly", "2026-12-01T00:00:00.000Z")).toBe("2026-12")
   })
 })
+
+describe("windows in the org's time zone", () => {
+  it("a day and a month start at local midnight", () => {
+    // 23:30 UTC is already the next day in Berlin (UTC+1 in November), and still the same in New York.
+    expect(windowKey("daily", "2026-11-22T23:30:00.000Z", "Europe/Berlin")).toBe("2026-11-23")
+    expect(windowKey("daily", "2026-11-22T23:30:00.000Z", "America/New_York")).toBe("2026-11-22")
+    expect(windowKey("daily", "2026-11-23T04:59:59.999Z", "America/New_York")).toBe("2026-11-22")
+    expect(windowKey("daily", "2026-11-23T05:00:00.000Z", "America/New_York")).toBe("2026-11-23")
+    expect(windowKey("monthly", "2026-11-30T23:30:00.000Z", "Asia/Tokyo")).toBe("2026-12")
+    expect(windowKey("monthly", "2026-11-30T23:30:00.000Z", "UTC")).toBe("2026-11")
+  })
+  it("a budget's counter is the one of the signal's local window", () => {
+    const r = rule({ type: "budget", condition: { window: "daily", metric: "cost_usd", threshold: 1 }, action: "block" })
+    const seen: Array<string> = []
+    evaluate([r], facts({ ts: "2026-11-22T23:30:00.000Z", timeZone: "Europe/Berlin" }), (_rule, key) => {
+      seen.push(key)
+      return noUsage
+    })
+    expect(seen).toEqual(["2026-11-23"])
+  })
+})
+
+describe("levels reached", () => {
+  it("reports every level at or above the counter, crossed now or before; crossings only when crossed now", () => {
+    const r = rule({ type: "budget", condition: { window: "daily", metric: "cost_usd", threshold: 10 }, action: "warn" })
+    const at = (before: number, add: number) =>
+      evaluate([r], facts({ usage: { cost_usd: add, tokens_in: 0, tokens_out: 0 } }), () => ({ cost_usd: before, tokens_in: 0, tokens_out: 0 }))
+    expect(at(0, 1).reached).toEqual([])
+    expect(at(7, 1).reached.map((c) => c.level)).toEqual(["warning"])
+    expect(at(9, 1).reached.map((c) => c.level)).toEqual(["warning", "exceeded"])
+    expect(at(9, 1).crossings.map((c) => c.level)).toEqual(["exceeded"])
+    expect(at(12, 1).crossings).toEqual([])
+    expect(at(12, 1).reached.map((c) => [c.level, c.current])).toEqual([["warning", 13], ["exceeded", 13]])
+  })
+})

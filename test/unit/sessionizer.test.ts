@@ -2,7 +2,9 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import fc from "fast-check"
 import type { LogRecord, SignalRecord } from "../../src/domain/records.ts"
-import { emptyUserState, fold, type EventRow, type SessionRow, type UserState } from "../../src/domain/sessionizer.ts"
+import { addUsage, noUsage, type Usage } from "../../src/domain/rule-evaluation.ts"
+import { scopeKey, scopeKeysOf } from "../../src/domain/scope-usage.ts"
+import { emptyUserState, fold, type EventRow, type GoalRow, type SessionRow, type UserState } from "../../src/domain/sessionizer.ts"
 import type { SignalType } from "../../src/domain/signals.ts"
 import { makePartitionWorker } from "../../src/engine/partition-worker.ts"
 import { type OutboxEvent, toOutboxEvent } from "../../src/domain/webhooks.ts"
@@ -133,11 +135,25 @@ describe("sessionizer", () => {
 // commits, persists exactly what a plain sequential fold of the log produces.
 
 const users = ["u1", "u2", "u3", "u4", "u5"]
-const types: ReadonlyArray<SignalType> = ["user-prompt", "post-tool", "session-start", "session-end", "stop"]
+const types: ReadonlyArray<SignalType> = ["user-prompt", "post-tool", "session-start", "session-end", "stop", "refocus-ack"]
+const prompts = ["fix the login bug in auth", "write a poem about autumn", "refactor billing invoices", "deploy the cluster"]
+const goalTexts = ["Fix authentication login bugs", "Refactor the billing invoice module"]
+const statuses = ["active", "completed", "abandoned"] as const
 
 type Step =
-  | { readonly kind: "signal"; readonly user: number; readonly gapS: number; readonly type: number; readonly adapter: number; readonly tokens: number }
+  | {
+    readonly kind: "signal"
+    readonly user: number
+    readonly gapS: number
+    readonly type: number
+    readonly adapter: number
+    readonly tokens: number
+    readonly prompt: number
+    readonly team: boolean
+    readonly project: number
+  }
   | { readonly kind: "tick"; readonly user: number; readonly stale: boolean }
+  | { readonly kind: "goal"; readonly user: number; readonly goal: number; readonly create: boolean; readonly status: number; readonly text: number }
 
 const stepArb: fc.Arbitrary<Step> = fc.oneof(
   { weight: 4, arbitrary: fc.record({
@@ -146,9 +162,20 @@ const stepArb: fc.Arbitrary<Step> = fc.oneof(
     gapS: fc.oneof(fc.integer({ min: 0, max: 120 }), fc.integer({ min: 1700, max: 4000 })),
     type: fc.nat(types.length - 1),
     adapter: fc.nat(1),
-    tokens: fc.nat(5000)
+    tokens: fc.oneof(fc.nat(5000), fc.integer({ min: 20_000, max: 90_000 })),
+    prompt: fc.nat(prompts.length - 1),
+    team: fc.boolean(),
+    project: fc.nat(2)
   }) },
-  { weight: 1, arbitrary: fc.record({ kind: fc.constant("tick" as const), user: fc.nat(users.length - 1), stale: fc.boolean() }) }
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant("tick" as const), user: fc.nat(users.length - 1), stale: fc.boolean() }) },
+  { weight: 1, arbitrary: fc.record({
+    kind: fc.constant("goal" as const),
+    user: fc.nat(users.length - 1),
+    goal: fc.nat(2),
+    create: fc.boolean(),
+    status: fc.nat(statuses.length - 1),
+    text: fc.nat(goalTexts.length - 1)
+  }) }
 )
 
 /** Turns steps into a log, using a reference fold to aim ticks at real (or deliberately stale) sessions. */
@@ -167,9 +194,26 @@ const buildLog = (steps: ReadonlyArray<Step>): ReadonlyArray<LogEntry> => {
         user_id: user,
         type: types[step.type]!,
         adapter: step.adapter === 0 ? "claude-code" : "cursor",
-        metadata: { tokens_in: step.tokens, tokens_out: step.tokens >> 2, model: step.tokens % 2 === 0 ? "gpt-4o" : "claude-sonnet-4" },
-        cost: { usd: step.tokens / 1e6, estimated: true, model_known: true }
+        metadata: {
+          tokens_in: step.tokens,
+          tokens_out: step.tokens >> 2,
+          model: step.tokens % 2 === 0 ? "gpt-4o" : "claude-sonnet-4",
+          prompt: prompts[step.prompt],
+          ...(step.project > 0 ? { project_id: `proj_${step.project}` } : {})
+        },
+        cost: { usd: step.tokens / 1e6, estimated: true, model_known: true },
+        ...(step.team ? { team_ids: ["team_1", "team_2"] } : {}),
+        ...(step.user % 2 === 0 ? { time_zone: "America/New_York" } : {})
       })
+    } else if (step.kind === "goal") {
+      clock += 1000
+      record = {
+        v: 1, kind: "goal", org_id: "org_1", environment: "live", user_id: user, ts: iso(clock),
+        command_id: `gcmd_${entries.length}`, goal_id: `goal_${user}_${step.goal}`,
+        ...(step.create
+          ? { op: "create" as const, description: goalTexts[step.text]! }
+          : { op: "update" as const, status: statuses[step.status]!, ...(step.text === 0 ? { description: goalTexts[1]! } : {}) })
+      }
     } else {
       const open = Object.values(state.open)[0]
       if (!open) continue
@@ -187,6 +231,8 @@ const buildLog = (steps: ReadonlyArray<Step>): ReadonlyArray<LogEntry> => {
 
 const reference = (entries: ReadonlyArray<LogEntry>) => {
   const states = new Map<string, UserState>()
+  const goals = new Map<string, GoalRow>()
+  const scopeUsage = new Map<string, Usage>()
   const sessions = new Map<string, SessionRow>()
   const events = new Map<string, EventRow>()
   const notices = new Map<string, OutboxEvent>()
@@ -194,13 +240,19 @@ const reference = (entries: ReadonlyArray<LogEntry>) => {
     const out = fold(states.get(e.key) ?? emptyUserState, e.record, e)
     states.set(e.key, out.state)
     for (const s of out.sessions) sessions.set(s.id, s)
+    for (const g of out.goals ?? []) goals.set(g.id, g)
+    if (e.record.kind === "signal") {
+      const r = e.record
+      const add = { cost_usd: r.cost.usd, tokens_in: Number(r.metadata.tokens_in), tokens_out: Number(r.metadata.tokens_out) }
+      for (const key of scopeKeysOf(r)) scopeUsage.set(key, addUsage(scopeUsage.get(key) ?? noUsage, add))
+    }
     for (const ev of out.events) events.set(ev.id, ev)
     for (const n of out.notices) {
       const o = toOutboxEvent(n)
       if (!notices.has(o.id)) notices.set(o.id, o)
     }
   }
-  return { sessions, events, notices }
+  return { sessions, events, notices, goals, scopeUsage }
 }
 
 type Disruption = "none" | "restart" | "evict" | "fail" | "takeover"
@@ -244,6 +296,13 @@ describe("partition worker", () => {
             expect(Object.fromEntries(store.events)).toEqual(Object.fromEntries(expected.events))
             // Webhook events: one per session start and end, never two for one cause.
             expect(Object.fromEntries(store.notices)).toEqual(Object.fromEntries(expected.notices))
+            expect(Object.fromEntries(store.goals)).toEqual(Object.fromEntries(expected.goals))
+            // Shared-scope counts: the partition's absolute count of every scope and window touched.
+            const counted = new Map([...store.scopeUsage.values()].map((u) => [
+              scopeKey(u.org_id, u.environment, u.scope, u.scope_id, u.window_key),
+              { cost_usd: u.cost_usd, tokens_in: u.tokens_in, tokens_out: u.tokens_out }
+            ]))
+            expect(Object.fromEntries(counted)).toEqual(Object.fromEntries(expected.scopeUsage))
             const starts = [...expected.notices.values()].filter((n) => n.type === "session.started").length
             const ends = [...expected.notices.values()].filter((n) => n.type === "session.ended").length
             expect(starts).toBe(expected.sessions.size)

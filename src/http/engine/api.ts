@@ -3,6 +3,7 @@ import { HttpApi, HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api
 import { Environment } from "../../domain/environments.ts"
 import { EngineFeature, Plan } from "../../domain/plans.ts"
 import { EngineAuth, Envelope, RequiredFeature } from "../contract.ts"
+import { GoalsGroup } from "./goals-api.ts"
 import { EngineSessionsGroup } from "./sessions-api.ts"
 import { SignalsGroup } from "./signals-api.ts"
 
@@ -27,7 +28,7 @@ export class IdentityGroup extends HttpApiGroup.make("identity")
 {}
 
 export class EngineApi extends HttpApi.make("engine")
-  .add(IdentityGroup, SignalsGroup, EngineSessionsGroup)
+  .add(IdentityGroup, SignalsGroup, EngineSessionsGroup, GoalsGroup)
   .prefix("/engine/v1")
   .annotateMerge(OpenApi.annotations({
     title: "signal-engine engine API",

@@ -3,6 +3,7 @@ import { HttpApiBuilder } from "effect/http-api"
 import { EngineFeature, planHasFeature } from "../../domain/plans.ts"
 import { EnginePrincipal } from "../contract.ts"
 import { EngineApi } from "./api.ts"
+import { GoalsHandlers } from "./goals-handlers.ts"
 import { SignalsHandlers } from "./signals-handlers.ts"
 import { EngineSessionsHandlers } from "./sessions-handlers.ts"
 
@@ -17,4 +18,4 @@ export const IdentityHandlers = HttpApiBuilder.group(EngineApi, "identity", (han
         features: EngineFeature.literals.filter((f) => planHasFeature(p.plan, f))
       })))))
 
-export const EngineHandlers = Layer.mergeAll(IdentityHandlers, SignalsHandlers, EngineSessionsHandlers)
+export const EngineHandlers = Layer.mergeAll(IdentityHandlers, SignalsHandlers, EngineSessionsHandlers, GoalsHandlers)

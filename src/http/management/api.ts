@@ -1,6 +1,7 @@
 import { Schema } from "effect"
 import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { Conflict, NotFound, Unprocessable } from "../../domain/errors.ts"
+import { sessionTimeoutBounds } from "../../domain/org-settings.ts"
 import { Scope } from "../../domain/scopes.ts"
 import { ApiKey, LicenseKey, Org, Project, Role, Team, User } from "../../domain/tenancy.ts"
 import { Envelope, ManagementAuth, PageQuery, pageOf, RequiredScope } from "../contract.ts"
@@ -15,9 +16,28 @@ const Email = Schema.String.pipe(
 )
 const Ids = Schema.Array(Schema.String).pipe(Schema.check(Schema.isMaxLength(1000)))
 
+// Ranges are checked by the handler, so that a value out of range is a 422 rather than a 400.
+const OrgSettingsPayload = Schema.Struct({
+  time_zone: Schema.optionalKey(Schema.String.annotate({
+    description: "IANA time zone name, e.g. \"Europe/Berlin\" or \"UTC\"; any other string is 422"
+  })),
+  session_timeout_s: Schema.optionalKey(Schema.Int.annotate({
+    description: `inactivity that ends a session, in seconds: ${sessionTimeoutBounds.minimum} to ${sessionTimeoutBounds.maximum}; ` +
+      "other integers are 422"
+  }))
+}).annotate({ description: "only the fields sent change; unknown fields are rejected (400)" })
+
 export class OrgGroup extends HttpApiGroup.make("org")
   .add(
-    HttpApiEndpoint.get("get", "/org", { success: Org }).annotate(RequiredScope, { resource: "admin", access: "read" })
+    HttpApiEndpoint.get("get", "/org", { success: Org }).annotate(RequiredScope, { resource: "admin", access: "read" }),
+    HttpApiEndpoint.patch("update", "/org", { payload: OrgSettingsPayload, success: Org, error: Unprocessable })
+      .annotate(RequiredScope, { resource: "admin", access: "write" })
+      .annotate(HttpApi.PayloadParseOptions, { onExcessProperty: "error" })
+      .annotateMerge(OpenApi.annotations({
+        description: "Sets the org's time zone and session inactivity timeout and answers the updated org. Signals " +
+          "take the org's settings from their license key's lookup, which is cached for AUTH_CACHE_TTL (default " +
+          "5 s): a change applies to the signals accepted from at most that long after this answers."
+      }))
   )
   .middleware(ManagementAuth)
   .middleware(Envelope)

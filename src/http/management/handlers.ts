@@ -1,10 +1,13 @@
 import { Effect, Layer } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
-import { NotFound } from "../../domain/errors.ts"
+import { NotFound, Unprocessable } from "../../domain/errors.ts"
 import { IdPrefix } from "../../domain/ids.ts"
+import { validateOrgSettings } from "../../domain/org-settings.ts"
 import { defaultPageSize } from "../../domain/pagination.ts"
 import { managementRateWindows } from "../../domain/plans.ts"
-import { Tenancy } from "../../store/tenancy-repo.ts"
+import type { ApiKeyPrincipal } from "../../domain/principal.ts"
+import type { Org } from "../../domain/tenancy.ts"
+import { type OrgRecord, Tenancy } from "../../store/tenancy-repo.ts"
 import { ApiPrincipal } from "../contract.ts"
 import { EventsHandlers, SessionsHandlers } from "./activity-handlers.ts"
 import { AlertsHandlers, WebhooksHandlers } from "./webhooks-handlers.ts"
@@ -16,23 +19,35 @@ const page = (query: { readonly limit?: number | undefined; readonly cursor?: st
   cursor: query.cursor
 })
 
+/** The org as GET and PATCH /org show it: the stored row seen through the calling key. */
+const orgView = (principal: ApiKeyPrincipal, org: OrgRecord): Org => ({
+  id: org.id,
+  name: org.name,
+  plan: org.plan,
+  environment: principal.environment,
+  session_timeout_s: org.session_timeout_s,
+  time_zone: org.time_zone,
+  rate_limits: managementRateWindows(principal.plan, principal.rateLimits).map((w) => ({ window: w.name, limit: w.limit })),
+  created_at: org.created_at
+})
+
 export const OrgHandlers = HttpApiBuilder.group(ManagementApi, "org", Effect.fn(function*(handlers) {
   const tenancy = yield* Tenancy
-  return handlers.handle("get", () =>
-    Effect.gen(function*() {
-      const principal = yield* ApiPrincipal
-      const org = yield* tenancy.getOrg(principal.orgId).pipe(Effect.orDie)
-      return {
-        id: org.id,
-        name: org.name,
-        plan: org.plan,
-        environment: principal.environment,
-        session_timeout_s: org.session_timeout_s,
-        time_zone: org.time_zone,
-        rate_limits: managementRateWindows(principal.plan, principal.rateLimits).map((w) => ({ window: w.name, limit: w.limit })),
-        created_at: org.created_at
-      }
-    }))
+  return handlers
+    .handle("get", () =>
+      Effect.gen(function*() {
+        const principal = yield* ApiPrincipal
+        const org = yield* tenancy.getOrg(principal.orgId).pipe(Effect.orDie)
+        return orgView(principal, org)
+      }))
+    .handle("update", ({ payload }) =>
+      Effect.gen(function*() {
+        const principal = yield* ApiPrincipal
+        const settings = validateOrgSettings(payload)
+        if ("problems" in settings) return yield* Unprocessable.of(settings.problems.join("; "), "validation_error")
+        const org = yield* tenancy.updateOrg(principal.orgId, settings.ok).pipe(Effect.orDie)
+        return orgView(principal, org)
+      }))
 }))
 
 export const UsersHandlers = HttpApiBuilder.group(ManagementApi, "users", Effect.fn(function*(handlers) {

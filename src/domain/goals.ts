@@ -1,0 +1,48 @@
+import { Schema } from "effect"
+import type { Environment } from "./environments.ts"
+import { Timestamp } from "./tenancy.ts"
+
+/** Goals (spec §2.7): what a user says they are working on, per environment. */
+export const GoalStatus = Schema.Literals(["active", "completed", "abandoned"])
+export type GoalStatus = typeof GoalStatus.Type
+
+export const Goal = Schema.Struct({
+  id: Schema.String.annotate({ description: "prefix goal_" }),
+  description: Schema.String,
+  status: GoalStatus,
+  adapter: Schema.NullOr(Schema.String).annotate({ description: "the adapter it was set from; null when not given" }),
+  created_at: Timestamp,
+  updated_at: Schema.optional(Timestamp).annotate({ description: "present after an update" })
+}).annotate({ identifier: "Goal" })
+export type Goal = typeof Goal.Type
+
+/** A goal as the actor holds it. */
+export interface GoalState extends Goal {
+  readonly environment: Environment
+}
+
+export const maxDescriptionLength = 2000
+
+/**
+ * The allowed transitions: active → completed | abandoned, and completed | abandoned → active
+ * (reopen). Anything else, including a status to itself, is refused.
+ */
+export const canTransition = (from: GoalStatus, to: GoalStatus): boolean =>
+  from === "active" ? to !== "active" : to === "active"
+
+/** Why a goal command is refused, decided by the fold (the actor owns goal state). */
+export interface GoalRefusal {
+  readonly status: 404 | 422
+  readonly code: "not_found" | "invalid_transition" | "validation_error"
+  readonly message: string
+}
+
+/** What a goal command came to: the goal after it, or why it was refused. */
+export type GoalOutcome =
+  | { readonly _tag: "Goal"; readonly command_id: string; readonly goal: Goal }
+  | { readonly _tag: "Refused"; readonly command_id: string; readonly refusal: GoalRefusal }
+
+export const publicGoal = (g: GoalState): Goal => {
+  const { environment: _e, ...goal } = g
+  return goal
+}

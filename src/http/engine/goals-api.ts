@@ -1,0 +1,49 @@
+import { Schema } from "effect"
+import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
+import { NotFound, ServiceUnavailable, Unprocessable } from "../../domain/errors.ts"
+import { Goal, GoalStatus, maxDescriptionLength } from "../../domain/goals.ts"
+import { EngineAuth, Envelope, RequiredFeature } from "../contract.ts"
+
+// Lengths and blankness are checked by the handler, so that they are 422s rather than 400s.
+const Description = Schema.String.annotate({ description: `what the user is working on: 1 to ${maxDescriptionLength} characters, not blank` })
+
+const transitions = "Transitions: active → completed or abandoned; completed or abandoned → active (reopen); " +
+  "anything else, including a status to itself, is 422."
+
+export class GoalsGroup extends HttpApiGroup.make("goals")
+  .add(
+    HttpApiEndpoint.get("list", "/goals", { success: Schema.Struct({ goals: Schema.Array(Goal) }) })
+      .annotate(RequiredFeature, "goals")
+      .annotateMerge(OpenApi.annotations({ description: "The authenticated user's active goals, oldest first." })),
+    HttpApiEndpoint.post("create", "/goals", {
+      payload: Schema.Struct({
+        description: Description,
+        adapter: Schema.optionalKey(Schema.String.annotate({ description: "the adapter the goal is set from" }))
+      }),
+      success: Schema.Struct({ goal: Goal }).pipe(HttpApiSchema.status(201)),
+      error: [Unprocessable, ServiceUnavailable]
+    })
+      .annotate(RequiredFeature, "goals")
+      .annotate(HttpApi.PayloadParseOptions, { onExcessProperty: "error" })
+      .annotateMerge(OpenApi.annotations({
+        description: "Sets a new goal (status active). Goal commands go through the signal log to the user's actor, " +
+          "as signals do; the answer comes once the actor applied it. Prompts are compared with the active goals to " +
+          "detect goal drift."
+      })),
+    HttpApiEndpoint.patch("update", "/goals/:id", {
+      params: { id: Schema.String },
+      payload: Schema.Struct({
+        status: Schema.optionalKey(GoalStatus),
+        description: Schema.optionalKey(Description)
+      }).annotate({ description: "at least one field; only the fields sent change" }),
+      success: Schema.Struct({ goal: Goal }),
+      error: [NotFound, Unprocessable, ServiceUnavailable]
+    })
+      .annotate(RequiredFeature, "goals")
+      .annotate(HttpApi.PayloadParseOptions, { onExcessProperty: "error" })
+      .annotateMerge(OpenApi.annotations({ description: `Changes a goal's status or description. ${transitions}` }))
+  )
+  .middleware(EngineAuth)
+  .middleware(Envelope)
+  .annotateMerge(OpenApi.annotations({ title: "Goals", description: transitions }))
+{}

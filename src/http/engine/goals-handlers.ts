@@ -1,0 +1,87 @@
+import { Clock, Effect, Option } from "effect"
+import { HttpApiBuilder } from "effect/http-api"
+import { NotFound, ServiceUnavailable, Unprocessable } from "../../domain/errors.ts"
+import type { GoalOutcome } from "../../domain/goals.ts"
+import { maxDescriptionLength } from "../../domain/goals.ts"
+import { makeId } from "../../domain/ids.ts"
+import type { LicensePrincipal } from "../../domain/principal.ts"
+import type { GoalRecord } from "../../domain/records.ts"
+import { Engine } from "../../engine/engine.ts"
+import { Goals } from "../../store/goals-repo.ts"
+import { EnginePrincipal } from "../contract.ts"
+import { EngineApi } from "./api.ts"
+
+const logUnavailable = () =>
+  Effect.fail(ServiceUnavailable.of("the signal log is unavailable; the goal was not changed, retry", "log_unavailable"))
+
+const descriptionProblem = (description: string | undefined): string | undefined =>
+  description !== undefined && (description.trim().length === 0 || description.length > maxDescriptionLength)
+    ? `description: must be 1 to ${maxDescriptionLength} characters and not blank`
+    : undefined
+
+const command = (p: LicensePrincipal, now: number, fields: Pick<GoalRecord, "op" | "goal_id"> & Partial<GoalRecord>): GoalRecord => ({
+  v: 1,
+  kind: "goal",
+  org_id: p.orgId,
+  environment: p.environment,
+  user_id: p.userId,
+  ts: new Date(now).toISOString(),
+  command_id: makeId("gcmd", now),
+  ...fields
+})
+
+/** The goal a decided command came to, or its refusal as the API's error. */
+const answer = (outcome: GoalOutcome) =>
+  outcome._tag === "Goal"
+    ? Effect.succeed({ goal: outcome.goal })
+    : outcome.refusal.status === 404
+    ? Effect.fail(NotFound.of(outcome.refusal.message, outcome.refusal.code))
+    : Effect.fail(Unprocessable.of(outcome.refusal.message, outcome.refusal.code))
+
+export const GoalsHandlers = HttpApiBuilder.group(EngineApi, "goals", Effect.fn(function*(handlers) {
+  const engine = yield* Engine
+  const goals = yield* Goals
+  return handlers
+    .handle("list", () =>
+      EnginePrincipal.use((p) =>
+        Effect.map(goals.active({ orgId: p.orgId, environment: p.environment }, p.userId), (list) => ({ goals: list }))))
+    .handle("create", ({ payload }) =>
+      EnginePrincipal.use((p) =>
+        Effect.gen(function*() {
+          const problem = descriptionProblem(payload.description)
+          if (problem) return yield* Unprocessable.of(problem, "validation_error")
+          const record = command(p, yield* Clock.currentTimeMillis, {
+            op: "create",
+            goal_id: makeId("goal"),
+            description: payload.description,
+            ...(payload.adapter !== undefined ? { adapter: payload.adapter } : {})
+          })
+          const outcome = yield* engine.submitGoal(record).pipe(Effect.catchTag("LogUnavailable", logUnavailable))
+          if (Option.isSome(outcome)) return yield* answer(outcome.value)
+          // Not applied within the wait, but durable, and a create is never refused: it is this goal.
+          return {
+            goal: { id: record.goal_id, description: payload.description, status: "active" as const, adapter: payload.adapter ?? null, created_at: record.ts }
+          }
+        })))
+    .handle("update", ({ params, payload }) =>
+      EnginePrincipal.use((p) =>
+        Effect.gen(function*() {
+          if (payload.status === undefined && payload.description === undefined) {
+            return yield* Unprocessable.of("nothing to change: send status, description or both", "validation_error")
+          }
+          const problem = descriptionProblem(payload.description)
+          if (problem) return yield* Unprocessable.of(problem, "validation_error")
+          const record = command(p, yield* Clock.currentTimeMillis, {
+            op: "update",
+            goal_id: params.id,
+            ...(payload.status !== undefined ? { status: payload.status } : {}),
+            ...(payload.description !== undefined ? { description: payload.description } : {})
+          })
+          const outcome = yield* engine.submitGoal(record).pipe(Effect.catchTag("LogUnavailable", logUnavailable))
+          if (Option.isSome(outcome)) return yield* answer(outcome.value)
+          return yield* ServiceUnavailable.of(
+            "the change was accepted but not applied within the wait; GET /goals shows it once applied",
+            "pending"
+          )
+        })))
+}))

@@ -1,0 +1,147 @@
+import { Effect } from "effect"
+import { SqlClient } from "effect/sql"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import type { Bootstrapped } from "../../src/store/tenancy-repo.ts"
+import { bootstrapOrg, call, startServer, type TestServer, withStore } from "../support/harness.ts"
+import { logVariants } from "../support/log-variants.ts"
+import { waitFor } from "../support/wait.ts"
+
+describe.each(logVariants())("goals over %s", (_name, logEnv) => {
+  let server: TestServer
+  let org: Bootstrapped
+
+  beforeAll(async () => {
+    server = await startServer({ env: logEnv() })
+    org = await bootstrapOrg(server.databaseUrl, "goals", "team")
+  })
+  afterAll(() => server?.stop())
+
+  const goals = (method: string, path: string, body?: unknown, key = org.license_key) =>
+    call(server, method, `/engine/v1${path}`, { key, ...(body !== undefined ? { body } : {}) })
+
+  /** Another user of the org, with a license key of its own. */
+  const anotherUser = async () => {
+    const user = await call(server, "POST", "/api/v1/users", { key: org.api_key_live!, body: { email: `g${Math.random()}@goals.test`, name: "G" } })
+    const license = await call(server, "POST", "/api/v1/license-keys", { key: org.api_key_live!, body: { user_id: user.body.id } })
+    return license.body.key as string
+  }
+
+  it("creates a goal, lists the active ones, and moves it through its states", async () => {
+    const created = await goals("POST", "/goals", { description: "Fix the login bug in the auth service", adapter: "claude-code" })
+    expect(created.status).toBe(201)
+    expect(created.body.goal).toEqual({
+      id: expect.stringMatching(/^goal_[0-9a-f]{32}$/),
+      description: "Fix the login bug in the auth service",
+      status: "active",
+      adapter: "claude-code",
+      created_at: expect.any(String)
+    })
+    const id = created.body.goal.id
+    expect((await goals("GET", "/goals")).body.goals).toContainEqual(created.body.goal)
+
+    const done = await goals("PATCH", `/goals/${id}`, { status: "completed" })
+    expect(done.status).toBe(200)
+    expect(done.body.goal).toMatchObject({ id, status: "completed", description: "Fix the login bug in the auth service" })
+    expect(Date.parse(done.body.goal.updated_at)).toBeGreaterThanOrEqual(Date.parse(created.body.goal.created_at))
+    expect((await goals("GET", "/goals")).body.goals.map((g: { id: string }) => g.id)).not.toContain(id)
+
+    const sideways = await goals("PATCH", `/goals/${id}`, { status: "abandoned" })
+    expect(sideways.status).toBe(422)
+    expect(sideways.body).toMatchObject({ code: "invalid_transition", status: 422, request_id: expect.stringMatching(/^req_/) })
+
+    const reopened = await goals("PATCH", `/goals/${id}`, { status: "active", description: "Fix the login bug, SSO included" })
+    expect(reopened.body.goal).toMatchObject({ id, status: "active", description: "Fix the login bug, SSO included" })
+    expect((await goals("GET", "/goals")).body.goals).toContainEqual(reopened.body.goal)
+    expect((await goals("PATCH", `/goals/${id}`, { status: "active" })).status).toBe(422)
+    expect((await goals("PATCH", `/goals/${id}`, { status: "abandoned" })).body.goal.status).toBe("abandoned")
+  })
+
+  it("answers a goal's create and a description-only change without an adapter", async () => {
+    const created = await goals("POST", "/goals", { description: "Write the migration guide" })
+    expect(created.body.goal.adapter).toBeNull()
+    const renamed = await goals("PATCH", `/goals/${created.body.goal.id}`, { description: "Write the v2 migration guide" })
+    expect(renamed.body.goal).toMatchObject({ status: "active", description: "Write the v2 migration guide", updated_at: expect.any(String) })
+  })
+
+  it("refuses bad input with the error envelope", async () => {
+    const created = await goals("POST", "/goals", { description: "Refactor billing" })
+    const id = created.body.goal.id
+    const cases: ReadonlyArray<readonly [string, string, unknown, number, string]> = [
+      ["POST", "/goals", {}, 400, "invalid_parameters"],
+      ["POST", "/goals", { description: 42 }, 400, "invalid_parameters"],
+      ["POST", "/goals", { description: "x", owner: "me" }, 400, "invalid_parameters"],
+      ["POST", "/goals", { description: "   " }, 422, "validation_error"],
+      ["POST", "/goals", { description: "x".repeat(2001) }, 422, "validation_error"],
+      ["PATCH", `/goals/${id}`, {}, 422, "validation_error"],
+      ["PATCH", `/goals/${id}`, { status: "done" }, 400, "invalid_parameters"],
+      ["PATCH", `/goals/${id}`, { description: "" }, 422, "validation_error"],
+      ["PATCH", "/goals/goal_unknown", { status: "completed" }, 404, "not_found"]
+    ]
+    for (const [method, path, body, status, code] of cases) {
+      const res = await goals(method, path, body)
+      expect({ method, path, body, status: res.status, code: res.body.code }).toEqual({ method, path, body, status, code })
+      expect(res.body).toMatchObject({ status, error: expect.any(String), request_id: expect.stringMatching(/^req_/) })
+    }
+    expect((await goals("GET", "/goals")).body.goals.map((g: { id: string }) => g.id)).toContain(id)
+  })
+
+  it("keeps each user's goals their own", async () => {
+    const created = await goals("POST", "/goals", { description: "Mine alone" })
+    const other = await anotherUser()
+    expect((await goals("GET", "/goals", undefined, other)).body.goals).toEqual([])
+    const res = await goals("PATCH", `/goals/${created.body.goal.id}`, { status: "completed" }, other)
+    expect(res.status).toBe(404)
+    expect((await goals("GET", "/goals")).body.goals.map((g: { id: string }) => g.id)).toContain(created.body.goal.id)
+  })
+
+  it("is a feature of the Developer plan and above", async () => {
+    const lite = await bootstrapOrg(server.databaseUrl, "goals-lite", "lite")
+    const res = await goals("GET", "/goals", undefined, lite.license_key)
+    expect(res.status).toBe(403)
+    expect(res.body.error).toContain("developer")
+  })
+
+  it("detects drift from the active goals: after three off-goal prompts a goal-drift signal joins the session", async () => {
+    const user = await anotherUser()
+    const goal = (await goals("POST", "/goals", { description: "Fix the login bug in the authentication service" }, user)).body.goal
+    const prompt = (text: string, type = "user-prompt") =>
+      goals("POST", "/signals", { type, adapter: "cursor", session_id: "drift", metadata: { prompt: text } }, user).then((r) => r.body)
+    const first = await prompt("why does login fail for sso users")
+    await prompt("write a haiku about autumn")
+    await prompt("what is the capital of peru")
+    await prompt("recommend some jazz records")
+    const session = await waitFor(
+      async () => (await goals("GET", `/sessions/${first.session_id}`, undefined, user)).body,
+      (b) => b.signals?.some((s: { type: string }) => s.type === "goal-drift"),
+      { timeoutMs: 5_000, what: "the goal-drift signal" }
+    )
+    const drifts = session.signals.filter((s: { type: string }) => s.type === "goal-drift")
+    expect(drifts).toHaveLength(1)
+    expect(drifts[0].metadata).toMatchObject({ goal_id: goal.id, score: 0, off_goal_prompts: 3, source: "engine" })
+    // A refocus-ack resets the streak: two more off-goal prompts are no drift yet.
+    await prompt("", "refocus-ack")
+    await prompt("tell me a joke")
+    const last = await prompt("tell me another joke")
+    expect(last.ok).toBe(true)
+    const after = (await goals("GET", `/sessions/${first.session_id}`, undefined, user)).body
+    expect(after.signals.filter((s: { type: string }) => s.type === "goal-drift")).toHaveLength(1)
+  })
+
+  it("records a token spike as anomaly.detected against the user's baseline", async () => {
+    const user = await anotherUser()
+    let last: any
+    for (const tokens of [100, 110, 90, 100, 100, 1000]) {
+      last = (await goals("POST", "/signals", { type: "post-tool", adapter: "cursor", session_id: "spike", metadata: { tokens_in: tokens } }, user)).body
+    }
+    const anomalies = await withStore(server.databaseUrl, Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      return yield* sql<{ readonly payload: any }>`
+        SELECT payload FROM webhook_events WHERE org_id = ${org.org_id} AND type = 'anomaly.detected'
+          AND payload->'data'->>'session_id' = ${last.session_id}`
+    }))
+    expect(anomalies.map((a) => a.payload.data)).toEqual([{
+      anomaly_type: "token_spike", user_id: expect.stringMatching(/^user_/), baseline_avg: 100, observed: 1000, deviation_pct: 900,
+      session_id: last.session_id
+    }])
+  })
+})
