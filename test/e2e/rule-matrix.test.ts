@@ -155,4 +155,29 @@ describe("rules: every type × scope × action", () => {
       })).body, (b) => b.ok === false, { timeoutMs: 5_000, what: "the rules to take effect" })
     expect(answer).toMatchObject({ ok: false, action: "block", rule_id: second, message: "second block" })
   })
+
+  it("an edited rule acts as edited: its condition and action change the next verdicts", async () => {
+    const org = await bootstrapOrg(server.databaseUrl, "edits", "team")
+    const key = org.api_key_live!
+    const send = (model: string) =>
+      call(server, "POST", "/engine/v1/signals", {
+        key: org.license_key, body: { type: "post-tool", adapter: "a", session_id: "e", metadata: { model } }
+      }).then((r) => r.body)
+    const created = await call(server, "POST", "/api/v1/rules", {
+      key, body: { name: "no o3", type: "model_filter", scope: "org", scope_id: org.org_id, condition: { model: { in: ["o3"] } }, action: "warn" }
+    })
+    const id = created.body.id
+    await waitFor(() => send("o3"), (b) => b.action === "warn", { timeoutMs: 5_000, what: "the rule" })
+    const edited = await call(server, "PUT", `/api/v1/rules/${id}`, {
+      key, body: { condition: { model: { in: ["gpt-4o"] } }, action: "block", action_config: { message: "gpt-4o is off" } }
+    })
+    expect(edited.status).toBe(200)
+    const blocked = await waitFor(() => send("gpt-4o"), (b) => b.ok === false, { timeoutMs: 5_000, what: "the edit to take effect" })
+    expect(blocked).toMatchObject({ action: "block", rule_id: id, message: "gpt-4o is off" })
+    const o3 = await send("o3")
+    expect(o3.ok).toBe(true)
+    expect(o3.action).toBeUndefined()
+    expect((await call(server, "DELETE", `/api/v1/rules/${id}`, { key })).status).toBe(204)
+    await waitFor(() => send("gpt-4o"), (b) => b.ok === true && b.action === undefined, { timeoutMs: 5_000, what: "the deletion to take effect" })
+  })
 })
