@@ -640,7 +640,10 @@ const replayScenario = async (log: LogName) => {
   }
 
   say(`replay over ${log}: signal-engine replay`)
-  const [cmd, args] = pinned(0, node, [join(root, "bin", "signal-engine.js"), "replay"])
+  const replayProfDir = join(dir, "profiles", `replay-${log}`)
+  if (options.cpuProf) mkdirSync(replayProfDir, { recursive: true })
+  const replayFlags = options.cpuProf ? ["--cpu-prof", `--cpu-prof-dir=${replayProfDir}`] : []
+  const [cmd, args] = pinned(0, node, [...replayFlags, join(root, "bin", "signal-engine.js"), "replay"])
   const started = Date.now()
   const { stdout } = await run(cmd, args, { cwd: root, env: { ...baseEnv, ...env }, maxBuffer: 64 * 1024 * 1024 })
   const wallS = (Date.now() - started) / 1000
@@ -648,6 +651,11 @@ const replayScenario = async (log: LogName) => {
   if (!match) throw new Error(`unexpected replay output: ${stdout}`)
   const replayed = Number(match[1])
   const seconds = Number(match[2])
+  if (options.cpuProf) {
+    for (const f of readdirSync(replayProfDir).filter((f) => f.endsWith(".cpuprofile"))) {
+      profiles.push({ id: `replay-${log}`, file: join(replayProfDir, f), top: topSelfTime(join(replayProfDir, f), 25) })
+    }
+  }
   const rawRate = raw.records / raw.seconds
   const replayRate = replayed / seconds
   rows.push({

@@ -123,8 +123,11 @@ export class Engine extends Context.Service<Engine, {
           return response ?? (yield* Effect.never)
         }).pipe(Effect.catchCause(() => Effect.never))
 
-      /** The outcome of an appended record: from the local worker, or the owner's when another node owns it. */
-      const outcomeOf = (userId: string, id: string, deferred: Deferred.Deferred<Outcome>): Effect.Effect<Outcome> => {
+      /**
+       * The outcome of an appended record, or undefined at the deadline: from the local worker,
+       * or the owner's when another node owns the record's partition.
+       */
+      const outcomeOf = (userId: string, id: string, deferred: Deferred.Deferred<Outcome | undefined>): Effect.Effect<Outcome | undefined> => {
         const partition = log.partitionFor(userId)
         return cluster.enabled && !workers.has(partition)
           ? Effect.raceFirst(Deferred.await(deferred), remoteOutcome(partition, id))
@@ -139,30 +142,22 @@ export class Engine extends Context.Service<Engine, {
         records: ReadonlyArray<SignalRecord | GoalRecord>,
         idOf: (record: SignalRecord | GoalRecord) => string
       ) {
-        const deferreds = yield* Effect.forEach(records, (record) => verdicts.register(idOf(record)))
+        const deadline = (yield* Clock.currentTimeMillis) + Duration.toMillis(wait)
+        const deferreds = yield* Effect.forEach(records, (record) => verdicts.register(idOf(record), deadline))
         yield* log.append(records).pipe(
           Effect.tapError(() => Effect.forEach(records, (record) => verdicts.forget(idOf(record)), { discard: true }))
         )
-        const deadline = (yield* Clock.currentTimeMillis) + Duration.toMillis(wait)
         const answers: Array<Option.Option<Outcome>> = []
         for (let i = 0; i < records.length; i++) {
           const record = records[i]!
-          const deferred = deferreds[i]!
-          // Outcomes of one batch mostly arrive together: a done one needs no timer.
-          const outcome = Deferred.isDoneUnsafe(deferred)
-            ? Option.some(yield* Deferred.await(deferred))
-            : yield* outcomeOf(record.user_id, idOf(record), deferred).pipe(
-              Effect.timeoutOption(Math.max(0, deadline - (yield* Clock.currentTimeMillis)))
-            )
-          if (Option.isNone(outcome)) yield* verdicts.forget(idOf(record))
-          answers.push(outcome)
+          answers.push(Option.fromUndefinedOr(yield* outcomeOf(record.user_id, idOf(record), deferreds[i]!)))
         }
         return answers
       })
 
       const signalId = (record: SignalRecord | GoalRecord) => (record.kind === "signal" ? record.signal_id : record.command_id)
 
-      const submitMany = Effect.fn("Engine.submitMany")(function*(records: ReadonlyArray<SignalRecord>) {
+      const submitMany = Effect.fnUntraced(function*(records: ReadonlyArray<SignalRecord>) {
         const outcomes = yield* appendAndWait(records, signalId)
         return outcomes.map((outcome, i): Submitted =>
           Option.isSome(outcome) && "signal_id" in outcome.value
@@ -171,7 +166,7 @@ export class Engine extends Context.Service<Engine, {
         )
       })
 
-      const submitGoal = Effect.fn("Engine.submitGoal")(function*(record: GoalRecord) {
+      const submitGoal = Effect.fnUntraced(function*(record: GoalRecord) {
         const [outcome] = yield* appendAndWait([record], signalId)
         return Option.filter(outcome!, (o): o is GoalOutcome => !("signal_id" in o))
       })

@@ -89,12 +89,20 @@ export const makePartitionWorker = Effect.fnUntraced(function*(options: {
    */
   readonly projectFrom?: number | undefined
   readonly settings?: FoldSettings | undefined
+  /**
+   * Replay: actor states are written by `flush` (before evicting, and at the end), not with
+   * every batch, since a replay interrupted half-way is run again from the start anyway.
+   */
+  readonly deferSnapshots?: boolean | undefined
 }) {
   const projections = yield* Projections
   const notify = options.notify ?? true
   const settings = options.settings ?? defaultFoldSettings
   const actors = new Map<string, Actor>()
-  const timers = new Map<string, Timer>()
+  /** Actors whose state is newer than their snapshot (deferSnapshots only). */
+  const unsaved = new Set<string>()
+  /** The running inactivity timers, by user (a user has a timer per open session). */
+  const timers = new Map<string, ReadonlyArray<Timer>>()
   let next = yield* projections.nextOffset(options.log, options.partition)
 
   /** This partition's exact counts of the shared scopes (team, org, project) by scope key. */
@@ -116,17 +124,19 @@ export const makePartitionWorker = Effect.fnUntraced(function*(options: {
 
   const trackTimers = (userId: string, state: UserState) => {
     if (!options.timers) return
-    for (const [sessionId, timer] of timers) if (timer.userId === userId) timers.delete(sessionId)
-    for (const session of Object.values(state.open)) {
-      timers.set(session.id, {
-        userId,
-        orgId: session.org_id,
-        environment: session.environment,
-        sessionId: session.id,
-        lastActivityAt: session.last_activity_at,
-        due: timeoutDue(session)
-      })
+    const open = Object.values(state.open)
+    if (open.length === 0) {
+      timers.delete(userId)
+      return
     }
+    timers.set(userId, open.map((session) => ({
+      userId,
+      orgId: session.org_id,
+      environment: session.environment,
+      sessionId: session.id,
+      lastActivityAt: session.last_activity_at,
+      due: timeoutDue(session)
+    })))
   }
 
   if (options.timers) {
@@ -187,7 +197,9 @@ export const makePartitionWorker = Effect.fnUntraced(function*(options: {
         }
         if (result.goalOutcome) outcomes.push(result.goalOutcome)
       }
-      const snapshots: Array<ActorSnapshot> = users.map((u) => ({ user_id: u, partition: options.partition, state: states.get(u)! }))
+      const snapshots: Array<ActorSnapshot> = options.deferSnapshots
+        ? []
+        : users.map((u) => ({ user_id: u, partition: options.partition, state: states.get(u)! }))
       const scopeUsage: Array<ScopeUsageRow> = []
       const watch: Array<ReturnType<typeof parseScopeKey>> = []
       for (const [key, usage] of batchCounts) {
@@ -214,6 +226,7 @@ export const makePartitionWorker = Effect.fnUntraced(function*(options: {
       for (const [u, state] of states) {
         actors.set(u, { state, touchedAt: now })
         trackTimers(u, state)
+        if (options.deferSnapshots) unsaved.add(u)
       }
       for (const [key, usage] of batchCounts) scopeCounts.set(key, usage)
       if (reportedCrossings.size + batchReported.size > 100_000) reportedCrossings.clear()
@@ -257,22 +270,49 @@ export const makePartitionWorker = Effect.fnUntraced(function*(options: {
   /** Timers due at `now`, removed from the set: the caller appends their ticks. */
   const takeDue = (now: number): ReadonlyArray<Timer> => {
     const due: Array<Timer> = []
-    for (const [id, timer] of timers) {
-      if (timer.due <= now) {
-        due.push(timer)
-        timers.delete(id)
-      }
+    for (const [userId, running] of timers) {
+      if (!running.some((timer) => timer.due <= now)) continue
+      const later = running.filter((timer) => timer.due > now)
+      for (const timer of running) if (timer.due <= now) due.push(timer)
+      if (later.length === 0) timers.delete(userId)
+      else timers.set(userId, later)
     }
     return due
   }
 
   /** A tick that could not be appended is retried on the next sweep. */
-  const restore = (timer: Timer) => void timers.set(timer.sessionId, timer)
+  const restore = (timer: Timer) =>
+    void timers.set(timer.userId, [...(timers.get(timer.userId) ?? []).filter((t) => t.sessionId !== timer.sessionId), timer])
 
-  /** Drops actors idle for longer than `idleMs`; their state is in the snapshot table. */
+  /** Drops actors idle for longer than `idleMs`; their state is in the snapshot table (unsaved ones stay). */
   const evictIdle = (now: number, idleMs: number) => {
-    for (const [u, actor] of actors) if (now - actor.touchedAt > idleMs) actors.delete(u)
+    for (const [u, actor] of actors) if (now - actor.touchedAt > idleMs && !unsaved.has(u)) actors.delete(u)
   }
+
+  /** Writes the states `deferSnapshots` held back, fenced on the offset like a batch. */
+  const flush: Effect.Effect<void> = Effect.suspend(() => {
+    if (unsaved.size === 0) return Effect.void
+    const users = [...unsaved]
+    return projections.commitBatch({
+      log: options.log,
+      partition: options.partition,
+      fromOffset: next,
+      nextOffset: next,
+      sessions: [],
+      events: [],
+      notices: [],
+      actors: users.map((u) => ({ user_id: u, partition: options.partition, state: actors.get(u)!.state })),
+      goals: [],
+      scopeUsage: [],
+      watch: []
+    }).pipe(Effect.flatMap((outcome) =>
+      outcome._tag === "Fenced"
+        ? Effect.die(`partition ${options.partition}: another owner moved the offset during a replay`)
+        : Effect.sync(() => {
+          for (const u of users) unsaved.delete(u)
+        })
+    ))
+  })
 
   return {
     partition: options.partition,
@@ -281,8 +321,13 @@ export const makePartitionWorker = Effect.fnUntraced(function*(options: {
     takeDue,
     restore,
     evictIdle,
+    flush,
     actorCount: () => actors.size,
-    timerCount: () => timers.size
+    timerCount: () => {
+      let n = 0
+      for (const running of timers.values()) n += running.length
+      return n
+    }
   }
 })
 

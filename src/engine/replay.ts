@@ -1,8 +1,11 @@
-import { Clock, Effect } from "effect"
-import { SignalLog } from "../log/signal-log.ts"
+import { Clock, Config, Effect } from "effect"
+import { type LogEntry, SignalLog } from "../log/signal-log.ts"
 import { Projections } from "../store/projections.ts"
 import { foldSettings } from "./fold-settings.ts"
 import { makePartitionWorker } from "./partition-worker.ts"
+
+/** Records folded and committed together during a replay. */
+const replayBatch = 5_000
 
 export interface ReplayProgress {
   readonly partition: number
@@ -29,8 +32,11 @@ export const replay = Effect.fn("replay")(function*(options: {
   const partitions = options.partitions ?? Array.from({ length: log.partitions }, (_, i) => i)
   const ends = yield* log.endOffsets
   const settings = yield* Effect.orDie(foldSettings)
+  // Partitions are independent: a few at a time keep the database busy on every core while
+  // this process folds.
+  const concurrency = yield* Config.Int("REPLAY_CONCURRENCY").pipe(Config.withDefault(2), Effect.orDie)
   let records = 0
-  for (const partition of partitions) {
+  const replayPartition = Effect.fnUntraced(function*(partition: number) {
     const total = ends[partition] ?? 0
     yield* projections.resetPartition(log.name, partition, options.from)
     const worker = yield* makePartitionWorker({
@@ -39,16 +45,33 @@ export const replay = Effect.fn("replay")(function*(options: {
       timers: false,
       notify: false,
       projectFrom: options.from?.getTime(),
-      settings
+      settings,
+      deferSnapshots: true
+    })
+    // Reads come in the log's own batch sizes; the fold commits in bigger ones (fewer statements,
+    // and a session touched many times in a batch is written once).
+    let pending: Array<LogEntry> = []
+    const processPending = Effect.gen(function*() {
+      if (pending.length === 0) return
+      const entries = pending
+      pending = []
+      yield* worker.process(entries, yield* Clock.currentTimeMillis)
+      // Bounded memory on huge logs: actors are saved, then go back to their snapshots.
+      if (worker.actorCount() > 50_000) {
+        yield* worker.flush
+        worker.evictIdle(Number.POSITIVE_INFINITY, 0)
+      }
+      records += entries.length
+      if (options.onProgress) yield* options.onProgress({ partition, done: worker.nextOffset(), total })
     })
     yield* log.readPartition(partition, 0, (entries) =>
       Effect.gen(function*() {
-        yield* worker.process(entries, yield* Clock.currentTimeMillis)
-        // Bounded memory on huge logs: actors go back to their snapshots, which each batch persisted.
-        if (worker.actorCount() > 50_000) worker.evictIdle(Number.POSITIVE_INFINITY, 0)
-        records += entries.length
-        if (options.onProgress) yield* options.onProgress({ partition, done: worker.nextOffset(), total })
+        pending.push(...entries)
+        if (pending.length >= replayBatch) yield* processPending
       }))
-  }
+    yield* processPending
+    yield* worker.flush
+  })
+  yield* Effect.forEach(partitions, replayPartition, { concurrency: Math.max(1, concurrency), discard: true })
   return { partitions: partitions.length, records }
 })

@@ -1,4 +1,4 @@
-import { Context, Deferred, Duration, Effect, Layer, Option } from "effect"
+import { Context, Deferred, Duration, Effect, Layer, Option, Schedule } from "effect"
 import type { GoalOutcome } from "../domain/goals.ts"
 
 /** What the engine answers about one signal once its actor has processed it. */
@@ -21,64 +21,83 @@ export const outcomeId = (outcome: Outcome): string => ("signal_id" in outcome ?
 /** How long a verdict stays answerable after its batch committed (a forwarded wait may come late). */
 const recentFor = Duration.seconds(30)
 
+/** How often waits past their deadline are answered "not yet" (a wait may run over by this much). */
+const sweepEvery = Duration.millis(25)
+
 /**
- * Requests waiting for their record to be processed, by signal id (or goal command id). A partition worker completes
- * a batch's verdicts after the batch's transaction commits; verdicts are also kept for a short
- * while, so a wait that arrives after the fact (forwarded from another node) still gets one.
+ * Requests waiting for their record to be processed, by signal id (or goal command id). A partition
+ * worker completes a batch's verdicts after the batch's transaction commits; a verdict nobody on
+ * this node waited for is kept for a short while, so a wait that arrives after the fact
+ * (forwarded from another node) still gets one.
+ *
+ * A wait carries its deadline: one sweeper answers the expired ones with `undefined`, so a
+ * request costs a map entry, not a timer of its own.
  */
 export class VerdictRegistry extends Context.Service<VerdictRegistry, {
-  readonly register: (signalId: string) => Effect.Effect<Deferred.Deferred<Outcome>>
+  /** Registers a wait that ends at `deadline` (epoch ms) with `undefined` unless its outcome came first. */
+  readonly register: (id: string, deadline: number) => Effect.Effect<Deferred.Deferred<Outcome | undefined>>
   readonly complete: (outcomes: ReadonlyArray<Outcome>) => Effect.Effect<void>
-  readonly forget: (signalId: string) => Effect.Effect<void>
-  /** The verdict of a signal, waiting up to `timeout` for it. */
-  readonly await: (signalId: string, timeout: Duration.Input) => Effect.Effect<Option.Option<Outcome>>
+  readonly forget: (id: string) => Effect.Effect<void>
+  /** The outcome of a record, waiting up to `timeout` for it. */
+  readonly await: (id: string, timeout: Duration.Input) => Effect.Effect<Option.Option<Outcome>>
 }>()("signal-engine/engine/VerdictRegistry") {
-  static readonly layer = Layer.sync(VerdictRegistry, () => {
-    const waiting = new Map<string, Deferred.Deferred<Outcome>>()
-    const recent = new Map<string, { readonly outcome: Outcome; readonly at: number }>()
-    const keepMs = Duration.toMillis(recentFor)
+  static readonly layer = Layer.effect(
+    VerdictRegistry,
+    Effect.gen(function*() {
+      const waiting = new Map<string, { readonly deferred: Deferred.Deferred<Outcome | undefined>; readonly deadline: number }>()
+      const recent = new Map<string, { readonly outcome: Outcome; readonly at: number }>()
+      const keepMs = Duration.toMillis(recentFor)
 
-    const register = (signalId: string) =>
-      Effect.sync(() => {
-        const existing = waiting.get(signalId)
-        if (existing) return existing
-        const deferred = Deferred.makeUnsafe<Outcome>()
-        waiting.set(signalId, deferred)
-        return deferred
-      })
+      yield* Effect.sync(() => {
+        const now = Date.now()
+        for (const [id, wait] of waiting) {
+          if (wait.deadline > now) continue
+          waiting.delete(id)
+          Deferred.doneUnsafe(wait.deferred, Effect.succeed(undefined))
+        }
+      }).pipe(Effect.repeat(Schedule.spaced(sweepEvery)), Effect.forkScoped)
 
-    const forget = (signalId: string) => Effect.sync(() => void waiting.delete(signalId))
-
-    return VerdictRegistry.of({
-      register,
-      forget,
-      complete: (outcomes) =>
+      const register = (id: string, deadline: number) =>
         Effect.sync(() => {
-          const now = Date.now()
-          for (const [id, entry] of recent) {
-            if (now - entry.at <= keepMs) break
-            recent.delete(id)
-          }
-          for (const outcome of outcomes) {
-            const id = outcomeId(outcome)
-            recent.set(id, { outcome, at: now })
-            const deferred = waiting.get(id)
-            if (deferred) {
-              waiting.delete(id)
-              Deferred.doneUnsafe(deferred, Effect.succeed(outcome))
-            }
-          }
-        }),
-      await: (signalId, timeout) =>
-        Effect.suspend(() => {
-          const known = recent.get(signalId)
-          if (known) return Effect.succeedSome(known.outcome)
-          return Effect.flatMap(register(signalId), (deferred) =>
-            Deferred.await(deferred).pipe(
-              Effect.timeoutOption(timeout),
-              Effect.ensuring(Effect.suspend(() => (Deferred.isDoneUnsafe(deferred) ? Effect.void : forget(signalId))))
-            ))
+          const existing = waiting.get(id)
+          if (existing) return existing.deferred
+          const deferred = Deferred.makeUnsafe<Outcome | undefined>()
+          waiting.set(id, { deferred, deadline })
+          return deferred
         })
+
+      const forget = (id: string) => Effect.sync(() => void waiting.delete(id))
+
+      return VerdictRegistry.of({
+        register,
+        forget,
+        complete: (outcomes) =>
+          Effect.sync(() => {
+            const now = Date.now()
+            for (const [id, entry] of recent) {
+              if (now - entry.at <= keepMs) break
+              recent.delete(id)
+            }
+            for (const outcome of outcomes) {
+              const id = outcomeId(outcome)
+              const wait = waiting.get(id)
+              if (wait) {
+                waiting.delete(id)
+                Deferred.doneUnsafe(wait.deferred, Effect.succeed(outcome))
+              } else {
+                // Nobody waits here (yet): a forwarded wait may still come for it.
+                recent.set(id, { outcome, at: now })
+              }
+            }
+          }),
+        await: (id, timeout) =>
+          Effect.suspend(() => {
+            const known = recent.get(id)
+            if (known) return Effect.succeedSome(known.outcome)
+            const deadline = Date.now() + Duration.toMillis(Duration.fromInputUnsafe(timeout))
+            return Effect.map(Effect.flatMap(register(id, deadline), Deferred.await), Option.fromUndefinedOr)
+          })
+      })
     })
-  })
+  )
 }

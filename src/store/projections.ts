@@ -33,16 +33,13 @@ export type CommitOutcome =
   | { readonly _tag: "Committed"; readonly others: ReadonlyArray<ScopeUsageRow> }
   | { readonly _tag: "Fenced" }
 
-/** Rolls the transaction back when the offset fence does not hold. */
-const fenced = { _tag: "Fenced" } as const
-
 const hasOpenSessions = (state: UserState) => Object.keys(state.open).length > 0
 
 /**
  * The write side of the projections. A batch's rows, its actors' new state and the
  * partition's next offset commit in one transaction, so a crash either keeps all of a batch
  * or none of it, and the worker resumes exactly after the last committed batch. Rows travel
- * as one JSON parameter per table (jsonb_to_recordset): one round trip per table per batch.
+ * as one JSON parameter per table (json_to_recordset), all in one statement: one round trip per batch.
  */
 export class Projections extends Context.Service<Projections, {
   readonly nextOffset: (log: string, partition: number) => Effect.Effect<number>
@@ -93,122 +90,136 @@ export class Projections extends Context.Service<Projections, {
         return rows.map((r) => ({ ...r, tokens_in: Number(r.tokens_in), tokens_out: Number(r.tokens_out) }))
       })
 
+      /**
+       * One statement per batch: the offset fence and every table's rows as data-modifying CTEs,
+       * each writing only if the fence held. A single statement is its own transaction, so the
+       * batch commits whole or not at all, in one round trip instead of one per table (plus
+       * BEGIN and COMMIT). Concurrent writers of a partition serialise on its offset row; the
+       * loser's fence re-checks the updated row, fails, and writes nothing.
+       */
       const commitBatch = Effect.fn("Projections.commitBatch")(function*(batch: BatchWrite) {
-        return yield* sql.withTransaction(Effect.gen(function*() {
-          // First, so concurrent writers of a partition serialise on its offset row.
-          const advanced = yield* sql`
-            INSERT INTO partition_offsets AS o (log, partition, next_offset, updated_at)
-            VALUES (${batch.log}, ${batch.partition}, ${batch.nextOffset}, now())
-            ON CONFLICT (log, partition) DO UPDATE SET next_offset = excluded.next_offset, updated_at = now()
-            WHERE o.next_offset = ${batch.fromOffset}
-            RETURNING 1 AS ok`
-          if (advanced.length === 0) return yield* Effect.fail(fenced)
-          if (batch.sessions.length > 0) {
-            yield* sql`
-              INSERT INTO sessions (id, org_id, environment, user_id, adapter, client_session_id, project_id,
-                started_at, last_activity_at, ended_at, end_reason, primary_model, models, tokens_in, tokens_out,
-                cost_usd, signal_count, error_count)
-              SELECT id, org_id, environment, user_id, adapter, client_session_id, project_id,
-                started_at, last_activity_at, ended_at, end_reason, primary_model, models, tokens_in, tokens_out,
-                cost_usd, signal_count, error_count
-              FROM jsonb_to_recordset(${JSON.stringify(batch.sessions)}::jsonb) AS r(
-                id text, org_id text, environment text, user_id text, adapter text, client_session_id text,
-                project_id text, started_at timestamptz, last_activity_at timestamptz, ended_at timestamptz,
-                end_reason text, primary_model text, models jsonb, tokens_in bigint, tokens_out bigint,
-                cost_usd double precision, signal_count integer, error_count integer)
-              ON CONFLICT (id) DO UPDATE SET
-                project_id = excluded.project_id, last_activity_at = excluded.last_activity_at,
-                ended_at = excluded.ended_at, end_reason = excluded.end_reason,
-                primary_model = excluded.primary_model, models = excluded.models,
-                tokens_in = excluded.tokens_in, tokens_out = excluded.tokens_out, cost_usd = excluded.cost_usd,
-                signal_count = excluded.signal_count, error_count = excluded.error_count`
-          }
-          if (batch.events.length > 0) {
-            // Events are immutable; a record projected twice (it cannot be, given the offsets) would be a no-op.
-            yield* sql`
-              INSERT INTO events (id, signal_id, org_id, environment, session_id, user_id, project_id, ts, type,
-                adapter, model, tokens_in, tokens_out, latency_ms, cost_usd, cost_estimated, model_known, error_code,
-                metadata, log_partition, log_offset)
-              SELECT id, signal_id, org_id, environment, session_id, user_id, project_id, ts, type,
-                adapter, model, tokens_in, tokens_out, latency_ms, cost_usd, cost_estimated, model_known, error_code,
-                metadata, log_partition, log_offset
-              FROM jsonb_to_recordset(${JSON.stringify(batch.events)}::jsonb) AS r(
-                id text, signal_id text, org_id text, environment text, session_id text, user_id text,
-                project_id text, ts timestamptz, type text, adapter text, model text, tokens_in bigint,
-                tokens_out bigint, latency_ms double precision, cost_usd double precision, cost_estimated boolean,
-                model_known boolean, error_code text, metadata jsonb, log_partition integer, log_offset bigint)
-              ON CONFLICT (id) DO NOTHING`
-          }
-          if (batch.notices.length > 0) {
-            const outbox = batch.notices.map((n) => ({ ...n, payload: JSON.stringify(n.payload) }))
-            // The outbox. An event id is a hash of its cause, so a cause enqueued twice is one
-            // event; each new event gets one delivery per enabled webhook of its tenant subscribed
-            // to its type and existing now (a webhook registered later does not get it). Failing
-            // webhooks get theirs too: their deliveries are paused, not dropped.
-            yield* sql`
-              WITH new_events AS (
-                INSERT INTO webhook_events (id, org_id, environment, type, payload)
-                SELECT id, org_id, environment, type, payload::json
-                FROM jsonb_to_recordset(${JSON.stringify(outbox)}::jsonb) AS r(
-                  id text, org_id text, environment text, type text, payload text)
-                ON CONFLICT (id) DO NOTHING
-                RETURNING id, org_id, environment, type)
-              INSERT INTO webhook_deliveries (webhook_id, event_id, next_attempt_at)
-              SELECT w.id, e.id, now()
-              FROM new_events e
-              JOIN webhooks w ON w.org_id = e.org_id AND w.environment = e.environment
-                AND w.enabled AND e.type = ANY (w.events)`
-          }
-          if (batch.actors.length > 0) {
-            const actors = batch.actors.map((a) => ({ ...a, has_open_sessions: hasOpenSessions(a.state) }))
-            yield* sql`
-              INSERT INTO actor_state (user_id, partition, has_open_sessions, state, updated_at)
-              SELECT user_id, partition, has_open_sessions, state, now()
-              FROM jsonb_to_recordset(${JSON.stringify(actors)}::jsonb) AS r(
-                user_id text, partition integer, has_open_sessions boolean, state jsonb)
-              ON CONFLICT (user_id) DO UPDATE SET partition = excluded.partition,
-                has_open_sessions = excluded.has_open_sessions, state = excluded.state, updated_at = now()`
-          }
-          if (batch.goals.length > 0) {
-            yield* sql`
-              INSERT INTO goals (id, org_id, environment, user_id, description, status, adapter, created_at, updated_at, log_partition)
-              SELECT id, org_id, environment, user_id, description, status, adapter, created_at, updated_at, log_partition
-              FROM jsonb_to_recordset(${JSON.stringify(batch.goals)}::jsonb) AS r(
-                id text, org_id text, environment text, user_id text, description text, status text, adapter text,
-                created_at timestamptz, updated_at timestamptz, log_partition integer)
-              ON CONFLICT (id) DO UPDATE SET description = excluded.description, status = excluded.status,
-                updated_at = excluded.updated_at`
-          }
-          let others: ReadonlyArray<ScopeUsageRow> = []
-          if (batch.scopeUsage.length > 0) {
-            // The partition's own counts, and in the same statement the other partitions' counts of
-            // the watched windows (a data-modifying CTE runs whether or not the query reads it).
-            const upsert = sql`
-              INSERT INTO scope_usage (org_id, environment, scope, scope_id, window_key, partition, cost_usd, tokens_in, tokens_out, updated_at)
-              SELECT org_id, environment, scope, scope_id, window_key, partition, cost_usd, tokens_in, tokens_out, now()
-              FROM jsonb_to_recordset(${JSON.stringify(batch.scopeUsage)}::jsonb) AS r(
-                org_id text, environment text, scope text, scope_id text, window_key text, partition integer,
-                cost_usd double precision, tokens_in bigint, tokens_out bigint)
-              ON CONFLICT (org_id, environment, scope, scope_id, window_key, partition) DO UPDATE SET
-                cost_usd = excluded.cost_usd, tokens_in = excluded.tokens_in, tokens_out = excluded.tokens_out,
-                updated_at = now()`
-            if (batch.watch.length === 0) {
-              yield* upsert
-            } else {
-              const rows = yield* sql<ScopeUsageRow>`
-                WITH own AS (${upsert} RETURNING 1)
-                SELECT u.org_id, u.environment, u.scope, u.scope_id, u.window_key, u.partition, u.cost_usd, u.tokens_in, u.tokens_out
-                FROM scope_usage u
-                JOIN jsonb_to_recordset(${JSON.stringify(batch.watch)}::jsonb)
-                  AS w(org_id text, environment text, scope text, scope_id text, window_key text)
-                  ON u.org_id = w.org_id AND u.environment = w.environment AND u.scope = w.scope
-                    AND u.scope_id = w.scope_id AND u.window_key = w.window_key
-                WHERE u.partition <> ${batch.partition}`
-              others = rows.map((r) => ({ ...r, tokens_in: Number(r.tokens_in), tokens_out: Number(r.tokens_out) }))
-            }
-          }
-          return { _tag: "Committed", others } as CommitOutcome
-        })).pipe(Effect.catchIf((e) => e === fenced, () => Effect.succeed({ _tag: "Fenced" } as CommitOutcome)))
+        const fenceHeld = sql`EXISTS (SELECT 1 FROM fence)`
+        const ctes = [sql`fence AS (
+          INSERT INTO partition_offsets AS o (log, partition, next_offset, updated_at)
+          VALUES (${batch.log}, ${batch.partition}, ${batch.nextOffset}, now())
+          ON CONFLICT (log, partition) DO UPDATE SET next_offset = excluded.next_offset, updated_at = now()
+          WHERE o.next_offset = ${batch.fromOffset}
+          RETURNING 1 AS ok)`]
+        if (batch.sessions.length > 0) {
+          ctes.push(sql`sessions_written AS (
+            INSERT INTO sessions (id, org_id, environment, user_id, adapter, client_session_id, project_id,
+              started_at, last_activity_at, ended_at, end_reason, primary_model, models, tokens_in, tokens_out,
+              cost_usd, signal_count, error_count)
+            SELECT id, org_id, environment, user_id, adapter, client_session_id, project_id,
+              started_at, last_activity_at, ended_at, end_reason, primary_model, models, tokens_in, tokens_out,
+              cost_usd, signal_count, error_count
+            FROM json_to_recordset(${JSON.stringify(batch.sessions)}::json) AS r(
+              id text, org_id text, environment text, user_id text, adapter text, client_session_id text,
+              project_id text, started_at timestamptz, last_activity_at timestamptz, ended_at timestamptz,
+              end_reason text, primary_model text, models jsonb, tokens_in bigint, tokens_out bigint,
+              cost_usd double precision, signal_count integer, error_count integer)
+            WHERE ${fenceHeld}
+            ON CONFLICT (id) DO UPDATE SET
+              project_id = excluded.project_id, last_activity_at = excluded.last_activity_at,
+              ended_at = excluded.ended_at, end_reason = excluded.end_reason,
+              primary_model = excluded.primary_model, models = excluded.models,
+              tokens_in = excluded.tokens_in, tokens_out = excluded.tokens_out, cost_usd = excluded.cost_usd,
+              signal_count = excluded.signal_count, error_count = excluded.error_count)`)
+        }
+        if (batch.events.length > 0) {
+          // Events are immutable; a record projected twice (it cannot be, given the offsets) would be a no-op.
+          ctes.push(sql`events_written AS (
+            INSERT INTO events (id, signal_id, org_id, environment, session_id, user_id, project_id, ts, type,
+              adapter, model, tokens_in, tokens_out, latency_ms, cost_usd, cost_estimated, model_known, error_code,
+              metadata, log_partition, log_offset)
+            SELECT id, signal_id, org_id, environment, session_id, user_id, project_id, ts, type,
+              adapter, model, tokens_in, tokens_out, latency_ms, cost_usd, cost_estimated, model_known, error_code,
+              metadata, log_partition, log_offset
+            FROM json_to_recordset(${JSON.stringify(batch.events)}::json) AS r(
+              id text, signal_id text, org_id text, environment text, session_id text, user_id text,
+              project_id text, ts timestamptz, type text, adapter text, model text, tokens_in bigint,
+              tokens_out bigint, latency_ms double precision, cost_usd double precision, cost_estimated boolean,
+              model_known boolean, error_code text, metadata jsonb, log_partition integer, log_offset bigint)
+            WHERE ${fenceHeld}
+            ON CONFLICT (id) DO NOTHING)`)
+        }
+        if (batch.notices.length > 0) {
+          const outbox = batch.notices.map((n) => ({ ...n, payload: JSON.stringify(n.payload) }))
+          // The outbox. An event id is a hash of its cause, so a cause enqueued twice is one
+          // event; each new event gets one delivery per enabled webhook of its tenant subscribed
+          // to its type and existing now (a webhook registered later does not get it). Failing
+          // webhooks get theirs too: their deliveries are paused, not dropped.
+          ctes.push(sql`new_events AS (
+            INSERT INTO webhook_events (id, org_id, environment, type, payload)
+            SELECT id, org_id, environment, type, payload::json
+            FROM json_to_recordset(${JSON.stringify(outbox)}::json) AS r(
+              id text, org_id text, environment text, type text, payload text)
+            WHERE ${fenceHeld}
+            ON CONFLICT (id) DO NOTHING
+            RETURNING id, org_id, environment, type)`)
+          ctes.push(sql`deliveries_written AS (
+            INSERT INTO webhook_deliveries (webhook_id, event_id, next_attempt_at)
+            SELECT w.id, e.id, now()
+            FROM new_events e
+            JOIN webhooks w ON w.org_id = e.org_id AND w.environment = e.environment
+              AND w.enabled AND e.type = ANY (w.events))`)
+        }
+        if (batch.actors.length > 0) {
+          const actors = batch.actors.map((a) => ({ ...a, has_open_sessions: hasOpenSessions(a.state) }))
+          ctes.push(sql`actors_written AS (
+            INSERT INTO actor_state (user_id, partition, has_open_sessions, state, updated_at)
+            SELECT user_id, partition, has_open_sessions, state, now()
+            FROM json_to_recordset(${JSON.stringify(actors)}::json) AS r(
+              user_id text, partition integer, has_open_sessions boolean, state jsonb)
+            WHERE ${fenceHeld}
+            ON CONFLICT (user_id) DO UPDATE SET partition = excluded.partition,
+              has_open_sessions = excluded.has_open_sessions, state = excluded.state, updated_at = now())`)
+        }
+        if (batch.goals.length > 0) {
+          ctes.push(sql`goals_written AS (
+            INSERT INTO goals (id, org_id, environment, user_id, description, status, adapter, created_at, updated_at, log_partition)
+            SELECT id, org_id, environment, user_id, description, status, adapter, created_at, updated_at, log_partition
+            FROM json_to_recordset(${JSON.stringify(batch.goals)}::json) AS r(
+              id text, org_id text, environment text, user_id text, description text, status text, adapter text,
+              created_at timestamptz, updated_at timestamptz, log_partition integer)
+            WHERE ${fenceHeld}
+            ON CONFLICT (id) DO UPDATE SET description = excluded.description, status = excluded.status,
+              updated_at = excluded.updated_at)`)
+        }
+        if (batch.scopeUsage.length > 0) {
+          // The partition's own counts (absolute values).
+          ctes.push(sql`usage_written AS (
+            INSERT INTO scope_usage (org_id, environment, scope, scope_id, window_key, partition, cost_usd, tokens_in, tokens_out, updated_at)
+            SELECT org_id, environment, scope, scope_id, window_key, partition, cost_usd, tokens_in, tokens_out, now()
+            FROM json_to_recordset(${JSON.stringify(batch.scopeUsage)}::json) AS r(
+              org_id text, environment text, scope text, scope_id text, window_key text, partition integer,
+              cost_usd double precision, tokens_in bigint, tokens_out bigint)
+            WHERE ${fenceHeld}
+            ON CONFLICT (org_id, environment, scope, scope_id, window_key, partition) DO UPDATE SET
+              cost_usd = excluded.cost_usd, tokens_in = excluded.tokens_in, tokens_out = excluded.tokens_out,
+              updated_at = now())`)
+        }
+        // The other partitions' counts of the windows budgets watch, read in the same statement.
+        const others = batch.watch.length === 0 ? sql`'[]'::json` : sql`(
+          SELECT coalesce(json_agg(json_build_object('org_id', u.org_id, 'environment', u.environment, 'scope', u.scope,
+            'scope_id', u.scope_id, 'window_key', u.window_key, 'partition', u.partition, 'cost_usd', u.cost_usd,
+            'tokens_in', u.tokens_in, 'tokens_out', u.tokens_out)), '[]'::json)
+          FROM scope_usage u
+          JOIN jsonb_to_recordset(${JSON.stringify(batch.watch)}::jsonb)
+            AS w(org_id text, environment text, scope text, scope_id text, window_key text)
+            ON u.org_id = w.org_id AND u.environment = w.environment AND u.scope = w.scope
+              AND u.scope_id = w.scope_id AND u.window_key = w.window_key
+          WHERE u.partition <> ${batch.partition})`
+        const rows = yield* sql<{ readonly committed: boolean; readonly others: ReadonlyArray<ScopeUsageRow> | string }>`
+          WITH ${sql.csv(ctes)}
+          SELECT ${fenceHeld} AS committed, ${others} AS others`
+        const row = rows[0]!
+        if (!row.committed) return { _tag: "Fenced" } as CommitOutcome
+        const read = typeof row.others === "string" ? JSON.parse(row.others) as ReadonlyArray<ScopeUsageRow> : row.others
+        return {
+          _tag: "Committed",
+          others: read.map((r) => ({ ...r, tokens_in: Number(r.tokens_in), tokens_out: Number(r.tokens_out) }))
+        } as CommitOutcome
       }, Effect.orDie)
 
       const resetPartition = Effect.fn("Projections.resetPartition")(function*(log: string, partition: number, since?: Date) {

@@ -1,0 +1,57 @@
+import { Effect } from "effect"
+import { SqlClient } from "effect/sql"
+import { describe, expect, it } from "vitest"
+import type { EventRow } from "../../src/domain/sessionizer.ts"
+import { databaseFromUrl } from "../../src/store/database.ts"
+import { type BatchWrite, Projections } from "../../src/store/projections.ts"
+import { freshDatabase, withStore } from "../support/harness.ts"
+
+const event = (n: number): EventRow => ({
+  id: `evt_${n}`, signal_id: `sig_${n}`, org_id: "org_1", environment: "live", session_id: "sess_1", user_id: "user_1",
+  project_id: null, ts: "2026-11-22T10:00:00.000Z", type: "post-tool", adapter: "a", model: null, tokens_in: n,
+  tokens_out: 0, latency_ms: null, cost_usd: 0, cost_estimated: false, model_known: false, error_code: null,
+  metadata: {}, log_partition: 0, log_offset: n
+})
+
+const batch = (fromOffset: number, nextOffset: number, n: number, partition = 0): BatchWrite => ({
+  log: "signals", partition, fromOffset, nextOffset, sessions: [], events: [event(n)], notices: [], actors: [], goals: [],
+  scopeUsage: [{
+    org_id: "org_1", environment: "live", scope: "org", scope_id: "org_1", window_key: "d:2026-11-22", partition,
+    cost_usd: n / 10, tokens_in: n, tokens_out: 0
+  }],
+  watch: [{ org_id: "org_1", environment: "live", scope: "org", scope_id: "org_1", window_key: "d:2026-11-22" }]
+})
+
+describe("Projections.commitBatch against PostgreSQL", () => {
+  it("commits a batch in one statement, fenced on the partition's offset: a stale writer writes nothing", async () => {
+    const url = await freshDatabase()
+    await withStore(url, Effect.void) // migrated
+    const result = await Effect.runPromise(Effect.gen(function*() {
+      const projections = yield* Projections
+      const sql = yield* SqlClient.SqlClient
+      const first = yield* projections.commitBatch(batch(0, 5, 1))
+      // A second owner that believes the partition is still at 0: fenced.
+      const stale = yield* projections.commitBatch(batch(0, 7, 2))
+      const next = yield* projections.commitBatch(batch(5, 9, 3))
+      // Another partition's counts come back to a writer that watches the window.
+      const other = yield* projections.commitBatch(batch(0, 1, 4, 1))
+      const events = yield* sql<{ readonly id: string }>`SELECT id FROM events ORDER BY id`
+      const usage = yield* sql<{ readonly partition: number; readonly tokens_in: string }>`
+        SELECT partition, tokens_in::text FROM scope_usage ORDER BY partition`
+      return { first, stale, next, other, events, usage, offset: yield* projections.nextOffset("signals", 0) }
+    }).pipe(Effect.provide(Projections.layer), Effect.provide(databaseFromUrl(url))))
+    expect(result.first).toEqual({ _tag: "Committed", others: [] })
+    expect(result.stale).toEqual({ _tag: "Fenced" })
+    expect(result.next._tag).toBe("Committed")
+    expect(result.other).toEqual({
+      _tag: "Committed",
+      others: [{
+        org_id: "org_1", environment: "live", scope: "org", scope_id: "org_1", window_key: "d:2026-11-22", partition: 0,
+        cost_usd: 0.3, tokens_in: 3, tokens_out: 0
+      }]
+    })
+    expect(result.events.map((e) => e.id)).toEqual(["evt_1", "evt_3", "evt_4"])
+    expect(result.usage).toEqual([{ partition: 0, tokens_in: "3" }, { partition: 1, tokens_in: "4" }])
+    expect(result.offset).toBe(9)
+  })
+})
