@@ -281,7 +281,13 @@ const logEnvFor = (log: LogName, id: string): Record<string, string> =>
     ? { KAFKA_BROKERS: kafka!.brokers, KAFKA_TOPIC: `signals-${id}`, KAFKA_GROUP_ID: `signal-engine-${id}` }
     : {}
 
-const startService = async (url: string, log: LogName, id: string, extra: Record<string, string> = {}): Promise<Service> => {
+const startService = async (
+  url: string,
+  log: LogName,
+  id: string,
+  extra: Record<string, string> = {},
+  nodeArgs: ReadonlyArray<string> = []
+): Promise<Service> => {
   const port = await freePort()
   const profDir = join(dir, "profiles", id)
   if (options.cpuProf) mkdirSync(profDir, { recursive: true })
@@ -294,7 +300,7 @@ const startService = async (url: string, log: LogName, id: string, extra: Record
     ...logEnvFor(log, id),
     ...extra
   }
-  const nodeFlags = options.cpuProf ? ["--cpu-prof", `--cpu-prof-dir=${profDir}`] : []
+  const nodeFlags = [...nodeArgs, ...(options.cpuProf ? ["--cpu-prof", `--cpu-prof-dir=${profDir}`] : [])]
   const started = startChild(0, `service-${id}`, [...nodeFlags, join(root, "bin", "signal-engine.js"), "serve"], env)
   await waitHttp(port, "/readyz", `the service (${log})`, started)
   return {
@@ -510,14 +516,52 @@ const ingestScenarios = async (log: LogName) => {
   }
 }
 
+/**
+ * The service's live heap: a full garbage collection, then `process.memoryUsage().heapUsed`,
+ * through the inspector protocol (the service runs with --inspect on loopback for this
+ * scenario only). RSS keeps the heap's high-water mark after a burst (V8 holds on to its pages);
+ * the live heap after a collection is what idle users actually retain.
+ */
+const heapAfterGc = async (inspectPort: number): Promise<number> => {
+  const targets = await (await fetch(`http://127.0.0.1:${inspectPort}/json/list`)).json() as ReadonlyArray<{ webSocketDebuggerUrl: string }>
+  const socket = new WebSocket(targets[0]!.webSocketDebuggerUrl)
+  await new Promise((resolve, reject) => {
+    socket.addEventListener("open", resolve, { once: true })
+    socket.addEventListener("error", reject, { once: true })
+  })
+  let nextId = 0
+  const send = (method: string, params: Record<string, unknown> = {}) =>
+    new Promise<any>((resolve) => {
+      const id = ++nextId
+      const onMessage = (event: MessageEvent) => {
+        const message = JSON.parse(String(event.data))
+        if (message.id !== id) return
+        socket.removeEventListener("message", onMessage)
+        resolve(message.result)
+      }
+      socket.addEventListener("message", onMessage)
+      socket.send(JSON.stringify({ id, method, params }))
+    })
+  try {
+    await send("HeapProfiler.collectGarbage")
+    await send("HeapProfiler.collectGarbage")
+    const result = await send("Runtime.evaluate", { expression: "process.memoryUsage().heapUsed", returnByValue: true })
+    return Number(result.result.value)
+  } finally {
+    socket.close()
+  }
+}
+
 const memory = async (log: LogName) => {
   const id = `${log}${randomBytes(3).toString("hex")}`
   const url = await newDatabase(`bench_memory_${id}`)
   say(`memory over ${log}: seeding ${options.memoryUsers} users`)
   const tenant = await seedUsers(url, options.memoryUsers)
-  const service = await startService(url, log, id, { ACTOR_IDLE_TIMEOUT: "1 second" })
+  const inspectPort = await freePort()
+  const service = await startService(url, log, id, { ACTOR_IDLE_TIMEOUT: "1 second" }, [`--inspect=127.0.0.1:${inspectPort}`])
   try {
     await sleep(2_000)
+    const heapBaseline = await heapAfterGc(inspectPort)
     const baseline = rssOf(service.pid)
     say(`memory over ${log}: one signal from each user`)
     const { result } = await measured(service.pid, {
@@ -538,6 +582,7 @@ const memory = async (log: LogName) => {
       await sleep(400)
     }
     const idle = Math.min(...samples)
+    const heapIdle = await heapAfterGc(inspectPort)
     rows.push({
       scenario: "memory",
       log,
@@ -549,7 +594,10 @@ const memory = async (log: LogName) => {
         rss_baseline_mb: round(baseline / 1048576),
         rss_loaded_mb: round(loaded / 1048576),
         rss_idle_mb: round(idle / 1048576),
-        bytes_per_idle_user: Math.round((idle - baseline) / options.memoryUsers)
+        bytes_per_idle_user: Math.round((idle - baseline) / options.memoryUsers),
+        heap_baseline_mb: round(heapBaseline / 1048576),
+        heap_idle_mb: round(heapIdle / 1048576),
+        heap_bytes_per_idle_user: Math.round((heapIdle - heapBaseline) / options.memoryUsers)
       }
     })
   } finally {

@@ -1,4 +1,4 @@
-import { Cache, Config, Context, Duration, Effect, Layer, Redacted } from "effect"
+import { Cache, Config, Context, Duration, Effect, Layer, Redacted, Schedule } from "effect"
 import { apiKeyPattern, licenseKeyPattern } from "../domain/credentials.ts"
 import { Forbidden, Unauthorized } from "../domain/errors.ts"
 import type { Environment } from "../domain/environments.ts"
@@ -34,6 +34,16 @@ export class Authenticator extends Context.Service<Authenticator, {
         const apiKeys = yield* Cache.make({ lookup: tenancy.authenticateApiKey, capacity: 10_000, timeToLive: ttl })
         const licenseKeys = yield* Cache.make({ lookup: tenancy.authenticateLicenseKey, capacity: 100_000, timeToLive: ttl })
         const apiKeyFormat = apiKeyPattern(options.apiKeyPrefix)
+        // Expired entries otherwise stay until their key is used again or the cache is full, so
+        // every user who ever sent a signal would keep a principal in memory: enumerating the
+        // keys drops the expired ones.
+        const purge = Effect.all([Cache.keys(apiKeys), Cache.keys(licenseKeys)]).pipe(
+          Effect.map(([a, b]) => {
+            for (const _ of a);
+            for (const _ of b);
+          })
+        )
+        yield* purge.pipe(Effect.repeat(Schedule.spaced(Duration.max(ttl, Duration.seconds(1)))), Effect.forkScoped)
 
         const apiKey = (credential: string): Effect.Effect<Authentication<ApiKeyPrincipal>> => {
           if (credential === "") return Effect.succeed(missing)
