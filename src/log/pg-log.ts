@@ -64,44 +64,50 @@ const make = Effect.gen(function*() {
     SELECT p, 0 FROM generate_series(0, ${partitions - 1}::int4) AS p
     ON CONFLICT (partition) DO NOTHING`
 
-  // One transaction for every queued record. The head rows are locked in ascending partition
-  // order (no deadlock between nodes) and stay locked until commit, so the offsets of a
-  // partition commit in offset order and are gapless: a reader that sees offset n has seen
-  // every offset below it, and never skips a record that was still uncommitted. Keep it so.
+  // One statement (so one transaction, and one round trip) for every queued record. The head
+  // rows are locked in ascending partition order (no deadlock between nodes) and stay locked
+  // until commit, so the offsets of a partition commit in offset order and are gapless: a
+  // reader that sees offset n has seen every offset below it, and never skips a record that was
+  // still uncommitted. Keep it so. After waiting for a lock, FOR UPDATE answers the head as the
+  // previous writer committed it, so the offsets continue from there.
   const write = (records: ReadonlyArray<LogRecord>) =>
     Effect.gen(function*() {
       const placed = records.map((r) => partitionFor(r.user_id))
       const counts = new Map<number, number>()
-      for (const p of placed) counts.set(p, (counts.get(p) ?? 0) + 1)
+      // Each record's position among the batch's records of its partition (0-based).
+      const index = placed.map((p) => {
+        const n = counts.get(p) ?? 0
+        counts.set(p, n + 1)
+        return n
+      })
       const touched = [...counts.keys()].sort((a, b) => a - b)
-      return yield* sql.withTransaction(Effect.gen(function*() {
-        const locked = yield* sql<{ readonly partition: number; readonly next_offset: bigint }>`
+      const heads = yield* sql<{ readonly partition: number; readonly base: bigint }>`
+        WITH locked AS (
           SELECT partition, next_offset FROM signal_log_heads
-          WHERE partition = ANY(${touched}::int4[]) ORDER BY partition FOR UPDATE`
-        const next = new Map(locked.map((h) => [h.partition, Number(h.next_offset)]))
-        if (next.size !== touched.length) {
-          return yield* Effect.die(new Error(`PgLog: signal_log_heads lacks partitions of ${touched.join(",")}`))
-        }
-        const offsets = placed.map((p) => {
-          const offset = next.get(p)!
-          next.set(p, offset + 1)
-          return offset
-        })
-        yield* sql`
-          UPDATE signal_log_heads AS h SET next_offset = v.next_offset
-          FROM unnest(${touched}::int4[], ${touched.map((p) => BigInt(next.get(p)!))}::int8[]) AS v(partition, next_offset)
-          WHERE h.partition = v.partition`
-        yield* sql`
+          WHERE partition = ANY(${touched}::int4[]) ORDER BY partition FOR UPDATE
+        ), appended AS (
           INSERT INTO signal_log (partition, "offset", key, record)
-          SELECT partition, "offset", key, record::jsonb
+          SELECT t.partition, l.next_offset + t.idx, t.key, t.record::jsonb
           FROM unnest(
-            ${placed}::int4[], ${offsets.map(BigInt)}::int8[],
+            ${placed}::int4[], ${index}::int8[],
             ${records.map((r) => r.user_id)}::text[], ${records.map((r) => JSON.stringify(encodeRecord(r)))}::text[]
-          ) AS t(partition, "offset", key, record)`
-        // Delivered to listeners when (and only if) the transaction commits.
-        yield* sql`SELECT pg_notify(${CHANNEL}, ${touched.join(",")})`
-        return placed.map((partition, i): AppendResult => ({ partition, offset: offsets[i]! }))
-      }))
+          ) AS t(partition, idx, key, record)
+          JOIN locked l ON l.partition = t.partition
+        ), advanced AS (
+          UPDATE signal_log_heads AS h SET next_offset = l.next_offset + c.n
+          FROM locked l
+          JOIN unnest(${touched}::int4[], ${touched.map((p) => counts.get(p)!)}::int8[]) AS c(partition, n)
+            ON c.partition = l.partition
+          WHERE h.partition = l.partition
+        )
+        -- Delivered to listeners when (and only if) the statement commits.
+        SELECT l.partition, l.next_offset AS base, pg_notify(${CHANNEL}, ${touched.join(",")})
+        FROM locked l ORDER BY l.partition`
+      const base = new Map(heads.map((h) => [h.partition, Number(h.base)]))
+      if (base.size !== touched.length) {
+        return yield* Effect.die(new Error(`PgLog: signal_log_heads lacks partitions of ${touched.join(",")}`))
+      }
+      return placed.map((partition, i): AppendResult => ({ partition, offset: base.get(partition)! + index[i]! }))
     }).pipe(Effect.mapError(unavailable("append")))
 
   const append = yield* batchedAppend("PgLog", write)
