@@ -444,19 +444,22 @@ const ingestScenarios = async (log: LogName) => {
   const url = await newDatabase(`bench_ingest_${id}`)
   const tenant = await seedUsers(url, options.users)
   const service = await startService(url, log, id)
+  // Closed-loop single-signal ingestion, as ingest and ingest_rules measure it.
+  const ingestLoad = () =>
+    measured(service.pid, {
+      port: service.port,
+      path: "/engine/v1/signals",
+      keys: tenant.keys,
+      durationS: options.durationS,
+      concurrency: options.concurrency,
+      batch: 1,
+      warmupS: options.warmupS
+    })
   try {
     let maxRate: number | undefined
     if (wants("ingest") || wants("lag") || wants("ingest_rules")) {
       say(`ingest over ${log}`)
-      const { result, serverCpuMs } = await measured(service.pid, {
-        port: service.port,
-        path: "/engine/v1/signals",
-        keys: tenant.keys,
-        durationS: options.durationS,
-        concurrency: options.concurrency,
-        batch: 1,
-        warmupS: options.warmupS
-      })
+      const { result, serverCpuMs } = await ingestLoad()
       maxRate = result.signals / result.seconds
       if (wants("ingest")) {
         rows.push({
@@ -491,15 +494,7 @@ const ingestScenarios = async (log: LogName) => {
       await seedRules(url, tenant.orgId)
       // The node reloads rules every second.
       await sleep(2_000)
-      const { result, serverCpuMs } = await measured(service.pid, {
-        port: service.port,
-        path: "/engine/v1/signals",
-        keys: tenant.keys,
-        durationS: options.durationS,
-        concurrency: options.concurrency,
-        batch: 1,
-        warmupS: options.warmupS
-      })
+      const { result, serverCpuMs } = await ingestLoad()
       const rate = result.signals / result.seconds
       rows.push({
         scenario: "ingest_rules",

@@ -3,7 +3,7 @@ import { type Consumer, Kafka, type KafkaMessage, logLevel, Partitioners, type R
 import { randomUUID } from "node:crypto"
 import type { LogRecord } from "../domain/records.ts"
 import { partitionForKey } from "./murmur2.ts"
-import { batchedAppend, decodeStored, encodeRecord, LogMisconfigured, LogPartitions, type UndecodableRecord } from "./shared.ts"
+import { batchedAppend, decodeStored, LogMisconfigured, LogPartitions, serializeRecord, type UndecodableRecord } from "./shared.ts"
 import { type AppendResult, type LogEntry, LogUnavailable, type PartitionHandler, SignalLog } from "./signal-log.ts"
 
 /** Short fetch long-polls, so a seek or resume after (re)assignment takes effect quickly. */
@@ -36,7 +36,7 @@ const pauseBackoff = (attempt: number) => Math.min(500 * 2 ** attempt, 30_000)
  * Values are the JSON of the record; keys (user ids) are only for placement.
  */
 const decodeMessages = (partition: number, messages: ReadonlyArray<KafkaMessage>) =>
-  Effect.gen(function*() {
+  Effect.sync(() => {
     const entries: Array<LogEntry> = []
     for (const message of messages) {
       const offset = Number(message.offset)
@@ -46,7 +46,7 @@ const decodeMessages = (partition: number, messages: ReadonlyArray<KafkaMessage>
       } catch {
         json = undefined
       }
-      const decoded = yield* Effect.result(decodeStored(partition, offset, json))
+      const decoded = decodeStored(partition, offset, json)
       if (decoded._tag === "Failure") return { entries, failure: Option.some(decoded.failure) }
       entries.push({ partition, offset, key: message.key?.toString("utf8") ?? "", record: decoded.success })
     }
@@ -149,7 +149,7 @@ const make = Effect.gen(function*() {
               topic,
               messages: records.map((r, i) => ({
                 key: r.user_id,
-                value: JSON.stringify(encodeRecord(r)),
+                value: serializeRecord(r),
                 partition: placed[i]!
               }))
             }]

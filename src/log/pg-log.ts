@@ -3,7 +3,7 @@ import { Cause, Deferred, Effect, Exit, Fiber, FiberSet, Layer, Option, Queue, S
 import type { SqlError } from "effect/sql/SqlError"
 import type { LogRecord } from "../domain/records.ts"
 import { partitionForKey } from "./murmur2.ts"
-import { batchedAppend, decodeStored, encodeRecord, LogMisconfigured, LogPartitions, type UndecodableRecord } from "./shared.ts"
+import { batchedAppend, decodeStored, LogMisconfigured, LogPartitions, serializeRecord, type UndecodableRecord } from "./shared.ts"
 import {
   type AppendResult,
   type LogEntry,
@@ -90,7 +90,7 @@ const make = Effect.gen(function*() {
           SELECT t.partition, l.next_offset + t.idx, t.key, t.record::jsonb
           FROM unnest(
             ${placed}::int4[], ${index}::int8[],
-            ${records.map((r) => r.user_id)}::text[], ${records.map((r) => JSON.stringify(encodeRecord(r)))}::text[]
+            ${records.map((r) => r.user_id)}::text[], ${records.map((r) => serializeRecord(r))}::text[]
           ) AS t(partition, idx, key, record)
           JOIN locked l ON l.partition = t.partition
         ), advanced AS (
@@ -125,11 +125,11 @@ const make = Effect.gen(function*() {
 
   /** The decodable prefix of the rows, and the failure that ended it, if any. */
   const decodeRows = (partition: number, rows: ReadonlyArray<Row>) =>
-    Effect.gen(function*() {
+    Effect.sync(() => {
       const entries: Array<LogEntry> = []
       for (const row of rows) {
         const offset = Number(row.offset)
-        const decoded = yield* Effect.result(decodeStored(partition, offset, row.record))
+        const decoded = decodeStored(partition, offset, row.record)
         if (decoded._tag === "Failure") return { entries, failure: Option.some(decoded.failure) }
         entries.push({ partition, offset, key: row.key, record: decoded.success })
       }
