@@ -1,5 +1,6 @@
 import { Schema } from "effect"
 import { Environment } from "./environments.ts"
+import { Plan } from "./plans.ts"
 import { Metadata, SignalType } from "./signals.ts"
 
 /**
@@ -27,6 +28,9 @@ export const SignalRecord = Schema.Struct({
   session_timeout_s: Schema.Int.annotate({ description: "the org's inactivity timeout when the signal was accepted" }),
   team_ids: Schema.optional(Schema.Array(Schema.String)).annotate({
     description: "the teams the user was in when the signal was accepted (team budgets count it there); absent means none"
+  }),
+  plan: Schema.optional(Plan).annotate({
+    description: "the org's plan when the signal was accepted: goal drift and anomalies act only where it has them"
   }),
   time_zone: Schema.optional(Schema.String).annotate({
     description: "the org's time zone for daily and monthly windows when the signal was accepted; absent means UTC"

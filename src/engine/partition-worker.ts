@@ -1,7 +1,8 @@
 import { Duration, Effect, Schedule, Schema } from "effect"
 import type { Environment } from "../domain/environments.ts"
 import { makeId } from "../domain/ids.ts"
-import type { SignalRecord } from "../domain/records.ts"
+import { type EngineFeature, planHasFeature } from "../domain/plans.ts"
+import type { LogRecord, SignalRecord } from "../domain/records.ts"
 import { addUsage, type Crossing, evaluate, noUsage, type SignalFacts, type Usage } from "../domain/rule-evaluation.ts"
 import type { Rule } from "../domain/rules.ts"
 import {
@@ -189,11 +190,11 @@ export const makePartitionWorker = Effect.fnUntraced(function*(options: {
         for (const s of result.sessions) sessions.set(s.id, s)
         for (const g of result.goals ?? []) goals.set(g.id, g)
         events.push(...result.events)
-        if (notify) for (const n of result.notices) notices.push(toOutboxEvent(n))
+        if (notify) for (const n of result.notices) if (planAllows(record, n)) notices.push(toOutboxEvent(n))
         if (record.kind === "signal" && result.sessionId !== undefined) {
           outcomes.push(judged?.verdict ?? { ok: true, signal_id: record.signal_id, session_id: result.sessionId })
           if (judged) notices.push(...judged.notices.map(toOutboxEvent))
-          if (result.drift) drifts.push({ record, drift: result.drift })
+          if (result.drift && hasFeature(record, "goal_drift")) drifts.push({ record, drift: result.drift })
         }
         if (result.goalOutcome) outcomes.push(result.goalOutcome)
       }
@@ -365,6 +366,16 @@ const driftSignal = (r: SignalRecord, drift: DriftDetected, now: number): Signal
  * notices its firings and threshold crossings produce (ids per firing, and per rule, scope and
  * window for crossings, so each is recorded once).
  */
+/**
+ * The fold derives drift and anomalies for every org (they are state, and replay must not depend
+ * on plans); the worker acts on them only where the plan stamped on the record has the feature.
+ * Records from before plans were stamped act as before.
+ */
+const hasFeature = (record: LogRecord, feature: EngineFeature) =>
+  record.kind !== "signal" || record.plan === undefined || planHasFeature(record.plan, feature)
+
+const planAllows = (record: LogRecord, n: Notice) => n.type !== "anomaly.detected" || hasFeature(record, "anomalies")
+
 const isShared = (rule: Rule) => rule.type === "budget" && rule.scope !== "user"
 
 const judge = (

@@ -144,4 +144,26 @@ describe.each(logVariants())("goals over %s", (_name, logEnv) => {
       session_id: last.session_id
     }])
   })
+
+  it("below the plans that have them, drift and anomalies are derived but not acted on", async () => {
+    // Developer: goals yes, goal drift (Professional) and anomalies (Team) no.
+    const dev = await bootstrapOrg(server.databaseUrl, "goals-dev", "developer")
+    const key = dev.license_key
+    expect((await goals("POST", "/goals", { description: "Fix the login bug in the authentication service" }, key)).status).toBe(201)
+    const send = (metadata: Record<string, unknown>, type = "user-prompt") =>
+      goals("POST", "/signals", { type, adapter: "cursor", session_id: "dev", metadata }, key).then((r) => r.body)
+    const first = await send({ prompt: "write a haiku about autumn", tokens_in: 100 })
+    for (const tokens of [100, 100, 100, 100]) await send({ prompt: "what is the capital of peru", tokens_in: tokens })
+    await send({ prompt: "recommend some jazz records", tokens_in: 5000 })
+    // A drift signal would be appended right after its batch; give it time, then look.
+    await new Promise((r) => setTimeout(r, 1_000))
+    await send({}, "post-tool")
+    const session = (await goals("GET", `/sessions/${first.session_id}`, undefined, key)).body
+    expect(session.signals.map((s: { type: string }) => s.type)).not.toContain("goal-drift")
+    const anomalies = await withStore(server.databaseUrl, Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      return yield* sql`SELECT 1 FROM webhook_events WHERE org_id = ${dev.org_id} AND type = 'anomaly.detected'`
+    }))
+    expect(anomalies).toEqual([])
+  })
 })

@@ -47,6 +47,7 @@ export const toSignalRecord = (
     client_session_id: payload.session_id,
     metadata,
     session_timeout_s: principal.sessionTimeoutS,
+    plan: principal.plan,
     ...(principal.teamIds.length > 0 ? { team_ids: principal.teamIds } : {}),
     ...(principal.timeZone !== "UTC" ? { time_zone: principal.timeZone } : {}),
     cost: pricing.price({
