@@ -1,5 +1,6 @@
-import { Context, Effect, Layer } from "effect"
+import { Context, Duration, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
+import { makeBatcher } from "../log/batcher.ts"
 import type { ScopeUsageRow } from "../domain/scope-usage.ts"
 import type { EventRow, GoalRow, SessionRow, UserState } from "../domain/sessionizer.ts"
 import type { OutboxEvent } from "../domain/webhooks.ts"
@@ -32,6 +33,8 @@ export interface BatchWrite {
 export type CommitOutcome =
   | { readonly _tag: "Committed"; readonly others: ReadonlyArray<ScopeUsageRow> }
   | { readonly _tag: "Fenced" }
+
+class StoreClosed extends Schema.TaggedError<StoreClosed>()("StoreClosed", { message: Schema.String }) {}
 
 const hasOpenSessions = (state: UserState) => Object.keys(state.open).length > 0
 
@@ -91,136 +94,176 @@ export class Projections extends Context.Service<Projections, {
       })
 
       /**
-       * One statement per batch: the offset fence and every table's rows as data-modifying CTEs,
-       * each writing only if the fence held. A single statement is its own transaction, so the
-       * batch commits whole or not at all, in one round trip instead of one per table (plus
-       * BEGIN and COMMIT). Concurrent writers of a partition serialise on its offset row; the
-       * loser's fence re-checks the updated row, fails, and writes nothing.
+       * One statement for the batches of every partition that reach it together: the offset
+       * fences and every table's rows as data-modifying CTEs, each row written only if the fence
+       * of its partition held. A single statement is its own transaction, so each batch commits
+       * whole or not at all, in one round trip instead of one per table (plus BEGIN and COMMIT)
+       * and per partition. Concurrent writers of a partition serialise on its offset row; the
+       * loser's fence re-checks the updated row, fails, and its rows are not written. All the
+       * batches of one write belong to one log (the caller groups them).
        */
-      const commitBatch = Effect.fn("Projections.commitBatch")(function*(batch: BatchWrite) {
-        const fenceHeld = sql`EXISTS (SELECT 1 FROM fence)`
-        const ctes = [sql`fence AS (
-          INSERT INTO partition_offsets AS o (log, partition, next_offset, updated_at)
-          VALUES (${batch.log}, ${batch.partition}, ${batch.nextOffset}, now())
-          ON CONFLICT (log, partition) DO UPDATE SET next_offset = excluded.next_offset, updated_at = now()
-          WHERE o.next_offset = ${batch.fromOffset}
-          RETURNING 1 AS ok)`]
-        if (batch.sessions.length > 0) {
-          ctes.push(sql`sessions_written AS (
-            INSERT INTO sessions (id, org_id, environment, user_id, adapter, client_session_id, project_id,
-              started_at, last_activity_at, ended_at, end_reason, primary_model, models, tokens_in, tokens_out,
-              cost_usd, signal_count, error_count)
-            SELECT id, org_id, environment, user_id, adapter, client_session_id, project_id,
-              started_at, last_activity_at, ended_at, end_reason, primary_model, models, tokens_in, tokens_out,
-              cost_usd, signal_count, error_count
-            FROM json_to_recordset(${JSON.stringify(batch.sessions)}::json) AS r(
-              id text, org_id text, environment text, user_id text, adapter text, client_session_id text,
-              project_id text, started_at timestamptz, last_activity_at timestamptz, ended_at timestamptz,
-              end_reason text, primary_model text, models jsonb, tokens_in bigint, tokens_out bigint,
-              cost_usd double precision, signal_count integer, error_count integer)
-            WHERE ${fenceHeld}
-            ON CONFLICT (id) DO UPDATE SET
-              project_id = excluded.project_id, last_activity_at = excluded.last_activity_at,
-              ended_at = excluded.ended_at, end_reason = excluded.end_reason,
-              primary_model = excluded.primary_model, models = excluded.models,
-              tokens_in = excluded.tokens_in, tokens_out = excluded.tokens_out, cost_usd = excluded.cost_usd,
-              signal_count = excluded.signal_count, error_count = excluded.error_count)`)
+      const writeBatches = (log: string, batches: ReadonlyArray<BatchWrite>) =>
+        Effect.gen(function*() {
+          const fences = batches.map((b) => ({ partition: b.partition, from_offset: b.fromOffset, next_offset: b.nextOffset }))
+          const held = (column: string) => sql`${sql(column)} IN (SELECT partition FROM fence)`
+          const ctes = [
+            sql`fences AS (
+              SELECT * FROM json_to_recordset(${JSON.stringify(fences)}::json)
+                AS f(partition integer, from_offset bigint, next_offset bigint))`,
+            sql`fence AS (
+              INSERT INTO partition_offsets AS o (log, partition, next_offset, updated_at)
+              SELECT ${log}, partition, next_offset, now() FROM fences
+              ON CONFLICT (log, partition) DO UPDATE SET next_offset = excluded.next_offset, updated_at = now()
+              WHERE o.next_offset = (SELECT f.from_offset FROM fences f WHERE f.partition = o.partition)
+              RETURNING o.partition)`
+          ]
+          const sessions = batches.flatMap((b) => b.sessions.map((row) => ({ ...row, partition: b.partition })))
+          if (sessions.length > 0) {
+            ctes.push(sql`sessions_written AS (
+              INSERT INTO sessions (id, org_id, environment, user_id, adapter, client_session_id, project_id,
+                started_at, last_activity_at, ended_at, end_reason, primary_model, models, tokens_in, tokens_out,
+                cost_usd, signal_count, error_count)
+              SELECT id, org_id, environment, user_id, adapter, client_session_id, project_id,
+                started_at, last_activity_at, ended_at, end_reason, primary_model, models, tokens_in, tokens_out,
+                cost_usd, signal_count, error_count
+              FROM json_to_recordset(${JSON.stringify(sessions)}::json) AS r(
+                id text, org_id text, environment text, user_id text, adapter text, client_session_id text,
+                project_id text, started_at timestamptz, last_activity_at timestamptz, ended_at timestamptz,
+                end_reason text, primary_model text, models jsonb, tokens_in bigint, tokens_out bigint,
+                cost_usd double precision, signal_count integer, error_count integer, partition integer)
+              WHERE ${held("r.partition")}
+              ON CONFLICT (id) DO UPDATE SET
+                project_id = excluded.project_id, last_activity_at = excluded.last_activity_at,
+                ended_at = excluded.ended_at, end_reason = excluded.end_reason,
+                primary_model = excluded.primary_model, models = excluded.models,
+                tokens_in = excluded.tokens_in, tokens_out = excluded.tokens_out, cost_usd = excluded.cost_usd,
+                signal_count = excluded.signal_count, error_count = excluded.error_count)`)
+          }
+          const events = batches.flatMap((b) => b.events)
+          if (events.length > 0) {
+            // Events are immutable; a record projected twice (it cannot be, given the offsets) would be a no-op.
+            ctes.push(sql`events_written AS (
+              INSERT INTO events (id, signal_id, org_id, environment, session_id, user_id, project_id, ts, type,
+                adapter, model, tokens_in, tokens_out, latency_ms, cost_usd, cost_estimated, model_known, error_code,
+                metadata, log_partition, log_offset)
+              SELECT id, signal_id, org_id, environment, session_id, user_id, project_id, ts, type,
+                adapter, model, tokens_in, tokens_out, latency_ms, cost_usd, cost_estimated, model_known, error_code,
+                metadata, log_partition, log_offset
+              FROM json_to_recordset(${JSON.stringify(events)}::json) AS r(
+                id text, signal_id text, org_id text, environment text, session_id text, user_id text,
+                project_id text, ts timestamptz, type text, adapter text, model text, tokens_in bigint,
+                tokens_out bigint, latency_ms double precision, cost_usd double precision, cost_estimated boolean,
+                model_known boolean, error_code text, metadata jsonb, log_partition integer, log_offset bigint)
+              WHERE ${held("r.log_partition")}
+              ON CONFLICT (id) DO NOTHING)`)
+          }
+          const outbox = batches.flatMap((b) => b.notices.map((n) => ({ ...n, payload: JSON.stringify(n.payload), partition: b.partition })))
+          if (outbox.length > 0) {
+            // The outbox. An event id is a hash of its cause, so a cause enqueued twice (by two
+            // partitions in one statement too) is one event; each new event gets one delivery per
+            // enabled webhook of its tenant subscribed to its type and existing now (a webhook
+            // registered later does not get it). Failing webhooks get theirs too: their
+            // deliveries are paused, not dropped.
+            ctes.push(sql`new_events AS (
+              INSERT INTO webhook_events (id, org_id, environment, type, payload)
+              SELECT id, org_id, environment, type, payload::json
+              FROM json_to_recordset(${JSON.stringify(outbox)}::json) AS r(
+                id text, org_id text, environment text, type text, payload text, partition integer)
+              WHERE ${held("r.partition")}
+              ON CONFLICT (id) DO NOTHING
+              RETURNING id, org_id, environment, type)`)
+            ctes.push(sql`deliveries_written AS (
+              INSERT INTO webhook_deliveries (webhook_id, event_id, next_attempt_at)
+              SELECT w.id, e.id, now()
+              FROM new_events e
+              JOIN webhooks w ON w.org_id = e.org_id AND w.environment = e.environment
+                AND w.enabled AND e.type = ANY (w.events))`)
+          }
+          const actors = batches.flatMap((b) => b.actors.map((a) => ({ ...a, has_open_sessions: hasOpenSessions(a.state) })))
+          if (actors.length > 0) {
+            ctes.push(sql`actors_written AS (
+              INSERT INTO actor_state (user_id, partition, has_open_sessions, state, updated_at)
+              SELECT user_id, partition, has_open_sessions, state, now()
+              FROM json_to_recordset(${JSON.stringify(actors)}::json) AS r(
+                user_id text, partition integer, has_open_sessions boolean, state jsonb)
+              WHERE ${held("r.partition")}
+              ON CONFLICT (user_id) DO UPDATE SET partition = excluded.partition,
+                has_open_sessions = excluded.has_open_sessions, state = excluded.state, updated_at = now())`)
+          }
+          const goals = batches.flatMap((b) => b.goals)
+          if (goals.length > 0) {
+            ctes.push(sql`goals_written AS (
+              INSERT INTO goals (id, org_id, environment, user_id, description, status, adapter, created_at, updated_at, log_partition)
+              SELECT id, org_id, environment, user_id, description, status, adapter, created_at, updated_at, log_partition
+              FROM json_to_recordset(${JSON.stringify(goals)}::json) AS r(
+                id text, org_id text, environment text, user_id text, description text, status text, adapter text,
+                created_at timestamptz, updated_at timestamptz, log_partition integer)
+              WHERE ${held("r.log_partition")}
+              ON CONFLICT (id) DO UPDATE SET description = excluded.description, status = excluded.status,
+                updated_at = excluded.updated_at)`)
+          }
+          const scopeUsage = batches.flatMap((b) => b.scopeUsage)
+          if (scopeUsage.length > 0) {
+            // Each partition's own counts (absolute values).
+            ctes.push(sql`usage_written AS (
+              INSERT INTO scope_usage (org_id, environment, scope, scope_id, window_key, partition, cost_usd, tokens_in, tokens_out, updated_at)
+              SELECT org_id, environment, scope, scope_id, window_key, partition, cost_usd, tokens_in, tokens_out, now()
+              FROM json_to_recordset(${JSON.stringify(scopeUsage)}::json) AS r(
+                org_id text, environment text, scope text, scope_id text, window_key text, partition integer,
+                cost_usd double precision, tokens_in bigint, tokens_out bigint)
+              WHERE ${held("r.partition")}
+              ON CONFLICT (org_id, environment, scope, scope_id, window_key, partition) DO UPDATE SET
+                cost_usd = excluded.cost_usd, tokens_in = excluded.tokens_in, tokens_out = excluded.tokens_out,
+                updated_at = now())`)
+          }
+          // Every partition's counts of the windows budgets watch, read in the same statement (as
+          // of before it); each batch takes the other partitions' rows.
+          const watch = batches.flatMap((b) => b.watch)
+          const others = watch.length === 0 ? sql`'[]'::json` : sql`(
+            SELECT coalesce(json_agg(json_build_object('org_id', u.org_id, 'environment', u.environment, 'scope', u.scope,
+              'scope_id', u.scope_id, 'window_key', u.window_key, 'partition', u.partition, 'cost_usd', u.cost_usd,
+              'tokens_in', u.tokens_in, 'tokens_out', u.tokens_out)), '[]'::json)
+            FROM scope_usage u
+            JOIN (SELECT DISTINCT * FROM json_to_recordset(${JSON.stringify(watch)}::json)
+              AS w(org_id text, environment text, scope text, scope_id text, window_key text)) w
+              ON u.org_id = w.org_id AND u.environment = w.environment AND u.scope = w.scope
+                AND u.scope_id = w.scope_id AND u.window_key = w.window_key)`
+          const rows = yield* sql<{ readonly committed: ReadonlyArray<number> | string; readonly others: ReadonlyArray<ScopeUsageRow> | string }>`
+            WITH ${sql.csv(ctes)}
+            SELECT coalesce((SELECT json_agg(partition) FROM fence), '[]'::json) AS committed, ${others} AS others`
+          const row = rows[0]!
+          const parse = <A>(value: A | string): A => (typeof value === "string" ? JSON.parse(value) as A : value)
+          const committed = new Set(parse(row.committed))
+          const read = parse(row.others).map((r) => ({ ...r, tokens_in: Number(r.tokens_in), tokens_out: Number(r.tokens_out) }))
+          return batches.map((b): CommitOutcome =>
+            committed.has(b.partition)
+              ? { _tag: "Committed", others: read.filter((r) => r.partition !== b.partition) }
+              : { _tag: "Fenced" }
+          )
+        })
+
+      const write = Effect.fnUntraced(function*(batches: ReadonlyArray<BatchWrite>) {
+        const outcomes = new Map<BatchWrite, CommitOutcome>()
+        for (const log of new Set(batches.map((b) => b.log))) {
+          const group = batches.filter((b) => b.log === log)
+          const results = yield* writeBatches(log, group)
+          group.forEach((b, i) => outcomes.set(b, results[i]!))
         }
-        if (batch.events.length > 0) {
-          // Events are immutable; a record projected twice (it cannot be, given the offsets) would be a no-op.
-          ctes.push(sql`events_written AS (
-            INSERT INTO events (id, signal_id, org_id, environment, session_id, user_id, project_id, ts, type,
-              adapter, model, tokens_in, tokens_out, latency_ms, cost_usd, cost_estimated, model_known, error_code,
-              metadata, log_partition, log_offset)
-            SELECT id, signal_id, org_id, environment, session_id, user_id, project_id, ts, type,
-              adapter, model, tokens_in, tokens_out, latency_ms, cost_usd, cost_estimated, model_known, error_code,
-              metadata, log_partition, log_offset
-            FROM json_to_recordset(${JSON.stringify(batch.events)}::json) AS r(
-              id text, signal_id text, org_id text, environment text, session_id text, user_id text,
-              project_id text, ts timestamptz, type text, adapter text, model text, tokens_in bigint,
-              tokens_out bigint, latency_ms double precision, cost_usd double precision, cost_estimated boolean,
-              model_known boolean, error_code text, metadata jsonb, log_partition integer, log_offset bigint)
-            WHERE ${fenceHeld}
-            ON CONFLICT (id) DO NOTHING)`)
-        }
-        if (batch.notices.length > 0) {
-          const outbox = batch.notices.map((n) => ({ ...n, payload: JSON.stringify(n.payload) }))
-          // The outbox. An event id is a hash of its cause, so a cause enqueued twice is one
-          // event; each new event gets one delivery per enabled webhook of its tenant subscribed
-          // to its type and existing now (a webhook registered later does not get it). Failing
-          // webhooks get theirs too: their deliveries are paused, not dropped.
-          ctes.push(sql`new_events AS (
-            INSERT INTO webhook_events (id, org_id, environment, type, payload)
-            SELECT id, org_id, environment, type, payload::json
-            FROM json_to_recordset(${JSON.stringify(outbox)}::json) AS r(
-              id text, org_id text, environment text, type text, payload text)
-            WHERE ${fenceHeld}
-            ON CONFLICT (id) DO NOTHING
-            RETURNING id, org_id, environment, type)`)
-          ctes.push(sql`deliveries_written AS (
-            INSERT INTO webhook_deliveries (webhook_id, event_id, next_attempt_at)
-            SELECT w.id, e.id, now()
-            FROM new_events e
-            JOIN webhooks w ON w.org_id = e.org_id AND w.environment = e.environment
-              AND w.enabled AND e.type = ANY (w.events))`)
-        }
-        if (batch.actors.length > 0) {
-          const actors = batch.actors.map((a) => ({ ...a, has_open_sessions: hasOpenSessions(a.state) }))
-          ctes.push(sql`actors_written AS (
-            INSERT INTO actor_state (user_id, partition, has_open_sessions, state, updated_at)
-            SELECT user_id, partition, has_open_sessions, state, now()
-            FROM json_to_recordset(${JSON.stringify(actors)}::json) AS r(
-              user_id text, partition integer, has_open_sessions boolean, state jsonb)
-            WHERE ${fenceHeld}
-            ON CONFLICT (user_id) DO UPDATE SET partition = excluded.partition,
-              has_open_sessions = excluded.has_open_sessions, state = excluded.state, updated_at = now())`)
-        }
-        if (batch.goals.length > 0) {
-          ctes.push(sql`goals_written AS (
-            INSERT INTO goals (id, org_id, environment, user_id, description, status, adapter, created_at, updated_at, log_partition)
-            SELECT id, org_id, environment, user_id, description, status, adapter, created_at, updated_at, log_partition
-            FROM json_to_recordset(${JSON.stringify(batch.goals)}::json) AS r(
-              id text, org_id text, environment text, user_id text, description text, status text, adapter text,
-              created_at timestamptz, updated_at timestamptz, log_partition integer)
-            WHERE ${fenceHeld}
-            ON CONFLICT (id) DO UPDATE SET description = excluded.description, status = excluded.status,
-              updated_at = excluded.updated_at)`)
-        }
-        if (batch.scopeUsage.length > 0) {
-          // The partition's own counts (absolute values).
-          ctes.push(sql`usage_written AS (
-            INSERT INTO scope_usage (org_id, environment, scope, scope_id, window_key, partition, cost_usd, tokens_in, tokens_out, updated_at)
-            SELECT org_id, environment, scope, scope_id, window_key, partition, cost_usd, tokens_in, tokens_out, now()
-            FROM json_to_recordset(${JSON.stringify(batch.scopeUsage)}::json) AS r(
-              org_id text, environment text, scope text, scope_id text, window_key text, partition integer,
-              cost_usd double precision, tokens_in bigint, tokens_out bigint)
-            WHERE ${fenceHeld}
-            ON CONFLICT (org_id, environment, scope, scope_id, window_key, partition) DO UPDATE SET
-              cost_usd = excluded.cost_usd, tokens_in = excluded.tokens_in, tokens_out = excluded.tokens_out,
-              updated_at = now())`)
-        }
-        // The other partitions' counts of the windows budgets watch, read in the same statement.
-        const others = batch.watch.length === 0 ? sql`'[]'::json` : sql`(
-          SELECT coalesce(json_agg(json_build_object('org_id', u.org_id, 'environment', u.environment, 'scope', u.scope,
-            'scope_id', u.scope_id, 'window_key', u.window_key, 'partition', u.partition, 'cost_usd', u.cost_usd,
-            'tokens_in', u.tokens_in, 'tokens_out', u.tokens_out)), '[]'::json)
-          FROM scope_usage u
-          JOIN jsonb_to_recordset(${JSON.stringify(batch.watch)}::jsonb)
-            AS w(org_id text, environment text, scope text, scope_id text, window_key text)
-            ON u.org_id = w.org_id AND u.environment = w.environment AND u.scope = w.scope
-              AND u.scope_id = w.scope_id AND u.window_key = w.window_key
-          WHERE u.partition <> ${batch.partition})`
-        const rows = yield* sql<{ readonly committed: boolean; readonly others: ReadonlyArray<ScopeUsageRow> | string }>`
-          WITH ${sql.csv(ctes)}
-          SELECT ${fenceHeld} AS committed, ${others} AS others`
-        const row = rows[0]!
-        if (!row.committed) return { _tag: "Fenced" } as CommitOutcome
-        const read = typeof row.others === "string" ? JSON.parse(row.others) as ReadonlyArray<ScopeUsageRow> : row.others
-        return {
-          _tag: "Committed",
-          others: read.map((r) => ({ ...r, tokens_in: Number(r.tokens_in), tokens_out: Number(r.tokens_out) }))
-        } as CommitOutcome
-      }, Effect.orDie)
+        return batches.map((b) => outcomes.get(b)!)
+      })
+
+      // Partition workers commit concurrently; the batches that arrive while a write is in flight
+      // go together in the next one.
+      const coalesced = yield* makeBatcher<BatchWrite, CommitOutcome, StoreClosed>({
+        maxItems: 64,
+        window: Duration.zero,
+        // A failed write is a defect for every batch in it; each worker retries its own.
+        write: (batches) => Effect.orDie(write(batches)),
+        closed: () => new StoreClosed({ message: "the projections store is shutting down" })
+      })
+
+      const commitBatch = (batch: BatchWrite): Effect.Effect<CommitOutcome> =>
+        coalesced([batch]).pipe(Effect.map((outcomes) => outcomes[0]!), Effect.orDie)
 
       const resetPartition = Effect.fn("Projections.resetPartition")(function*(log: string, partition: number, since?: Date) {
         yield* sql.withTransaction(Effect.gen(function*() {

@@ -6,15 +6,15 @@ import { databaseFromUrl } from "../../src/store/database.ts"
 import { type BatchWrite, Projections } from "../../src/store/projections.ts"
 import { freshDatabase, withStore } from "../support/harness.ts"
 
-const event = (n: number): EventRow => ({
+const event = (n: number, partition: number): EventRow => ({
   id: `evt_${n}`, signal_id: `sig_${n}`, org_id: "org_1", environment: "live", session_id: "sess_1", user_id: "user_1",
   project_id: null, ts: "2026-11-22T10:00:00.000Z", type: "post-tool", adapter: "a", model: null, tokens_in: n,
   tokens_out: 0, latency_ms: null, cost_usd: 0, cost_estimated: false, model_known: false, error_code: null,
-  metadata: {}, log_partition: 0, log_offset: n
+  metadata: {}, log_partition: partition, log_offset: n
 })
 
 const batch = (fromOffset: number, nextOffset: number, n: number, partition = 0): BatchWrite => ({
-  log: "signals", partition, fromOffset, nextOffset, sessions: [], events: [event(n)], notices: [], actors: [], goals: [],
+  log: "signals", partition, fromOffset, nextOffset, sessions: [], events: [event(n, partition)], notices: [], actors: [], goals: [],
   scopeUsage: [{
     org_id: "org_1", environment: "live", scope: "org", scope_id: "org_1", window_key: "d:2026-11-22", partition,
     cost_usd: n / 10, tokens_in: n, tokens_out: 0
@@ -53,5 +53,32 @@ describe("Projections.commitBatch against PostgreSQL", () => {
     expect(result.events.map((e) => e.id)).toEqual(["evt_1", "evt_3", "evt_4"])
     expect(result.usage).toEqual([{ partition: 0, tokens_in: "3" }, { partition: 1, tokens_in: "4" }])
     expect(result.offset).toBe(9)
+  })
+
+  it("batches of several partitions committed together are fenced each on its own", async () => {
+    const url = await freshDatabase()
+    await withStore(url, Effect.void)
+    const result = await Effect.runPromise(Effect.gen(function*() {
+      const projections = yield* Projections
+      const sql = yield* SqlClient.SqlClient
+      yield* projections.commitBatch(batch(0, 5, 1, 0))
+      // Concurrent commits of partitions 0 (stale: it is at 5, not 0), 1 and 2 (fresh).
+      const outcomes = yield* Effect.all([
+        projections.commitBatch(batch(0, 6, 2, 0)),
+        projections.commitBatch(batch(0, 3, 3, 1)),
+        projections.commitBatch(batch(0, 4, 4, 2))
+      ], { concurrency: "unbounded" })
+      const events = yield* sql<{ readonly id: string }>`SELECT id FROM events ORDER BY id`
+      const offsets = yield* sql<{ readonly partition: number; readonly next_offset: string }>`
+        SELECT partition, next_offset::text FROM partition_offsets ORDER BY partition`
+      return { outcomes: outcomes.map((o) => o._tag), events: events.map((e) => e.id), offsets }
+    }).pipe(Effect.provide(Projections.layer), Effect.provide(databaseFromUrl(url))))
+    expect(result.outcomes).toEqual(["Fenced", "Committed", "Committed"])
+    expect(result.events).toEqual(["evt_1", "evt_3", "evt_4"])
+    expect(result.offsets).toEqual([
+      { partition: 0, next_offset: "5" },
+      { partition: 1, next_offset: "3" },
+      { partition: 2, next_offset: "4" }
+    ])
   })
 })
