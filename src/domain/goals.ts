@@ -23,6 +23,12 @@ export interface GoalState extends Goal {
 
 export const maxDescriptionLength = 2000
 
+/** Why a description is refused (422), if it is: blank, or longer than the maximum. */
+export const descriptionProblem = (description: string | undefined): string | undefined =>
+  description !== undefined && (description.trim().length === 0 || description.length > maxDescriptionLength)
+    ? `description: must be 1 to ${maxDescriptionLength} characters and not blank`
+    : undefined
+
 /**
  * The allowed transitions: active → completed | abandoned, and completed | abandoned → active
  * (reopen). Anything else, including a status to itself, is refused.

@@ -1,7 +1,7 @@
 import { defaultSpikeSettings, observeTokens, type SpikeSettings, type TokenBaseline } from "./anomaly.ts"
 import { bestGoal, defaultDriftSettings, type DriftSettings } from "./drift.ts"
 import type { Environment } from "./environments.ts"
-import { canTransition, type GoalOutcome, type GoalRefusal, type GoalState, maxDescriptionLength, publicGoal } from "./goals.ts"
+import { canTransition, descriptionProblem, type GoalOutcome, type GoalRefusal, type GoalState, publicGoal } from "./goals.ts"
 import type { GoalRecord, LogRecord, SessionTimeoutRecord, SignalRecord } from "./records.ts"
 import { addUsage, noUsage, type Usage, windowKey } from "./rule-evaluation.ts"
 import { type Notice, notice } from "./webhooks.ts"
@@ -443,9 +443,8 @@ const foldGoal = (state: UserState, r: GoalRecord, at: Position): FoldResult => 
         message: `status: a goal cannot go from ${existing.status} to ${r.status} (allowed: active → completed or abandoned; completed or abandoned → active)`
       }, state)
     }
-    if (r.description !== undefined && (r.description.trim().length === 0 || r.description.length > maxDescriptionLength)) {
-      return refused(r, { status: 422, code: "validation_error", message: `description: must be 1 to ${maxDescriptionLength} characters and not blank` }, state)
-    }
+    const problem = descriptionProblem(r.description)
+    if (problem !== undefined) return refused(r, { status: 422, code: "validation_error", message: problem }, state)
     goal = {
       ...existing,
       ...(r.status !== undefined ? { status: r.status } : {}),

@@ -1,8 +1,7 @@
 import { Clock, Effect, Option } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { NotFound, ServiceUnavailable, Unprocessable } from "../../domain/errors.ts"
-import type { GoalOutcome } from "../../domain/goals.ts"
-import { maxDescriptionLength } from "../../domain/goals.ts"
+import { descriptionProblem, type GoalOutcome } from "../../domain/goals.ts"
 import { makeId } from "../../domain/ids.ts"
 import type { LicensePrincipal } from "../../domain/principal.ts"
 import type { GoalRecord } from "../../domain/records.ts"
@@ -13,11 +12,6 @@ import { EngineApi } from "./api.ts"
 
 const logUnavailable = () =>
   Effect.fail(ServiceUnavailable.of("the signal log is unavailable; the goal was not changed, retry", "log_unavailable"))
-
-const descriptionProblem = (description: string | undefined): string | undefined =>
-  description !== undefined && (description.trim().length === 0 || description.length > maxDescriptionLength)
-    ? `description: must be 1 to ${maxDescriptionLength} characters and not blank`
-    : undefined
 
 const command = (p: LicensePrincipal, now: number, fields: Pick<GoalRecord, "op" | "goal_id"> & Partial<GoalRecord>): GoalRecord => ({
   v: 1,
