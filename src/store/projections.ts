@@ -1,4 +1,4 @@
-import { Context, Duration, Effect, Layer, Schema } from "effect"
+import { Context, Duration, Effect, Exit, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { makeBatcher } from "../log/batcher.ts"
 import type { ScopeUsageRow } from "../domain/scope-usage.ts"
@@ -242,28 +242,41 @@ export class Projections extends Context.Service<Projections, {
           )
         })
 
+      /**
+       * The batches of one write, by log, in one statement each. When a statement of several
+       * batches fails, each of them is tried alone, so a batch the database refuses fails only
+       * its own partition (whose worker retries it) and not the others that came with it.
+       */
       const write = Effect.fnUntraced(function*(batches: ReadonlyArray<BatchWrite>) {
-        const outcomes = new Map<BatchWrite, CommitOutcome>()
+        const outcomes = new Map<BatchWrite, Exit.Exit<CommitOutcome>>()
         for (const log of new Set(batches.map((b) => b.log))) {
           const group = batches.filter((b) => b.log === log)
-          const results = yield* writeBatches(log, group)
-          group.forEach((b, i) => outcomes.set(b, results[i]!))
+          const together = yield* Effect.exit(Effect.orDie(writeBatches(log, group)))
+          if (Exit.isSuccess(together)) {
+            group.forEach((b, i) => outcomes.set(b, Exit.succeed(together.value[i]!)))
+          } else if (group.length === 1) {
+            outcomes.set(group[0]!, together as Exit.Exit<never>)
+          } else {
+            for (const b of group) {
+              outcomes.set(b, yield* Effect.exit(Effect.orDie(Effect.map(writeBatches(log, [b]), (r) => r[0]!))))
+            }
+          }
         }
         return batches.map((b) => outcomes.get(b)!)
       })
 
       // Partition workers commit concurrently; the batches that arrive while a write is in flight
       // go together in the next one.
-      const coalesced = yield* makeBatcher<BatchWrite, CommitOutcome, StoreClosed>({
+      const coalesced = yield* makeBatcher<BatchWrite, Exit.Exit<CommitOutcome>, StoreClosed>({
         maxItems: 64,
         window: Duration.zero,
-        // A failed write is a defect for every batch in it; each worker retries its own.
-        write: (batches) => Effect.orDie(write(batches)),
+        write,
         closed: () => new StoreClosed({ message: "the projections store is shutting down" })
       })
 
+      // A failed commit is a defect of that batch; its worker retries it.
       const commitBatch = (batch: BatchWrite): Effect.Effect<CommitOutcome> =>
-        coalesced([batch]).pipe(Effect.map((outcomes) => outcomes[0]!), Effect.orDie)
+        coalesced([batch]).pipe(Effect.orDie, Effect.flatMap((outcomes) => outcomes[0]!))
 
       const resetPartition = Effect.fn("Projections.resetPartition")(function*(log: string, partition: number, since?: Date) {
         yield* sql.withTransaction(Effect.gen(function*() {

@@ -81,4 +81,23 @@ describe("Projections.commitBatch against PostgreSQL", () => {
       { partition: 2, next_offset: "4" }
     ])
   })
+
+  it("a batch the database refuses fails alone; the batches committed with it still commit", async () => {
+    const url = await freshDatabase()
+    await withStore(url, Effect.void)
+    const poisoned: BatchWrite = { ...batch(0, 1, 5, 1), events: [{ ...event(5, 1), ts: "not a time" }] }
+    const result = await Effect.runPromise(Effect.gen(function*() {
+      const projections = yield* Projections
+      const sql = yield* SqlClient.SqlClient
+      const exits = yield* Effect.all([
+        Effect.exit(projections.commitBatch(batch(0, 2, 6, 0))),
+        Effect.exit(projections.commitBatch(poisoned)),
+        Effect.exit(projections.commitBatch(batch(0, 3, 7, 2)))
+      ], { concurrency: "unbounded" })
+      const events = yield* sql<{ readonly id: string }>`SELECT id FROM events ORDER BY id`
+      return { exits: exits.map((e) => (e._tag === "Success" ? e.value._tag : "Failed")), events: events.map((e) => e.id) }
+    }).pipe(Effect.provide(Projections.layer), Effect.provide(databaseFromUrl(url))))
+    expect(result.exits).toEqual(["Committed", "Failed", "Committed"])
+    expect(result.events).toEqual(["evt_6", "evt_7"])
+  })
 })
