@@ -12,6 +12,7 @@ import { Rules } from "./store/rules-repo.ts"
 import { Tenancy } from "./store/tenancy-repo.ts"
 import { Cluster } from "./engine/cluster.ts"
 import { Engine } from "./engine/engine.ts"
+import { IdleCompaction } from "./engine/idle-compaction.ts"
 import { RuleCache } from "./engine/rule-cache.ts"
 import { Pricing } from "./engine/pricing.ts"
 import { Goals } from "./store/goals-repo.ts"
@@ -110,8 +111,8 @@ export const appLayer = <E, R>(database: Layer.Layer<DatabaseInfo | SqlClient.Sq
   )
 }
 
-/** The service as `npm start` runs it. */
-export const ServerLive = appLayer(DatabaseLive)
+/** The service as `npm start` runs it; it gives memory back when idle after a burst. */
+export const ServerLive = Layer.merge(appLayer(DatabaseLive), IdleCompaction)
 
 /** What `signal-engine replay` needs: the log and the projections, over the configured database. */
 export const ReplayLive = Layer.mergeAll(SignalLogLive, Projections.layer).pipe(

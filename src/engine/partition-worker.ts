@@ -32,6 +32,7 @@ import { type Notice, notice, type OutboxEvent, toOutboxEvent } from "../domain/
 import type { LogEntry } from "../log/signal-log.ts"
 import { type ActorSnapshot, Projections } from "../store/projections.ts"
 import type { RuleCache } from "./rule-cache.ts"
+import { makeTimerIndex } from "./timer-index.ts"
 import type { Outcome, Verdict } from "./verdicts.ts"
 
 /** What a processed batch answers: a verdict per signal, an outcome per goal command. */
@@ -103,7 +104,7 @@ export const makePartitionWorker = Effect.fnUntraced(function*(options: {
   /** Actors whose state is newer than their snapshot (deferSnapshots only). */
   const unsaved = new Set<string>()
   /** The running inactivity timers, by user (a user has a timer per open session). */
-  const timers = new Map<string, ReadonlyArray<Timer>>()
+  const timers = makeTimerIndex<Timer>()
   let next = yield* projections.nextOffset(options.log, options.partition)
 
   /** This partition's exact counts of the shared scopes (team, org, project) by scope key. */
@@ -125,12 +126,7 @@ export const makePartitionWorker = Effect.fnUntraced(function*(options: {
 
   const trackTimers = (userId: string, state: UserState) => {
     if (!options.timers) return
-    const open = Object.values(state.open)
-    if (open.length === 0) {
-      timers.delete(userId)
-      return
-    }
-    timers.set(userId, open.map((session) => ({
+    timers.set(userId, Object.values(state.open).map((session) => ({
       userId,
       orgId: session.org_id,
       environment: session.environment,
@@ -269,21 +265,11 @@ export const makePartitionWorker = Effect.fnUntraced(function*(options: {
     })
 
   /** Timers due at `now`, removed from the set: the caller appends their ticks. */
-  const takeDue = (now: number): ReadonlyArray<Timer> => {
-    const due: Array<Timer> = []
-    for (const [userId, running] of timers) {
-      if (!running.some((timer) => timer.due <= now)) continue
-      const later = running.filter((timer) => timer.due > now)
-      for (const timer of running) if (timer.due <= now) due.push(timer)
-      if (later.length === 0) timers.delete(userId)
-      else timers.set(userId, later)
-    }
-    return due
-  }
+  const takeDue = (now: number): ReadonlyArray<Timer> => timers.takeDue(now)
 
   /** A tick that could not be appended is retried on the next sweep. */
   const restore = (timer: Timer) =>
-    void timers.set(timer.userId, [...(timers.get(timer.userId) ?? []).filter((t) => t.sessionId !== timer.sessionId), timer])
+    timers.set(timer.userId, [...timers.get(timer.userId).filter((t) => t.sessionId !== timer.sessionId), timer])
 
   /** Drops actors idle for longer than `idleMs`; their state is in the snapshot table (unsaved ones stay). */
   const evictIdle = (now: number, idleMs: number) => {
@@ -324,11 +310,7 @@ export const makePartitionWorker = Effect.fnUntraced(function*(options: {
     evictIdle,
     flush,
     actorCount: () => actors.size,
-    timerCount: () => {
-      let n = 0
-      for (const running of timers.values()) n += running.length
-      return n
-    }
+    timerCount: timers.size
   }
 })
 
