@@ -1,5 +1,6 @@
 import { Clock, Config, Effect } from "effect"
 import { type LogEntry, SignalLog } from "../log/signal-log.ts"
+import { buildEventReadIndexes, dropEventReadIndexes } from "../store/migrations.ts"
 import { Projections } from "../store/projections.ts"
 import { foldSettings } from "./fold-settings.ts"
 import { makePartitionWorker } from "./partition-worker.ts"
@@ -72,6 +73,16 @@ export const replay = Effect.fn("replay")(function*(options: {
     yield* processPending
     yield* worker.flush
   })
-  yield* Effect.forEach(partitions, replayPartition, { concurrency: Math.max(1, concurrency), discard: true })
+  const replayAll = Effect.forEach(partitions, replayPartition, { concurrency: Math.max(1, concurrency), discard: true })
+  // A full rebuild writes every event again: without the read indexes, then one sort per index
+  // (the service is stopped during a replay, so nothing reads them meanwhile). A failed or
+  // interrupted replay builds them too; start-up builds any still missing.
+  const full = options.from === undefined && new Set(partitions).size === log.partitions
+  if (full) {
+    yield* Effect.orDie(dropEventReadIndexes)
+    yield* replayAll.pipe(Effect.ensuring(Effect.orDie(buildEventReadIndexes)))
+  } else {
+    yield* replayAll
+  }
   return { partitions: partitions.length, records }
 })

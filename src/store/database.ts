@@ -3,7 +3,7 @@ import { Config, Context, Effect, Layer, Option, Redacted, Schema } from "effect
 import { SqlClient } from "effect/sql"
 import { join } from "node:path"
 import { startEmbeddedPostgres } from "./embedded-postgres.ts"
-import { latestMigrationId, migrations } from "./migrations.ts"
+import { buildEventReadIndexes, eventReadIndexes, latestMigrationId, migrations } from "./migrations.ts"
 
 export class DatabaseStartError extends Schema.TaggedError<DatabaseStartError>()("DatabaseStartError", {
   message: Schema.String
@@ -70,12 +70,20 @@ export const databaseFromUrl = (url: string) =>
  */
 export const migrate = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
-  return yield* sql.withTransaction(
+  const applied = yield* sql.withTransaction(
     Effect.gen(function*() {
       yield* sql`SELECT pg_advisory_xact_lock(hashtext('signal-engine:migrations'))`
       return yield* PgMigrator.run({ loader: migrations })
     })
   )
+  // Read indexes a full replay dropped and did not get to build again (it was interrupted).
+  const present = yield* sql<{ readonly indexname: string }>`
+    SELECT indexname FROM pg_indexes WHERE tablename = 'events' AND indexname IN ${sql.in(eventReadIndexes.map((i) => i.name))}`
+  if (present.length < eventReadIndexes.length) {
+    yield* Effect.logWarning("events read indexes missing (an interrupted replay?); building them")
+    yield* buildEventReadIndexes
+  }
+  return applied
 }).pipe(Effect.withSpan("Database.migrate"))
 
 /** True when the database answers and has every migration this build knows. */

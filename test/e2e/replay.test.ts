@@ -5,6 +5,7 @@ import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { describe, expect, it } from "vitest"
 import { bootstrapOrg, call, freshDatabase, startServer, withStore } from "../support/harness.ts"
+import { databaseFromUrl } from "../../src/store/database.ts"
 import { childEnv, logVariants } from "../support/log-variants.ts"
 import { waitFor } from "../support/wait.ts"
 
@@ -112,6 +113,14 @@ const replayCli = async (databaseUrl: string, env: Record<string, string>, ...ar
   return stdout
 }
 
+/** The definitions of the events table's indexes, read without migrating (which would build missing ones). */
+const eventIndexes = (databaseUrl: string) =>
+  Effect.runPromise(Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    return yield* sql<{ readonly indexname: string; readonly indexdef: string }>`
+      SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'events' ORDER BY indexname`
+  }).pipe(Effect.scoped, Effect.provide(databaseFromUrl(databaseUrl))))
+
 const damage = (databaseUrl: string, statements: (sql: SqlClient.SqlClient) => Effect.Effect<unknown, unknown>) =>
   withStore(databaseUrl, Effect.flatMap(SqlClient.SqlClient, statements))
 
@@ -127,8 +136,23 @@ describe.each(logVariants())("replay over %s", (_name, logEnv) => {
       sql`UPDATE scope_usage SET tokens_in = 0`
     ]))
     expect(await snapshot(databaseUrl)).not.toEqual(before)
+    const indexes = await eventIndexes(databaseUrl)
+    expect(indexes.map((i) => i.indexname)).toEqual(expect.arrayContaining(["events_by_session", "events_by_ts", "events_by_user"]))
     expect(await replayCli(databaseUrl, env)).toMatch(/replayed \d+ records of 4 partition\(s\)/)
     expect(await snapshot(databaseUrl)).toEqual(before)
+    // A full replay writes without the read indexes and builds them again: the same ones.
+    expect(await eventIndexes(databaseUrl)).toEqual(indexes)
+  })
+
+  it("start-up builds the read indexes a full replay interrupted half-way left missing", { timeout: 60_000 }, async () => {
+    const databaseUrl = await freshDatabase()
+    await withStore(databaseUrl, Effect.void)
+    const indexes = await eventIndexes(databaseUrl)
+    await damage(databaseUrl, (sql) => Effect.all([sql`DROP INDEX events_by_ts`, sql`DROP INDEX events_by_user`]))
+    expect((await eventIndexes(databaseUrl)).length).toBe(indexes.length - 2)
+    const server = await startServer({ databaseUrl, env: logEnv() })
+    await server.stop()
+    expect(await eventIndexes(databaseUrl)).toEqual(indexes)
   })
 
   it("--from a time rebuilds what happened from then on, and leaves what came before", { timeout: 120_000 }, async () => {
