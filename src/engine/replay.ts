@@ -1,12 +1,10 @@
-import { Clock, Config, Effect } from "effect"
+import { Clock, Config, Effect, Fiber, Scope } from "effect"
 import { type LogEntry, SignalLog } from "../log/signal-log.ts"
 import { buildEventReadIndexes, dropEventReadIndexes } from "../store/migrations.ts"
 import { Projections } from "../store/projections.ts"
 import { foldSettings } from "./fold-settings.ts"
 import { makePartitionWorker } from "./partition-worker.ts"
 
-/** Records folded and committed together during a replay. */
-const replayBatch = 5_000
 
 export interface ReplayProgress {
   readonly partition: number
@@ -36,6 +34,8 @@ export const replay = Effect.fn("replay")(function*(options: {
   // Partitions are independent: a few at a time keep the database busy on every core while
   // this process folds.
   const concurrency = yield* Config.Int("REPLAY_CONCURRENCY").pipe(Config.withDefault(2), Effect.orDie)
+  // Records folded and committed together.
+  const replayBatch = yield* Config.Int("REPLAY_BATCH").pipe(Config.withDefault(5_000), Effect.orDie)
   let records = 0
   const replayPartition = Effect.fnUntraced(function*(partition: number) {
     const total = ends[partition] ?? 0
@@ -50,20 +50,30 @@ export const replay = Effect.fn("replay")(function*(options: {
       deferSnapshots: true
     })
     // Reads come in the log's own batch sizes; the fold commits in bigger ones (fewer statements,
-    // and a session touched many times in a batch is written once).
+    // and a session touched many times in a batch is written once). The next batch is read while
+    // the previous one folds and commits (one at a time: the worker's batches stay in order).
+    const scope = yield* Scope.Scope
     let pending: Array<LogEntry> = []
+    let inFlight: Fiber.Fiber<void> | undefined
+    const fold = (entries: ReadonlyArray<LogEntry>) =>
+      Effect.gen(function*() {
+        yield* worker.process(entries, yield* Clock.currentTimeMillis)
+        // Bounded memory on huge logs: actors are saved, then go back to their snapshots.
+        if (worker.actorCount() > 50_000) {
+          yield* worker.flush
+          worker.evictIdle(Number.POSITIVE_INFINITY, 0)
+        }
+        records += entries.length
+        if (options.onProgress) yield* options.onProgress({ partition, done: worker.nextOffset(), total })
+      })
+    const settle = Effect.suspend(() => (inFlight === undefined ? Effect.void : Fiber.join(inFlight)))
     const processPending = Effect.gen(function*() {
       if (pending.length === 0) return
       const entries = pending
       pending = []
-      yield* worker.process(entries, yield* Clock.currentTimeMillis)
-      // Bounded memory on huge logs: actors are saved, then go back to their snapshots.
-      if (worker.actorCount() > 50_000) {
-        yield* worker.flush
-        worker.evictIdle(Number.POSITIVE_INFINITY, 0)
-      }
-      records += entries.length
-      if (options.onProgress) yield* options.onProgress({ partition, done: worker.nextOffset(), total })
+      yield* settle
+      // In the partition's scope: the log may run this handler in a fiber of its own that ends first.
+      inFlight = yield* Effect.forkIn(fold(entries), scope)
     })
     yield* log.readPartition(partition, 0, (entries) =>
       Effect.gen(function*() {
@@ -71,8 +81,9 @@ export const replay = Effect.fn("replay")(function*(options: {
         if (pending.length >= replayBatch) yield* processPending
       }))
     yield* processPending
+    yield* settle
     yield* worker.flush
-  })
+  }, Effect.scoped)
   const replayAll = Effect.forEach(partitions, replayPartition, { concurrency: Math.max(1, concurrency), discard: true })
   // A full rebuild writes every event again: without the read indexes, then one sort per index
   // (the service is stopped during a replay, so nothing reads them meanwhile). A failed or
