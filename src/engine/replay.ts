@@ -1,4 +1,4 @@
-import { Clock, Config, Effect, Fiber, Scope } from "effect"
+import { Clock, Config, Effect } from "effect"
 import { type LogEntry, SignalLog } from "../log/signal-log.ts"
 import { buildEventReadIndexes, dropEventReadIndexes } from "../store/migrations.ts"
 import { Projections } from "../store/projections.ts"
@@ -50,30 +50,20 @@ export const replay = Effect.fn("replay")(function*(options: {
       deferSnapshots: true
     })
     // Reads come in the log's own batch sizes; the fold commits in bigger ones (fewer statements,
-    // and a session touched many times in a batch is written once). The next batch is read while
-    // the previous one folds and commits (one at a time: the worker's batches stay in order).
-    const scope = yield* Scope.Scope
+    // and a session touched many times in a batch is written once).
     let pending: Array<LogEntry> = []
-    let inFlight: Fiber.Fiber<void> | undefined
-    const fold = (entries: ReadonlyArray<LogEntry>) =>
-      Effect.gen(function*() {
-        yield* worker.process(entries, yield* Clock.currentTimeMillis)
-        // Bounded memory on huge logs: actors are saved, then go back to their snapshots.
-        if (worker.actorCount() > 50_000) {
-          yield* worker.flush
-          worker.evictIdle(Number.POSITIVE_INFINITY, 0)
-        }
-        records += entries.length
-        if (options.onProgress) yield* options.onProgress({ partition, done: worker.nextOffset(), total })
-      })
-    const settle = Effect.suspend(() => (inFlight === undefined ? Effect.void : Fiber.join(inFlight)))
     const processPending = Effect.gen(function*() {
       if (pending.length === 0) return
       const entries = pending
       pending = []
-      yield* settle
-      // In the partition's scope: the log may run this handler in a fiber of its own that ends first.
-      inFlight = yield* Effect.forkIn(fold(entries), scope)
+      yield* worker.process(entries, yield* Clock.currentTimeMillis)
+      // Bounded memory on huge logs: actors are saved, then go back to their snapshots.
+      if (worker.actorCount() > 50_000) {
+        yield* worker.flush
+        worker.evictIdle(Number.POSITIVE_INFINITY, 0)
+      }
+      records += entries.length
+      if (options.onProgress) yield* options.onProgress({ partition, done: worker.nextOffset(), total })
     })
     yield* log.readPartition(partition, 0, (entries) =>
       Effect.gen(function*() {
@@ -81,9 +71,8 @@ export const replay = Effect.fn("replay")(function*(options: {
         if (pending.length >= replayBatch) yield* processPending
       }))
     yield* processPending
-    yield* settle
     yield* worker.flush
-  }, Effect.scoped)
+  })
   const replayAll = Effect.forEach(partitions, replayPartition, { concurrency: Math.max(1, concurrency), discard: true })
   // A full rebuild writes every event again: without the read indexes, then one sort per index
   // (the service is stopped during a replay, so nothing reads them meanwhile). A failed or

@@ -138,7 +138,7 @@ describe.each(logVariants())("replay over %s", (_name, logEnv) => {
     expect(await snapshot(databaseUrl)).not.toEqual(before)
     const indexes = await eventIndexes(databaseUrl)
     expect(indexes.map((i) => i.indexname)).toEqual(expect.arrayContaining(["events_by_session", "events_by_ts", "events_by_user"]))
-    // Batches of 3: several per partition, each read while the one before folds and commits.
+    // Batches of 3: several per partition.
     expect(await replayCli(databaseUrl, { ...env, REPLAY_BATCH: "3" })).toMatch(/replayed \d+ records of 4 partition\(s\)/)
     expect(await snapshot(databaseUrl)).toEqual(before)
     // A full replay writes without the read indexes and builds them again: the same ones.
