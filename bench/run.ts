@@ -587,6 +587,11 @@ const memory = async (log: LogName) => {
       await sleep(400)
     }
     const idle = Math.min(...samples)
+    // What the idle node spends keeping 100,000 users' timers, caches and polls.
+    const idleCpuFrom = cpuMsOf(service.pid)
+    const idleCpuS = smoke ? 1 : 5
+    await sleep(idleCpuS * 1000)
+    const idleCpuPct = round(((cpuMsOf(service.pid) - idleCpuFrom) / (idleCpuS * 1000)) * 100)
     const heapIdle = await heapAfterGc(inspectPort)
     rows.push({
       scenario: "memory",
@@ -603,7 +608,8 @@ const memory = async (log: LogName) => {
         bytes_per_idle_user: Math.round((idle - baseline) / options.memoryUsers),
         heap_baseline_mb: round(heapBaseline / 1048576),
         heap_idle_mb: round(heapIdle / 1048576),
-        heap_bytes_per_idle_user: Math.round((heapIdle - heapBaseline) / options.memoryUsers)
+        heap_bytes_per_idle_user: Math.round((heapIdle - heapBaseline) / options.memoryUsers),
+        idle_cpu_pct: idleCpuPct
       }
     })
   } finally {
