@@ -16,14 +16,17 @@ const minSlackBytes = 32 * 1024 * 1024
  * in-process inspector: no port, no flag) once the node has been idle for a while after being busy.
  * It pauses the event loop for a few hundred milliseconds, so it runs only when nothing happens.
  */
-export const compactHeap: Effect.Effect<void> = Effect.promise(async () => {
-  const session = new Session()
-  session.connect()
-  try {
-    await session.post("HeapProfiler.collectGarbage")
-  } finally {
-    session.disconnect()
-  }
+export const compactHeap: Effect.Effect<void, Error> = Effect.tryPromise({
+  try: async () => {
+    const session = new Session()
+    session.connect()
+    try {
+      await session.post("HeapProfiler.collectGarbage")
+    } finally {
+      session.disconnect()
+    }
+  },
+  catch: (cause) => new Error(`heap compaction is unavailable: ${String(cause)}`)
 })
 
 export const heapSlack = (): number => {
@@ -59,6 +62,11 @@ export const IdleCompaction = Layer.effectDiscard(
       yield* compactHeap
       yield* Effect.logInfo(`idle: heap compacted (${Math.round((slack - heapSlack()) / 1048576)} MB returned)`)
     })
-    yield* check.pipe(Effect.repeat(Schedule.spaced("1 second")), Effect.forkScoped)
+    // A runtime without the inspector (a Node built without it) cannot compact: said once, then off.
+    yield* check.pipe(
+      Effect.repeat(Schedule.spaced("1 second")),
+      Effect.catch((e) => Effect.logWarning(`idle compaction off: ${e.message}`)),
+      Effect.forkScoped
+    )
   })
 )
