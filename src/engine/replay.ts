@@ -5,7 +5,6 @@ import { Projections } from "../store/projections.ts"
 import { foldSettings } from "./fold-settings.ts"
 import { makePartitionWorker } from "./partition-worker.ts"
 
-
 export interface ReplayProgress {
   readonly partition: number
   readonly done: number
