@@ -338,17 +338,29 @@ const m0006_scope_usage_and_goals = Effect.gen(function*() {
   yield* sql`CREATE INDEX goals_by_partition ON goals (log_partition)`
 })
 
+/**
+ * The events table loses its unique index on `signal_id`. An event's id is `evt_` plus the suffix
+ * of its signal's id (eventIdFor), so the primary key already makes signal ids unique, and no
+ * query looks an event up by signal id; the second unique index only cost every insert (and a
+ * replay, which keeps the unique indexes) a b-tree insert and ~40 bytes per row.
+ */
+const m0007_events_without_signal_id_index = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`ALTER TABLE events DROP CONSTRAINT IF EXISTS events_signal_id_key`
+})
+
 export const migrations = Migrator.fromRecord({
   "0001_tenancy": m0001_tenancy,
   "0002_signal_log": m0002_signal_log,
   "0003_partition_owners": m0003_partition_owners,
   "0004_rules": m0004_rules,
   "0005_webhooks": m0005_webhooks,
-  "0006_scope_usage_and_goals": m0006_scope_usage_and_goals
+  "0006_scope_usage_and_goals": m0006_scope_usage_and_goals,
+  "0007_events_without_signal_id_index": m0007_events_without_signal_id_index
 })
 
 /** The newest migration id; /readyz reports not ready until the database has it. */
-export const latestMigrationId = 6
+export const latestMigrationId = 7
 
 /**
  * The read indexes of `events` (as migration 0002 created them). A full replay drops them while

@@ -100,4 +100,24 @@ describe("Projections.commitBatch against PostgreSQL", () => {
     expect(result.exits).toEqual(["Committed", "Failed", "Committed"])
     expect(result.events).toEqual(["evt_6", "evt_7"])
   })
+
+  it("an event written again is still one row; events carry the primary key and one index per read path", async () => {
+    const url = await freshDatabase()
+    await withStore(url, Effect.void)
+    const result = await Effect.runPromise(Effect.gen(function*() {
+      const projections = yield* Projections
+      const sql = yield* SqlClient.SqlClient
+      yield* projections.commitBatch(batch(0, 1, 1))
+      // The same event in a later batch (as a record appended twice would give): no second row.
+      const again = yield* projections.commitBatch({ ...batch(1, 2, 2), events: [event(1, 0), event(2, 0)] })
+      const events = yield* sql<{ readonly id: string; readonly signal_id: string }>`SELECT id, signal_id FROM events ORDER BY id`
+      const indexes = yield* sql<{ readonly indexname: string }>`
+        SELECT indexname FROM pg_indexes WHERE tablename = 'events' ORDER BY indexname`
+      return { again: again._tag, events, indexes: indexes.map((i) => i.indexname) }
+    }).pipe(Effect.provide(Projections.layer), Effect.provide(databaseFromUrl(url))))
+    expect(result.again).toBe("Committed")
+    expect(result.events).toEqual([{ id: "evt_1", signal_id: "sig_1" }, { id: "evt_2", signal_id: "sig_2" }])
+    // The signal id's uniqueness follows from the primary key (an event id is evt_ + the signal id's suffix).
+    expect(result.indexes).toEqual(["events_by_session", "events_by_ts", "events_by_user", "events_pkey"])
+  })
 })
