@@ -1,4 +1,4 @@
-import { Cause, Config, Deferred, Effect, Exit, FiberSet, Layer, Option, Schedule, type Scope, Semaphore } from "effect"
+import { Cause, Config, Deferred, Duration, Effect, Exit, FiberSet, Layer, Option, Schedule, type Scope, Semaphore } from "effect"
 import { type Consumer, Kafka, type KafkaMessage, logLevel, Partitioners, type RecordMetadata } from "kafkajs"
 import { randomUUID } from "node:crypto"
 import type { LogRecord } from "../domain/records.ts"
@@ -185,7 +185,9 @@ const make = Effect.gen(function*() {
       return results
     })
 
-  const append = yield* batchedAppend("KafkaLog", write)
+  // No linger: one produce is in flight at a time, and the appends that arrive meanwhile go in
+  // the next one, so under load batches form anyway; a window would only add its length.
+  const append = yield* batchedAppend("KafkaLog", Duration.zero, write)
 
   const topicOffsets = Effect.tryPromise({
     try: () => admin.fetchTopicOffsets(topic),

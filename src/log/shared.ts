@@ -1,4 +1,4 @@
-import { Config, Effect, Option, Result, Schema } from "effect"
+import { Config, type Duration, Effect, Option, Result, Schema } from "effect"
 import { LogRecord } from "../domain/records.ts"
 import { makeBatcher } from "./batcher.ts"
 import { type AppendResult, LogUnavailable } from "./signal-log.ts"
@@ -56,22 +56,24 @@ export const appendTimeout = (log: string) =>
     }))
   )
 
-/** Appends of concurrent callers are collected for up to this long, or this many records. */
-const APPEND_WINDOW = "2 millis"
+/** Appends of concurrent callers are collected into one write of up to this many records. */
 const APPEND_BATCH = 500
 
 /**
  * A log's `append`: concurrent calls micro-batched into one `write`, each caller bounded by
- * APPEND_TIMEOUT. Calls after the scope closes fail with LogUnavailable.
+ * APPEND_TIMEOUT. Calls after the scope closes fail with LogUnavailable. `window` is how long a
+ * batch waits for more calls once its first one is there; the calls that arrive while a write is
+ * in flight form the next batch whatever it is (docs/decisions.md has each log's).
  */
 export const batchedAppend = (
   log: string,
+  window: Duration.Input,
   write: (records: ReadonlyArray<LogRecord>) => Effect.Effect<ReadonlyArray<AppendResult>, LogUnavailable>
 ) =>
   Effect.map(
     makeBatcher({
       maxItems: APPEND_BATCH,
-      window: APPEND_WINDOW,
+      window,
       write,
       closed: () => new LogUnavailable({ message: `${log}: the log is shutting down` })
     }),
