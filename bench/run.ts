@@ -42,7 +42,8 @@ const { values: flags } = parseArgs({
     "memory-users": { type: "string" },
     partitions: { type: "string", default: "8" },
     "cpu-prof": { type: "boolean", default: false },
-    keep: { type: "boolean", default: false }
+    keep: { type: "boolean", default: false },
+    warmup: { type: "string" }
   }
 })
 
@@ -58,6 +59,12 @@ const options = {
   memoryUsers: num(flags["memory-users"], 100_000, 2_000),
   partitions: Number(flags.partitions),
   warmupS: smoke ? 0 : 2,
+  /**
+   * Unmeasured load before the first measurement of a freshly started server (the service, the
+   * baseline server): its JIT, the broker's and the database's caches warm up, so the first
+   * scenario is not measured colder than the ones after it.
+   */
+  serverWarmupS: num(flags.warmup, 10, 0),
   logs: (flags.log === "both" ? ["pg", "kafka"] : [flags.log]) as ReadonlyArray<LogName>,
   scenarios: flags.scenarios!.split(",").map((s) => s.trim()).filter((s) => s !== "") as ReadonlyArray<Scenario>,
   cpuProf: flags["cpu-prof"] === true,
@@ -362,7 +369,7 @@ const httpBaseline = async () => {
   const port = await freePort()
   const started = startChild(0, "baseline-server", [join(root, "bench", "baseline-server.ts"), String(port)], {})
   await waitHttp(port, "/", "the baseline server", started)
-  const { result, serverCpuMs } = await measured(started.child.pid!, {
+  const spec: LoadSpec = {
     port,
     path: "/engine/v1/signals",
     keys: ["lic_00000000000000000000"],
@@ -370,7 +377,10 @@ const httpBaseline = async () => {
     concurrency: options.concurrency,
     batch: 1,
     warmupS: options.warmupS
-  })
+  }
+  // Warmed up like the service, so the ceiling is not measured colder than what it is compared with.
+  if (options.serverWarmupS > 0) await load({ ...spec, durationS: options.serverWarmupS, warmupS: 0 })
+  const { result, serverCpuMs } = await measured(started.child.pid!, spec)
   await stopChild(started.child)
   baselineRps = result.requests / result.seconds
   rows.push({ scenario: "http_baseline", log: "-", figures: throughputFigures(result, serverCpuMs) })
@@ -451,17 +461,21 @@ const ingestScenarios = async (log: LogName) => {
   const tenant = await seedUsers(url, options.users)
   const service = await startService(url, log, id)
   // Closed-loop single-signal ingestion, as ingest and ingest_rules measure it.
-  const ingestLoad = () =>
-    measured(service.pid, {
-      port: service.port,
-      path: "/engine/v1/signals",
-      keys: tenant.keys,
-      durationS: options.durationS,
-      concurrency: options.concurrency,
-      batch: 1,
-      warmupS: options.warmupS
-    })
+  const ingestSpec: LoadSpec = {
+    port: service.port,
+    path: "/engine/v1/signals",
+    keys: tenant.keys,
+    durationS: options.durationS,
+    concurrency: options.concurrency,
+    batch: 1,
+    warmupS: options.warmupS
+  }
+  const ingestLoad = () => measured(service.pid, ingestSpec)
   try {
+    if (options.serverWarmupS > 0 && (wants("ingest") || wants("lag") || wants("ingest_rules") || wants("ingest_batch"))) {
+      say(`warming up the service over ${log} (${options.serverWarmupS} s of ingest, not measured)`)
+      await load({ ...ingestSpec, durationS: options.serverWarmupS, warmupS: 0 })
+    }
     let maxRate: number | undefined
     if (wants("ingest") || wants("lag") || wants("ingest_rules")) {
       say(`ingest over ${log}`)
