@@ -121,3 +121,69 @@ describe("Projections.commitBatch against PostgreSQL", () => {
     expect(result.indexes).toEqual(["events_by_session", "events_by_ts", "events_by_user", "events_pkey"])
   })
 })
+
+describe("the projections' write connection", () => {
+  it("events keep every character and number through the bulk write", async () => {
+    const url = await freshDatabase()
+    await withStore(url, Effect.void)
+    const awkward: EventRow = {
+      ...event(1, 0),
+      project_id: "tab\there, back\\slash, new\nline, return\rcarriage, \\N, \\.",
+      model: "modèle-€-🚀",
+      tokens_in: 2 ** 40,
+      latency_ms: 12.5,
+      cost_usd: 0.000123,
+      cost_estimated: true,
+      error_code: "E\t1",
+      metadata: { text: "line1\nline2\t\"quoted\" back\\slash", nested: { list: [1, "x\\y", null, true] }, unicode: "ü 🚀 \u2028" }
+    }
+    const result = await Effect.runPromise(Effect.gen(function*() {
+      const projections = yield* Projections
+      const sql = yield* SqlClient.SqlClient
+      yield* projections.commitBatch({ ...batch(0, 2, 2), events: [awkward, event(2, 0)] })
+      return yield* sql<Record<string, unknown>>`
+        SELECT id, project_id, model, tokens_in::text, latency_ms, cost_usd, cost_estimated, model_known, error_code,
+          metadata::text AS metadata, ts FROM events ORDER BY id`
+    }).pipe(Effect.provide(Projections.layer), Effect.provide(databaseFromUrl(url))))
+    expect(result.map((r) => r.id)).toEqual(["evt_1", "evt_2"])
+    expect(result[0]).toMatchObject({
+      project_id: awkward.project_id,
+      model: awkward.model,
+      tokens_in: String(2 ** 40),
+      latency_ms: 12.5,
+      cost_usd: 0.000123,
+      cost_estimated: true,
+      model_known: false,
+      error_code: "E\t1"
+    })
+    expect(JSON.parse(result[0]!.metadata as string)).toEqual(awkward.metadata)
+    expect(new Date(result[0]!.ts as string).toISOString()).toBe(awkward.ts)
+    expect(result[1]).toMatchObject({ project_id: null, latency_ms: null, error_code: null })
+  })
+
+  it("a write connection the database drops is replaced: the next commits go through", async () => {
+    const url = await freshDatabase()
+    await withStore(url, Effect.void)
+    const result = await Effect.runPromise(Effect.gen(function*() {
+      const projections = yield* Projections
+      const sql = yield* SqlClient.SqlClient
+      yield* projections.commitBatch(batch(0, 1, 1))
+      const killed = yield* sql<{ readonly killed: boolean }>`
+        SELECT pg_terminate_backend(pid) AS killed FROM pg_stat_activity WHERE application_name = 'signal-engine-writer'`
+      // The worker retries a failed commit; here, a few tries at most.
+      const commit = (b: BatchWrite) =>
+        Effect.exit(projections.commitBatch(b)).pipe(
+          Effect.flatMap((exit) => (exit._tag === "Success" ? Effect.succeed(exit.value) : Effect.fail(exit.cause))),
+          Effect.retry({ times: 3 })
+        )
+      const second = yield* commit(batch(1, 2, 2))
+      const third = yield* commit(batch(2, 3, 3))
+      const events = yield* sql<{ readonly id: string }>`SELECT id FROM events ORDER BY id`
+      return { killed: killed.map((k) => k.killed), second: second._tag, third: third._tag, events: events.map((e) => e.id) }
+    }).pipe(Effect.provide(Projections.layer), Effect.provide(databaseFromUrl(url))))
+    expect(result.killed).toEqual([true])
+    expect(result.second).toBe("Committed")
+    expect(result.third).toBe("Committed")
+    expect(result.events).toEqual(["evt_1", "evt_2", "evt_3"])
+  })
+})

@@ -1,0 +1,191 @@
+import { Effect, Redacted, Schema, type Scope } from "effect"
+import pg from "pg"
+
+/**
+ * The projections' write connection: one node-postgres client, kept for the node's commits
+ * (the commit pipeline has one write in flight at a time), because it can stream `COPY … FROM
+ * STDIN`, which @effect/sql-pg cannot. Reads and every other statement use the Effect SQL pool.
+ */
+export interface PgWriter {
+  /**
+   * Runs `body` in a transaction (BEGIN … COMMIT) on the write connection; ROLLBACK when it
+   * throws. A connection that fails is dropped and the next call opens a new one.
+   */
+  readonly transaction: <A>(body: (tx: WriterTx) => Promise<A>) => Effect.Effect<A, WriteFailed>
+}
+
+export interface WriterTx {
+  readonly query: <R extends object>(text: string, params: ReadonlyArray<unknown>) => Promise<ReadonlyArray<R>>
+  /** `COPY <target> FROM STDIN` (text format) with the given rows, already encoded; answers the row count. */
+  readonly copyFrom: (target: string, data: string) => Promise<number>
+}
+
+export class WriteFailed extends Schema.TaggedError<WriteFailed>()("WriteFailed", {
+  message: Schema.String,
+  /** PostgreSQL's SQLSTATE, when the database refused the statement. */
+  code: Schema.optional(Schema.String)
+}) {}
+
+/** What a `pg` connection offers a submittable during COPY (not in its type declarations). */
+interface CopyConnection {
+  readonly query: (text: string) => void
+  readonly sendCopyFromChunk: (chunk: Buffer) => void
+  readonly endCopyFrom: () => void
+}
+
+/** A `COPY … FROM STDIN` for node-postgres: sends `data` in one piece when the server asks for it. */
+class CopyIn implements pg.Submittable {
+  readonly done: Promise<number>
+  private resolve!: (rows: number) => void
+  private reject!: (error: unknown) => void
+  private rows = 0
+  private readonly text: string
+  private readonly data: Buffer
+  constructor(text: string, data: Buffer) {
+    this.text = text
+    this.data = data
+    this.done = new Promise((resolve, reject) => {
+      this.resolve = resolve
+      this.reject = reject
+    })
+  }
+  submit(connection: pg.Connection) {
+    ;(connection as unknown as CopyConnection).query(this.text)
+  }
+  handleCopyInResponse(connection: CopyConnection) {
+    if (this.data.length > 0) connection.sendCopyFromChunk(this.data)
+    connection.endCopyFrom()
+  }
+  handleCommandComplete(message: { readonly text: string }) {
+    this.rows = Number(message.text.split(" ").pop())
+  }
+  handleReadyForQuery() {
+    this.resolve(this.rows)
+  }
+  // The client forgets an errored query before its ReadyForQuery arrives: settle here.
+  handleError(error: unknown) {
+    this.reject(error)
+  }
+  handleEmptyQuery() {}
+}
+
+const codeOf = (error: unknown): string | undefined =>
+  typeof error === "object" && error !== null && "code" in error && typeof error.code === "string" ? error.code : undefined
+
+export const makePgWriter = (config: {
+  readonly url?: Redacted.Redacted | undefined
+  readonly host?: string | undefined
+  readonly port?: number | undefined
+  readonly database?: string | undefined
+  readonly username?: string | undefined
+  readonly password?: Redacted.Redacted | Effect.Effect<Redacted.Redacted> | undefined
+}): Effect.Effect<PgWriter, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const password = config.password === undefined
+      ? undefined
+      : Redacted.value(Redacted.isRedacted(config.password) ? config.password : yield* config.password)
+    const options: pg.ClientConfig = {
+      ...(config.url ? { connectionString: Redacted.value(config.url) } : {}),
+      ...(config.host ? { host: config.host } : {}),
+      ...(config.port ? { port: config.port } : {}),
+      ...(config.database ? { database: config.database } : {}),
+      ...(config.username ? { user: config.username } : {}),
+      ...(password !== undefined ? { password } : {}),
+      application_name: "signal-engine-writer",
+      connectionTimeoutMillis: 10_000
+    }
+    let client: pg.Client | undefined
+    let closed = false
+
+    const connect = async (): Promise<pg.Client> => {
+      if (client) return client
+      const fresh = new pg.Client(options)
+      // A broken connection is dropped; the error also fails the query in flight, if any.
+      fresh.on("error", () => {
+        if (client === fresh) client = undefined
+      })
+      await fresh.connect()
+      client = fresh
+      return fresh
+    }
+    const drop = (broken: pg.Client) => {
+      if (client === broken) client = undefined
+      broken.end().catch(() => undefined)
+    }
+
+    yield* Effect.addFinalizer(() =>
+      Effect.promise(async () => {
+        closed = true
+        const open = client
+        client = undefined
+        await open?.end().catch(() => undefined)
+      })
+    )
+
+    const run = async <A>(body: (tx: WriterTx) => Promise<A>): Promise<A> => {
+      if (closed) throw new Error("the write connection is closed")
+      const c = await connect()
+      const tx: WriterTx = {
+        query: async <R extends object>(text: string, params: ReadonlyArray<unknown>) =>
+          (await c.query<R & pg.QueryResultRow>(text, [...params])).rows,
+        copyFrom: (target, data) => c.query(new CopyIn(`COPY ${target} FROM STDIN`, Buffer.from(data))).done
+      }
+      await c.query("BEGIN")
+      try {
+        const result = await body(tx)
+        await c.query("COMMIT")
+        return result
+      } catch (error) {
+        // A refused statement leaves the connection usable once rolled back; anything else drops it.
+        await c.query("ROLLBACK").catch(() => drop(c))
+        if (codeOf(error) === undefined) drop(c)
+        throw error
+      }
+    }
+
+    return {
+      transaction: (body) =>
+        Effect.tryPromise({
+          try: () => run(body),
+          catch: (error) => {
+            const code = codeOf(error)
+            return new WriteFailed({ message: error instanceof Error ? error.message : String(error), ...(code ? { code } : {}) })
+          }
+        })
+    } satisfies PgWriter
+  })
+
+/** One value in PostgreSQL's COPY text format. Non-finite numbers are NULL, as JSON would make them. */
+export const copyValue = (value: unknown): string => {
+  switch (typeof value) {
+    case "string":
+      return escapeCopy(value)
+    case "number":
+      return Number.isFinite(value) ? String(value) : "\\N"
+    case "boolean":
+      return value ? "t" : "f"
+    case "bigint":
+      return String(value)
+    case "undefined":
+      return "\\N"
+    default:
+      return value === null ? "\\N" : escapeCopy(JSON.stringify(value))
+  }
+}
+
+const special = /[\\\n\r\t]/
+const escapeCopy = (text: string): string =>
+  special.test(text)
+    ? text.replace(/[\\\n\r\t]/g, (ch) => (ch === "\\" ? "\\\\" : ch === "\n" ? "\\n" : ch === "\r" ? "\\r" : "\\t"))
+    : text
+
+/** Rows in COPY text format: tab-separated values, one line per row. */
+export const copyRows = <R>(rows: ReadonlyArray<R>, columns: ReadonlyArray<keyof R & string>): string => {
+  let out = ""
+  for (const row of rows) {
+    let line = ""
+    for (let i = 0; i < columns.length; i++) line += (i === 0 ? "" : "\t") + copyValue(row[columns[i]!])
+    out += line + "\n"
+  }
+  return out
+}
