@@ -34,7 +34,7 @@ export const scopeKey = (
   scope: SharedScope,
   scopeId: string,
   windowKey: string
-): string => [orgId, environment, scope, scopeId, windowKey].join(sep)
+): string => `${orgId}${sep}${environment}${sep}${scope}${sep}${scopeId}${sep}${windowKey}`
 
 export const keyOfRow = (r: Omit<ScopeUsageRow, "partition" | "cost_usd" | "tokens_in" | "tokens_out">) =>
   scopeKey(r.org_id, r.environment, r.scope, r.scope_id, r.window_key)
@@ -55,8 +55,9 @@ export const scopesOf = (r: SignalRecord): ReadonlyArray<readonly [SharedScope, 
 
 /** The counter keys a signal adds to: every scope × the daily and monthly window of its time. */
 export const scopeKeysOf = (r: SignalRecord): ReadonlyArray<string> => {
-  const daily = windowKeyOf("daily", windowKey("daily", r.ts, r.time_zone))
-  const monthly = windowKeyOf("monthly", windowKey("monthly", r.ts, r.time_zone))
+  const date = windowKey("daily", r.ts, r.time_zone)
+  const daily = windowKeyOf("daily", date)
+  const monthly = windowKeyOf("monthly", date.slice(0, 7))
   return scopesOf(r).flatMap(([scope, id]) => [
     scopeKey(r.org_id, r.environment, scope, id, daily),
     scopeKey(r.org_id, r.environment, scope, id, monthly)

@@ -77,8 +77,11 @@ const countUsage = (
   const next: Record<string, Usage> = { ...state.usage }
   for (const window of ["daily", "monthly"] as const) {
     const key = usageKey(environment, window, ts, timeZone)
-    next[key] = addUsage(next[key] ?? noUsage, add)
-    // Keep the two most recent windows of each kind per environment; older ones can no longer apply.
+    const before = next[key]
+    next[key] = addUsage(before ?? noUsage, add)
+    // Keep the two most recent windows of each kind per environment; older ones can no longer
+    // apply. Only a new window can make one too many (every state was kept that way).
+    if (before !== undefined) continue
     const prefix = key.slice(0, key.lastIndexOf(":") + 1)
     const kept = Object.keys(next).filter((k) => k.startsWith(prefix)).sort().slice(-2)
     for (const k of Object.keys(next)) if (k.startsWith(prefix) && !kept.includes(k)) delete next[k]
@@ -183,7 +186,10 @@ const nonNegative = (value: unknown): number | null =>
   typeof value === "number" && Number.isFinite(value) && value >= 0 ? value : null
 const text = (value: unknown): string | null => (typeof value === "string" && value.length > 0 ? value : null)
 
-const later = (a: string, b: string) => (Date.parse(a) >= Date.parse(b) ? a : b)
+/** UTC instants as `toISOString` writes them (24 characters, `Z`) order as strings. */
+const isoUtc = (ts: string) => ts.length === 24 && ts.charCodeAt(23) === 90 /* Z */
+const later = (a: string, b: string) =>
+  (isoUtc(a) && isoUtc(b) ? a >= b : Date.parse(a) >= Date.parse(b)) ? a : b
 
 export const primaryModel = (counts: ReadonlyArray<readonly [string, number]>): string | null => {
   let best: readonly [string, number] | undefined

@@ -128,6 +128,37 @@ describe("sessionizer", () => {
       ["cursor", "test", 1]
     ])
   })
+
+  it("keeps the user's usage of the two latest daily and monthly windows per environment, with their sums", () =>
+    fc.assert(
+      fc.property(
+        fc.array(fc.record({
+          day: fc.integer({ min: 0, max: 70 }),
+          environment: fc.constantFrom("live" as const, "test" as const),
+          tokens: fc.integer({ min: 0, max: 1000 })
+        }), { minLength: 1, maxLength: 40 }),
+        (steps) => {
+          // Days in time order (a user's records are), several signals a day.
+          const sorted = [...steps].sort((a, b) => a.day - b.day)
+          const records = sorted.map((s, i) =>
+            signal({ at: t0 + s.day * 86_400_000 + i, environment: s.environment, metadata: { tokens_in: s.tokens } }))
+          const { state } = run(records)
+          const expected: Record<string, Usage> = {}
+          for (const environment of ["live", "test"] as const) {
+            const mine = records.filter((r) => r.kind === "signal" && r.environment === environment) as Array<SignalRecord>
+            for (const [kind, length] of [["d", 10], ["m", 7]] as const) {
+              const windows = [...new Set(mine.map((r) => r.ts.slice(0, length)))].sort().slice(-2)
+              for (const w of windows) {
+                const tokens = mine.filter((r) => r.ts.slice(0, length) === w).reduce((n, r) => n + (r.metadata.tokens_in as number), 0)
+                expected[`${environment}:${kind}:${w}`] = { cost_usd: 0, tokens_in: tokens, tokens_out: 0 }
+              }
+            }
+          }
+          expect(state.usage ?? {}).toEqual(expected)
+        }
+      ),
+      { numRuns: 200 }
+    ))
 })
 
 // ---------------------------------------------------------------------------------------------
