@@ -58,10 +58,67 @@ export const scopeKeysOf = (r: SignalRecord): ReadonlyArray<string> => {
   const date = windowKey("daily", r.ts, r.time_zone)
   const daily = windowKeyOf("daily", date)
   const monthly = windowKeyOf("monthly", date.slice(0, 7))
-  return scopesOf(r).flatMap(([scope, id]) => [
-    scopeKey(r.org_id, r.environment, scope, id, daily),
-    scopeKey(r.org_id, r.environment, scope, id, monthly)
-  ])
+  const keys: Array<string> = []
+  for (const [scope, id] of scopesOf(r)) {
+    keys.push(scopeKey(r.org_id, r.environment, scope, id, daily), scopeKey(r.org_id, r.environment, scope, id, monthly))
+  }
+  return keys
+}
+
+interface KeysMemo {
+  readonly stamp: string
+  readonly org_id: string
+  readonly environment: Environment
+  readonly time_zone: string | undefined
+  readonly team_ids: ReadonlyArray<string> | undefined
+  readonly project_id: unknown
+  readonly keys: ReadonlyArray<string>
+}
+
+const sameTeams = (a: ReadonlyArray<string> | undefined, b: ReadonlyArray<string> | undefined) =>
+  a === b || (a !== undefined && b !== undefined && a.length === b.length && a.every((t, i) => t === b[i]))
+
+/**
+ * The part of a UTC timestamp (`toISOString`'s form) within which the signal's windows cannot
+ * change: its date in UTC, its minute when the org has a time zone (a zone's midnight falls on a
+ * whole minute of UTC). Undefined for other forms.
+ */
+const stampOf = (r: SignalRecord): string | undefined =>
+  r.ts.length !== 24 || r.ts.charCodeAt(23) !== 90 /* Z */
+    ? undefined
+    : r.time_zone === undefined || r.time_zone === "UTC"
+    ? r.ts.slice(0, 10)
+    : r.ts.slice(0, 16)
+
+/**
+ * `scopeKeysOf` that remembers each user's last keys: a user's next signal nearly always counts
+ * in the same scopes and windows, and handing back the same strings (their hashes kept) makes the
+ * counters' map lookups cheap. A memory is used while the signal's org, environment, time zone,
+ * teams, project and window stamp are those it was made for. `forget` drops a user's (evicted).
+ */
+export const makeScopeKeys = () => {
+  const memos = new Map<string, KeysMemo>()
+  const keysOf = (r: SignalRecord): ReadonlyArray<string> => {
+    const stamp = stampOf(r)
+    if (stamp === undefined) return scopeKeysOf(r)
+    const memo = memos.get(r.user_id)
+    if (
+      memo !== undefined && memo.stamp === stamp && memo.org_id === r.org_id && memo.environment === r.environment &&
+      memo.time_zone === r.time_zone && memo.project_id === r.metadata.project_id && sameTeams(memo.team_ids, r.team_ids)
+    ) return memo.keys
+    const keys = scopeKeysOf(r)
+    memos.set(r.user_id, {
+      stamp,
+      org_id: r.org_id,
+      environment: r.environment,
+      time_zone: r.time_zone,
+      team_ids: r.team_ids,
+      project_id: r.metadata.project_id,
+      keys
+    })
+    return keys
+  }
+  return { keysOf, forget: (userId: string) => void memos.delete(userId), clear: () => memos.clear(), size: () => memos.size }
 }
 
 /**

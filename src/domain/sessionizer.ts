@@ -3,7 +3,7 @@ import { bestGoal, defaultDriftSettings, type DriftSettings } from "./drift.ts"
 import type { Environment } from "./environments.ts"
 import { canTransition, descriptionProblem, type GoalOutcome, type GoalRefusal, type GoalState, publicGoal } from "./goals.ts"
 import type { GoalRecord, LogRecord, SessionTimeoutRecord, SignalRecord } from "./records.ts"
-import { addUsage, noUsage, type Usage, windowKey } from "./rule-evaluation.ts"
+import { addUsage, localDate, noUsage, type Usage } from "./rule-evaluation.ts"
 import { type Notice, notice } from "./webhooks.ts"
 
 /**
@@ -60,9 +60,6 @@ export interface FoldSettings {
 
 export const defaultFoldSettings: FoldSettings = { drift: defaultDriftSettings, spike: defaultSpikeSettings }
 
-const usageKey = (environment: Environment, window: "daily" | "monthly", ts: string, timeZone: string | undefined) =>
-  `${environment}:${window === "daily" ? "d" : "m"}:${windowKey(window, ts, timeZone)}`
-
 /** The user's usage in one window, before whatever the state has not seen yet. */
 export const usageIn = (state: UserState, environment: Environment, window: "daily" | "monthly", key: string): Usage =>
   state.usage?.[`${environment}:${window === "daily" ? "d" : "m"}:${key}`] ?? noUsage
@@ -75,8 +72,8 @@ const countUsage = (
   add: Usage
 ): Readonly<Record<string, Usage>> => {
   const next: Record<string, Usage> = { ...state.usage }
-  for (const window of ["daily", "monthly"] as const) {
-    const key = usageKey(environment, window, ts, timeZone)
+  const date = localDate(ts, timeZone)
+  for (const key of [`${environment}:d:${date}`, `${environment}:m:${date.slice(0, 7)}`]) {
     const before = next[key]
     next[key] = addUsage(before ?? noUsage, add)
     // Keep the two most recent windows of each kind per environment; older ones can no longer
@@ -186,6 +183,38 @@ const nonNegative = (value: unknown): number | null =>
   typeof value === "number" && Number.isFinite(value) && value >= 0 ? value : null
 const text = (value: unknown): string | null => (typeof value === "string" && value.length > 0 ? value : null)
 
+const digits = (s: string, from: number, to: number): number => {
+  let n = 0
+  for (let i = from; i < to; i++) {
+    const d = s.charCodeAt(i) - 48
+    if (d < 0 || d > 9) return -1
+    n = n * 10 + d
+  }
+  return n
+}
+
+/**
+ * `Date.parse` of a timestamp, read directly when it has the form `toISOString` writes
+ * (`2026-11-22T10:00:00.000Z`, what the service stamps on every record) with every field in range,
+ * which is several times cheaper; any other form goes to `Date.parse`. The result is the same.
+ */
+export const instantOf = (ts: string): number => {
+  if (
+    ts.length === 24 && ts.charCodeAt(23) === 90 /* Z */ && ts[4] === "-" && ts[7] === "-" && ts[10] === "T" &&
+    ts[13] === ":" && ts[16] === ":" && ts[19] === "."
+  ) {
+    const year = digits(ts, 0, 4), month = digits(ts, 5, 7), day = digits(ts, 8, 10)
+    const hour = digits(ts, 11, 13), minute = digits(ts, 14, 16), second = digits(ts, 17, 19), ms = digits(ts, 20, 23)
+    if (
+      year >= 1000 && month >= 1 && month <= 12 && day >= 1 && day <= 31 && hour >= 0 && hour <= 23 &&
+      minute >= 0 && minute <= 59 && second >= 0 && second <= 59 && ms >= 0
+    ) {
+      return Date.UTC(year, month - 1, day, hour, minute, second, ms)
+    }
+  }
+  return Date.parse(ts)
+}
+
 /** UTC instants as `toISOString` writes them (24 characters, `Z`) order as strings. */
 const isoUtc = (ts: string) => ts.length === 24 && ts.charCodeAt(23) === 90 /* Z */
 const later = (a: string, b: string) =>
@@ -267,7 +296,7 @@ const closedRow = (
 }
 
 /** When an open session's inactivity timeout falls due (epoch ms). */
-export const timeoutDue = (s: OpenSession): number => Date.parse(s.last_activity_at) + s.timeout_s * 1000
+export const timeoutDue = (s: OpenSession): number => instantOf(s.last_activity_at) + s.timeout_s * 1000
 
 const promptText = (r: SignalRecord): string | null => {
   if (r.type === "user-prompt") return text(r.metadata.prompt)
@@ -305,7 +334,7 @@ const foldSignal = (state: UserState, r: SignalRecord, at: Position, settings: F
 
   // Activity after the timeout: the old session ended at its last activity, whether or not
   // its timer tick made it into the log first.
-  if (current && Date.parse(r.ts) - Date.parse(current.last_activity_at) > current.timeout_s * 1000) {
+  if (current && instantOf(r.ts) - instantOf(current.last_activity_at) > current.timeout_s * 1000) {
     const closed = closedRow(current, r.user_id, current.last_activity_at, "timeout")
     sessions.push(closed.row)
     notices.push(closed.notice)
@@ -338,11 +367,12 @@ const foldSignal = (state: UserState, r: SignalRecord, at: Position, settings: F
     error_count: 0,
     model_counts: []
   }
+  const seen = model === null ? -1 : base.model_counts.findIndex(([name]) => name === model)
   const modelCounts = model === null
     ? base.model_counts
-    : base.model_counts.some(([name]) => name === model)
-    ? base.model_counts.map(([name, n]) => (name === model ? [name, n + 1] as const : [name, n] as const))
-    : [...base.model_counts, [model, 1] as const]
+    : seen < 0
+    ? [...base.model_counts, [model, 1] as const]
+    : base.model_counts.with(seen, [model, base.model_counts[seen]![1] + 1] as const)
   const updated: OpenSession = {
     ...base,
     project_id: base.project_id ?? projectId,
@@ -396,22 +426,22 @@ const foldSignal = (state: UserState, r: SignalRecord, at: Position, settings: F
     }
   }
   const drift = foldDrift(state, r, settings.drift)
-  const rest = {
+  const closing = r.type === "session-end"
+  const next: UserState = {
     ...state,
+    open: closing ? withoutKey(open, key) : { ...open, [key]: updated },
     usage,
     ...(tokens ? { tokens } : {}),
     ...(drift.streak !== (state.drift?.[r.environment] ?? 0) ? { drift: { ...state.drift, [r.environment]: drift.streak } } : {})
   }
-  const result = { events: [event], notices, sessionId: updated.id, ...(drift.detected ? { drift: drift.detected } : {}) }
-
-  if (r.type === "session-end") {
+  if (closing) {
     const closed = closedRow(updated, r.user_id, r.ts, "session-end")
     sessions.push(closed.row)
     notices.push(closed.notice)
-    return { ...result, state: { ...rest, open: withoutKey(open, key) }, sessions }
+  } else {
+    sessions.push(toRow(updated, r.user_id, null))
   }
-  sessions.push(toRow(updated, r.user_id, null))
-  return { ...result, state: { ...rest, open: { ...open, [key]: updated } }, sessions }
+  return { state: next, sessions, events: [event], notices, sessionId: updated.id, ...(drift.detected ? { drift: drift.detected } : {}) }
 }
 
 const refused = (r: GoalRecord, refusal: GoalRefusal, state: UserState): FoldResult => ({

@@ -8,8 +8,8 @@ import type { Rule } from "../domain/rules.ts"
 import {
   parseScopeKey,
   pruneWindows,
+  makeScopeKeys,
   scopeKey,
-  scopeKeysOf,
   type ScopeUsageRow,
   type SharedScope,
   windowKeyOf
@@ -107,6 +107,8 @@ export const makePartitionWorker = Effect.fnUntraced(function*(options: {
   const timers = makeTimerIndex<Timer>()
   let next = yield* projections.nextOffset(options.log, options.partition)
 
+  /** The counter keys of each actor's last signal, reused by its next. */
+  const scopeKeys = makeScopeKeys()
   /** This partition's exact counts of the shared scopes (team, org, project) by scope key. */
   const scopeCounts = new Map<string, Usage>()
   let prunedAt = 0
@@ -181,7 +183,10 @@ export const makePartitionWorker = Effect.fnUntraced(function*(options: {
             reported
           )
           : undefined
-        if (record.kind === "signal") for (const key of scopeKeysOf(record)) batchCounts.set(key, addUsage(countOf(key), usageOf(record)))
+        if (record.kind === "signal") {
+          const usage = usageOf(record)
+          for (const key of scopeKeys.keysOf(record)) batchCounts.set(key, addUsage(countOf(key), usage))
+        }
         if (options.projectFrom !== undefined && Date.parse(record.ts) < options.projectFrom) continue
         for (const s of result.sessions) sessions.set(s.id, s)
         for (const g of result.goals ?? []) goals.set(g.id, g)
@@ -257,6 +262,7 @@ export const makePartitionWorker = Effect.fnUntraced(function*(options: {
           outcome !== "fenced" ? Effect.succeed(outcome) : Effect.gen(function*() {
             yield* Effect.logWarning(`partition ${options.partition}: another owner moved past offset ${next}; resyncing`)
             actors.clear()
+            scopeKeys.clear()
             yield* loadScopeCounts
             next = yield* projections.nextOffset(options.log, options.partition)
             return yield* process(entries, now)
@@ -273,7 +279,12 @@ export const makePartitionWorker = Effect.fnUntraced(function*(options: {
 
   /** Drops actors idle for longer than `idleMs`; their state is in the snapshot table (unsaved ones stay). */
   const evictIdle = (now: number, idleMs: number) => {
-    for (const [u, actor] of actors) if (now - actor.touchedAt > idleMs && !unsaved.has(u)) actors.delete(u)
+    for (const [u, actor] of actors) {
+      if (now - actor.touchedAt > idleMs && !unsaved.has(u)) {
+        actors.delete(u)
+        scopeKeys.forget(u)
+      }
+    }
   }
 
   /** Writes the states `deferSnapshots` held back, fenced on the offset like a batch. */

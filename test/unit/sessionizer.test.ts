@@ -3,8 +3,8 @@ import { Effect } from "effect"
 import fc from "fast-check"
 import type { LogRecord, SignalRecord } from "../../src/domain/records.ts"
 import { addUsage, noUsage, type Usage } from "../../src/domain/rule-evaluation.ts"
-import { scopeKey, scopeKeysOf } from "../../src/domain/scope-usage.ts"
-import { emptyUserState, fold, type EventRow, type GoalRow, type SessionRow, type UserState } from "../../src/domain/sessionizer.ts"
+import { makeScopeKeys, scopeKey, scopeKeysOf } from "../../src/domain/scope-usage.ts"
+import { emptyUserState, fold, instantOf, type EventRow, type GoalRow, type SessionRow, type UserState } from "../../src/domain/sessionizer.ts"
 import type { SignalType } from "../../src/domain/signals.ts"
 import { makePartitionWorker } from "../../src/engine/partition-worker.ts"
 import { type OutboxEvent, toOutboxEvent } from "../../src/domain/webhooks.ts"
@@ -159,6 +159,74 @@ describe("sessionizer", () => {
       ),
       { numRuns: 200 }
     ))
+
+  it("reads timestamps exactly as Date.parse does", () => {
+    const two = (max: number) => fc.integer({ min: 0, max }).map((n) => String(n).padStart(2, "0"))
+    // The form the service writes, with every field also out of range, and anything else.
+    const shaped = fc.tuple(fc.integer({ min: 0, max: 9999 }), two(14), two(34), two(26), two(62), two(62), fc.integer({ min: 0, max: 999 }))
+      .map(([y, mo, d, h, mi, s, ms]) => `${String(y).padStart(4, "0")}-${mo}-${d}T${h}:${mi}:${s}.${String(ms).padStart(3, "0")}Z`)
+    const written = fc.integer({ min: -8.64e15, max: 8.64e15 }).map((ms) => new Date(ms).toISOString())
+    const other = fc.oneof(fc.string({ maxLength: 30 }), shaped.map((ts) => ts.replace(/\d/, "x")), shaped.map((ts) => ts.slice(0, 23) + "+01:00"))
+    fc.assert(
+      fc.property(fc.oneof(shaped, written, other), (ts) => {
+        expect(instantOf(ts)).toBe(Date.parse(ts))
+      }),
+      { numRuns: 5_000 }
+    )
+  })
+
+  it("reuses a user's scope keys only while they are the keys of the next signal", () => {
+    // Mostly the same as the user's previous signal, sometimes one thing changes.
+    const same = Symbol("same")
+    const changes = <A>(values: ReadonlyArray<A>) =>
+      fc.oneof({ weight: 6, arbitrary: fc.constant(same) }, { weight: 1, arbitrary: fc.constantFrom(...values) })
+    const stepArb = fc.record({
+      user: fc.constantFrom("u1", "u1", "u1", "u2"),
+      org: changes(["org_1", "org_2"]),
+      environment: changes(["live", "test"] as const),
+      zone: changes([undefined, "UTC", "Asia/Kathmandu", "Australia/Eucla", "America/St_Johns"]),
+      teams: changes([undefined, ["team_1"], ["team_1", "team_2"], ["team_2", "team_1"]]),
+      project: changes([undefined, "", "proj_1", "proj_2"]),
+      // Small steps, so local midnights (on quarter and half hours of UTC in these zones) are crossed closely.
+      gapS: fc.oneof({ weight: 8, arbitrary: fc.integer({ min: 0, max: 90 }) }, { weight: 1, arbitrary: fc.integer({ min: 0, max: 40_000 }) })
+    })
+    const pick = <A>(value: A | typeof same, before: A): A => (value === same ? before : value)
+    fc.assert(
+      fc.property(
+        fc.constantFrom("2026-03-31T17:50:00.000Z", "2026-03-31T14:50:00.000Z", "2026-03-31T01:50:00.000Z"),
+        fc.array(stepArb, { minLength: 1, maxLength: 120 }),
+        (start, steps) => {
+          const keys = makeScopeKeys()
+          const last = new Map<string, { org: string; environment: "live" | "test"; zone: string | undefined; teams: Array<string> | undefined; project: string | undefined }>()
+          let at = Date.parse(start)
+          for (const step of steps) {
+            at += step.gapS * 1000
+            const before = last.get(step.user) ?? { org: "org_1", environment: "live" as const, zone: "Asia/Kathmandu", teams: undefined, project: "proj_1" }
+            const now = {
+              org: pick(step.org, before.org),
+              environment: pick(step.environment, before.environment),
+              zone: pick(step.zone, before.zone),
+              teams: pick(step.teams, before.teams),
+              project: pick(step.project, before.project)
+            }
+            last.set(step.user, now)
+            const r = signal({
+              at,
+              user_id: step.user,
+              org_id: now.org,
+              environment: now.environment,
+              ...(now.zone ? { time_zone: now.zone } : {}),
+              // A new array each time, as records decoded from the log have.
+              ...(now.teams ? { team_ids: [...now.teams] } : {}),
+              metadata: now.project === undefined ? {} : { project_id: now.project }
+            })
+            expect(keys.keysOf(r)).toEqual(scopeKeysOf(r))
+          }
+        }
+      ),
+      { numRuns: 500 }
+    )
+  })
 })
 
 // ---------------------------------------------------------------------------------------------
