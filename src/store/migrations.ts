@@ -349,6 +349,22 @@ const m0007_events_without_signal_id_index = Effect.gen(function*() {
   yield* sql`ALTER TABLE events DROP CONSTRAINT IF EXISTS events_signal_id_key`
 })
 
+/**
+ * Room for in-page updates in the tables every commit updates. A session row, an actor's state and
+ * a scope's counts are rewritten by nearly every batch, never in an indexed column, so each
+ * update can be a heap-only tuple (no new index entries, old versions pruned in the page) — if the
+ * page has room for the new version. At the default fill factor (100) pages are full and every
+ * update also inserts into each of the table's indexes, whose dead entries then slow the next
+ * conflict lookup. Pages filled after this keep 30% free; existing pages get the room as they are
+ * rewritten (VACUUM FULL) or as rows leave them.
+ */
+const m0008_room_for_updates = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`ALTER TABLE sessions SET (fillfactor = 70)`
+  yield* sql`ALTER TABLE actor_state SET (fillfactor = 70)`
+  yield* sql`ALTER TABLE scope_usage SET (fillfactor = 70)`
+})
+
 export const migrations = Migrator.fromRecord({
   "0001_tenancy": m0001_tenancy,
   "0002_signal_log": m0002_signal_log,
@@ -356,11 +372,12 @@ export const migrations = Migrator.fromRecord({
   "0004_rules": m0004_rules,
   "0005_webhooks": m0005_webhooks,
   "0006_scope_usage_and_goals": m0006_scope_usage_and_goals,
-  "0007_events_without_signal_id_index": m0007_events_without_signal_id_index
+  "0007_events_without_signal_id_index": m0007_events_without_signal_id_index,
+  "0008_room_for_updates": m0008_room_for_updates
 })
 
 /** The newest migration id; /readyz reports not ready until the database has it. */
-export const latestMigrationId = 7
+export const latestMigrationId = 8
 
 /**
  * The read indexes of `events` (as migration 0002 created them). A full replay drops them while
