@@ -118,7 +118,7 @@ export const makeScopeKeys = () => {
     })
     return keys
   }
-  return { keysOf, forget: (userId: string) => void memos.delete(userId), clear: () => memos.clear(), size: () => memos.size }
+  return { keysOf, forget: (userId: string) => void memos.delete(userId), clear: () => memos.clear() }
 }
 
 /**
