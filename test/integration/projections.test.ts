@@ -6,6 +6,13 @@ import { databaseFromUrl } from "../../src/store/database.ts"
 import { type BatchWrite, Projections } from "../../src/store/projections.ts"
 import { freshDatabase, withStore } from "../support/harness.ts"
 
+/** Runs `body` with the projections store on a new, migrated database. */
+const onFreshStore = async <A, E>(body: Effect.Effect<A, E, Projections | SqlClient.SqlClient>): Promise<A> => {
+  const url = await freshDatabase()
+  await withStore(url, Effect.void)
+  return Effect.runPromise(body.pipe(Effect.provide(Projections.layer), Effect.provide(databaseFromUrl(url))))
+}
+
 const event = (n: number, partition: number): EventRow => ({
   id: `evt_${n}`, signal_id: `sig_${n}`, org_id: "org_1", environment: "live", session_id: "sess_1", user_id: "user_1",
   project_id: null, ts: "2026-11-22T10:00:00.000Z", type: "post-tool", adapter: "a", model: null, tokens_in: n,
@@ -24,9 +31,7 @@ const batch = (fromOffset: number, nextOffset: number, n: number, partition = 0)
 
 describe("Projections.commitBatch against PostgreSQL", () => {
   it("commits a batch in one statement, fenced on the partition's offset: a stale writer writes nothing", async () => {
-    const url = await freshDatabase()
-    await withStore(url, Effect.void) // migrated
-    const result = await Effect.runPromise(Effect.gen(function*() {
+    const result = await onFreshStore(Effect.gen(function*() {
       const projections = yield* Projections
       const sql = yield* SqlClient.SqlClient
       const first = yield* projections.commitBatch(batch(0, 5, 1))
@@ -39,7 +44,7 @@ describe("Projections.commitBatch against PostgreSQL", () => {
       const usage = yield* sql<{ readonly partition: number; readonly tokens_in: string }>`
         SELECT partition, tokens_in::text FROM scope_usage ORDER BY partition`
       return { first, stale, next, other, events, usage, offset: yield* projections.nextOffset("signals", 0) }
-    }).pipe(Effect.provide(Projections.layer), Effect.provide(databaseFromUrl(url))))
+    }))
     expect(result.first).toEqual({ _tag: "Committed", others: [] })
     expect(result.stale).toEqual({ _tag: "Fenced" })
     expect(result.next._tag).toBe("Committed")
@@ -56,9 +61,7 @@ describe("Projections.commitBatch against PostgreSQL", () => {
   })
 
   it("batches of several partitions committed together are fenced each on its own", async () => {
-    const url = await freshDatabase()
-    await withStore(url, Effect.void)
-    const result = await Effect.runPromise(Effect.gen(function*() {
+    const result = await onFreshStore(Effect.gen(function*() {
       const projections = yield* Projections
       const sql = yield* SqlClient.SqlClient
       yield* projections.commitBatch(batch(0, 5, 1, 0))
@@ -72,7 +75,7 @@ describe("Projections.commitBatch against PostgreSQL", () => {
       const offsets = yield* sql<{ readonly partition: number; readonly next_offset: string }>`
         SELECT partition, next_offset::text FROM partition_offsets ORDER BY partition`
       return { outcomes: outcomes.map((o) => o._tag), events: events.map((e) => e.id), offsets }
-    }).pipe(Effect.provide(Projections.layer), Effect.provide(databaseFromUrl(url))))
+    }))
     expect(result.outcomes).toEqual(["Fenced", "Committed", "Committed"])
     expect(result.events).toEqual(["evt_1", "evt_3", "evt_4"])
     expect(result.offsets).toEqual([
@@ -83,10 +86,8 @@ describe("Projections.commitBatch against PostgreSQL", () => {
   })
 
   it("a batch the database refuses fails alone; the batches committed with it still commit", async () => {
-    const url = await freshDatabase()
-    await withStore(url, Effect.void)
     const poisoned: BatchWrite = { ...batch(0, 1, 5, 1), events: [{ ...event(5, 1), ts: "not a time" }] }
-    const result = await Effect.runPromise(Effect.gen(function*() {
+    const result = await onFreshStore(Effect.gen(function*() {
       const projections = yield* Projections
       const sql = yield* SqlClient.SqlClient
       const exits = yield* Effect.all([
@@ -96,15 +97,13 @@ describe("Projections.commitBatch against PostgreSQL", () => {
       ], { concurrency: "unbounded" })
       const events = yield* sql<{ readonly id: string }>`SELECT id FROM events ORDER BY id`
       return { exits: exits.map((e) => (e._tag === "Success" ? e.value._tag : "Failed")), events: events.map((e) => e.id) }
-    }).pipe(Effect.provide(Projections.layer), Effect.provide(databaseFromUrl(url))))
+    }))
     expect(result.exits).toEqual(["Committed", "Failed", "Committed"])
     expect(result.events).toEqual(["evt_6", "evt_7"])
   })
 
   it("an event written again is still one row; events carry the primary key and one index per read path", async () => {
-    const url = await freshDatabase()
-    await withStore(url, Effect.void)
-    const result = await Effect.runPromise(Effect.gen(function*() {
+    const result = await onFreshStore(Effect.gen(function*() {
       const projections = yield* Projections
       const sql = yield* SqlClient.SqlClient
       yield* projections.commitBatch(batch(0, 1, 1))
@@ -114,7 +113,7 @@ describe("Projections.commitBatch against PostgreSQL", () => {
       const indexes = yield* sql<{ readonly indexname: string }>`
         SELECT indexname FROM pg_indexes WHERE tablename = 'events' ORDER BY indexname`
       return { again: again._tag, events, indexes: indexes.map((i) => i.indexname) }
-    }).pipe(Effect.provide(Projections.layer), Effect.provide(databaseFromUrl(url))))
+    }))
     expect(result.again).toBe("Committed")
     expect(result.events).toEqual([{ id: "evt_1", signal_id: "sig_1" }, { id: "evt_2", signal_id: "sig_2" }])
     // The signal id's uniqueness follows from the primary key (an event id is evt_ + the signal id's suffix).
@@ -124,8 +123,6 @@ describe("Projections.commitBatch against PostgreSQL", () => {
 
 describe("updates in place", () => {
   it("sessions and actor states rewritten by every commit are updated in their pages: the tables stay near their size", async () => {
-    const url = await freshDatabase()
-    await withStore(url, Effect.void)
     const users = Array.from({ length: 400 }, (_, i) => `user_${String(i).padStart(26, "0")}`)
     const commit = (n: number): BatchWrite => ({
       log: "signals", partition: 0, fromOffset: n, nextOffset: n + 1, events: [], notices: [], goals: [], watch: [],
@@ -147,7 +144,7 @@ describe("updates in place", () => {
       }]
     })
     const tables = ["sessions", "actor_state"]
-    const result = await Effect.runPromise(Effect.gen(function*() {
+    const result = await onFreshStore(Effect.gen(function*() {
       const projections = yield* Projections
       const sql = yield* SqlClient.SqlClient
       const sizes = () =>
@@ -160,7 +157,7 @@ describe("updates in place", () => {
       const after = yield* sizes()
       const sessions = yield* sql<{ readonly signal_count: number }>`SELECT signal_count FROM sessions`
       return { before, after, sessions }
-    }).pipe(Effect.provide(Projections.layer), Effect.provide(databaseFromUrl(url))))
+    }))
     expect(result.sessions.map((s) => s.signal_count)).toEqual(users.map(() => 101))
     // 100 commits, each updating the same 400 sessions and 400 actor states. With room in their
     // pages the tables (with their indexes) grew 1.4 and 1.8 times here; without it, every update
@@ -176,8 +173,6 @@ describe("updates in place", () => {
 
 describe("the projections' write connection", () => {
   it("events keep every character and number through the bulk write", async () => {
-    const url = await freshDatabase()
-    await withStore(url, Effect.void)
     const awkward: EventRow = {
       ...event(1, 0),
       project_id: "tab\there, back\\slash, new\nline, return\rcarriage, \\N, \\.",
@@ -189,14 +184,14 @@ describe("the projections' write connection", () => {
       error_code: "E\t1",
       metadata: { text: "line1\nline2\t\"quoted\" back\\slash", nested: { list: [1, "x\\y", null, true] }, unicode: "ü 🚀 \u2028" }
     }
-    const result = await Effect.runPromise(Effect.gen(function*() {
+    const result = await onFreshStore(Effect.gen(function*() {
       const projections = yield* Projections
       const sql = yield* SqlClient.SqlClient
       yield* projections.commitBatch({ ...batch(0, 2, 2), events: [awkward, event(2, 0)] })
       return yield* sql<Record<string, unknown>>`
         SELECT id, project_id, model, tokens_in::text, latency_ms, cost_usd, cost_estimated, model_known, error_code,
           metadata::text AS metadata, ts FROM events ORDER BY id`
-    }).pipe(Effect.provide(Projections.layer), Effect.provide(databaseFromUrl(url))))
+    }))
     expect(result.map((r) => r.id)).toEqual(["evt_1", "evt_2"])
     expect(result[0]).toMatchObject({
       project_id: awkward.project_id,
@@ -214,9 +209,7 @@ describe("the projections' write connection", () => {
   })
 
   it("a write connection the database drops is replaced: the next commits go through", async () => {
-    const url = await freshDatabase()
-    await withStore(url, Effect.void)
-    const result = await Effect.runPromise(Effect.gen(function*() {
+    const result = await onFreshStore(Effect.gen(function*() {
       const projections = yield* Projections
       const sql = yield* SqlClient.SqlClient
       yield* projections.commitBatch(batch(0, 1, 1))
@@ -233,7 +226,7 @@ describe("the projections' write connection", () => {
       const third = yield* commit(batch(2, 3, 3))
       const events = yield* sql<{ readonly id: string }>`SELECT id FROM events ORDER BY id`
       return { killed: killed.map((k) => k.killed), second: second._tag, third: third._tag, events: events.map((e) => e.id) }
-    }).pipe(Effect.provide(Projections.layer), Effect.provide(databaseFromUrl(url))))
+    }))
     expect(result.killed).toEqual([true])
     expect(result.second).toBe("Committed")
     expect(result.third).toBe("Committed")
