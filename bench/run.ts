@@ -14,7 +14,7 @@ import { parseArgs, promisify } from "node:util"
 import { Effect, ManagedRuntime } from "effect"
 import { SqlClient } from "effect/sql"
 import { Kafka, logLevel } from "kafkajs"
-import { patchKafkaRequestQueue } from "../src/log/kafkajs-request-queue.ts"
+import { patchKafkajs } from "../src/log/kafkajs-patches.ts"
 import { partitionForKey } from "../src/log/murmur2.ts"
 import { databaseFromUrl } from "../src/store/database.ts"
 import { startEmbeddedPostgres } from "../src/store/embedded-postgres.ts"
@@ -665,7 +665,7 @@ const fillPgLog = async (url: string, tenant: Tenant, count: number) => {
 
 /** The same records produced to a new topic (kafkajs, batches of 5,000). */
 const fillKafkaLog = async (topic: string, tenant: Tenant, count: number) => {
-  patchKafkaRequestQueue()
+  patchKafkajs()
   const client = new Kafka({ clientId: "signal-engine-bench", brokers: [kafka!.brokers], logLevel: logLevel.ERROR })
   const kafkaAdmin = client.admin()
   await kafkaAdmin.connect()

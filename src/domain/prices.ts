@@ -62,6 +62,24 @@ export const lookupPrice = (table: PriceTable, model: string): ModelPrice | unde
   return best === undefined ? undefined : table[best]
 }
 
+/**
+ * `lookupPrice` over one table, remembering each model name's answer: signals name a handful of
+ * models, and a dated name (`claude-sonnet-4-20250514`) otherwise costs a scan of the table per
+ * signal. At most `limit` names are remembered (then it starts over), so arbitrary names sent by
+ * clients cannot grow it without bound.
+ */
+export const memoizedLookup = (table: PriceTable, limit = 1_000) => {
+  const known = new Map<string, ModelPrice | undefined>()
+  return (model: string): ModelPrice | undefined => {
+    const hit = known.get(model)
+    if (hit !== undefined || known.has(model)) return hit
+    const price = lookupPrice(table, model)
+    if (known.size >= limit) known.clear()
+    known.set(model, price)
+    return price
+  }
+}
+
 export interface Priced {
   readonly usd: number
   readonly estimated: boolean
@@ -70,10 +88,10 @@ export interface Priced {
 
 /** The cost of one model call: as reported, else estimated from tokens, else 0. */
 export const priceSignal = (
-  table: PriceTable,
+  lookup: (model: string) => ModelPrice | undefined,
   input: { readonly model?: string | undefined; readonly tokensIn: number; readonly tokensOut: number; readonly reportedUsd?: number | undefined }
 ): Priced => {
-  const price = input.model === undefined ? undefined : lookupPrice(table, input.model)
+  const price = input.model === undefined ? undefined : lookup(input.model)
   const model_known = price !== undefined
   if (input.reportedUsd !== undefined) return { usd: input.reportedUsd, estimated: false, model_known }
   if (!price) return { usd: 0, estimated: false, model_known }

@@ -1,5 +1,5 @@
 import { Config, Context, Effect, Layer, Option, Schema } from "effect"
-import { defaultPrices, type PriceTable, priceSignal, type Priced } from "../domain/prices.ts"
+import { defaultPrices, memoizedLookup, type PriceTable, priceSignal, type Priced } from "../domain/prices.ts"
 
 const PriceOverrides = Schema.fromJsonString(
   Schema.Record(Schema.String, Schema.Struct({ input: Schema.Number, output: Schema.Number }))
@@ -15,7 +15,8 @@ export class Pricing extends Context.Service<Pricing, {
     Effect.gen(function*() {
       const overrides = yield* Config.option(Config.schema(PriceOverrides, "MODEL_PRICES"))
       const table: PriceTable = { ...defaultPrices, ...Option.getOrElse(overrides, () => ({})) }
-      return Pricing.of({ table, price: (input) => priceSignal(table, input) })
+      const lookup = memoizedLookup(table)
+      return Pricing.of({ table, price: (input) => priceSignal(lookup, input) })
     })
   )
 }

@@ -2,7 +2,7 @@ import { Cause, Config, Deferred, Duration, Effect, Exit, FiberSet, Layer, Optio
 import { type Consumer, Kafka, type KafkaMessage, logLevel, Partitioners, type RecordMetadata } from "kafkajs"
 import { randomUUID } from "node:crypto"
 import type { LogRecord } from "../domain/records.ts"
-import { patchKafkaRequestQueue } from "./kafkajs-request-queue.ts"
+import { patchKafkajs } from "./kafkajs-patches.ts"
 import { partitionForKey } from "./murmur2.ts"
 import { batchedAppend, decodeStored, LogMisconfigured, LogPartitions, serializeRecord, type UndecodableRecord } from "./shared.ts"
 import { type AppendResult, type LogEntry, LogUnavailable, type PartitionHandler, SignalLog } from "./signal-log.ts"
@@ -83,7 +83,7 @@ const make = Effect.gen(function*() {
   }
   const services = yield* Effect.context<never>()
   const runLog = Effect.runForkWith(services)
-  patchKafkaRequestQueue()
+  patchKafkajs()
   const kafka = new Kafka({
     clientId: "signal-engine",
     brokers: settings.brokers,

@@ -4,10 +4,34 @@ import { apiKeyEnvironment, apiKeyPattern, generateApiKey, generateLicenseKey, h
 import { makeId } from "../../src/domain/ids.ts"
 import { decodeCursor, encodeCursor, toPage } from "../../src/domain/pagination.ts"
 import { allowsLiveKeys, managementRateWindows, Plan, planHasFeature } from "../../src/domain/plans.ts"
+import { defaultPrices, lookupPrice, memoizedLookup } from "../../src/domain/prices.ts"
 import { hasScope, parseScopes } from "../../src/domain/scopes.ts"
 import { makeRouteTable } from "../../src/http/route-table.ts"
 
 const noOverrides = { perMinute: null, perHour: null, perDay: null }
+
+describe("prices", () => {
+  const names = Object.keys(defaultPrices)
+  // Shipped names, dated or tagged variants of them, and arbitrary strings.
+  const model = fc.oneof(
+    fc.constantFrom(...names),
+    fc.tuple(fc.constantFrom(...names), fc.constantFrom("-", "@", ":", "", "x"), fc.string({ maxLength: 10 })).map(([n, sep, rest]) => n + sep + rest),
+    fc.string({ maxLength: 20 })
+  )
+
+  it("a dated model name takes the price of the longest shipped name it extends", () => {
+    expect(lookupPrice(defaultPrices, "gpt-4.1-mini-2025-04-14")).toEqual(defaultPrices["gpt-4.1-mini"])
+    expect(lookupPrice(defaultPrices, "gpt-4.1-2025-04-14")).toEqual(defaultPrices["gpt-4.1"])
+    expect(lookupPrice(defaultPrices, "gpt-4.1x")).toBeUndefined()
+  })
+
+  it("the remembering lookup answers what the table does, however many names it has seen", () => {
+    fc.assert(fc.property(fc.array(model, { maxLength: 40 }), fc.integer({ min: 1, max: 8 }), (models, limit) => {
+      const lookup = memoizedLookup(defaultPrices, limit)
+      for (const m of [...models, ...models]) expect(lookup(m)).toBe(lookupPrice(defaultPrices, m))
+    }))
+  })
+})
 
 describe("plans", () => {
   it("rate limits follow the spec's table", () => {

@@ -2,14 +2,14 @@ import { randomUUID } from "node:crypto"
 import { createRequire } from "node:module"
 import { Kafka, logLevel } from "kafkajs"
 import { afterAll, describe, expect, inject, it } from "vitest"
-import { patchKafkaRequestQueue } from "../../src/log/kafkajs-request-queue.ts"
+import { patchKafkajs } from "../../src/log/kafkajs-patches.ts"
 
 const require = createRequire(import.meta.url)
 const RequestQueue = require("kafkajs/src/network/requestQueue/index.js") as {
   prototype: { checkPendingRequests: () => void }
 }
 
-const installed = patchKafkaRequestQueue()
+const installed = patchKafkajs()
 
 // Every check of a connection's pending requests, counted.
 let checks = 0
@@ -34,9 +34,11 @@ afterAll(async () => {
   await admin.disconnect().catch(() => undefined)
 })
 
-describe("kafkajs request queue (patched)", () => {
+describe("kafkajs (patched)", () => {
+  // The broker checks each record batch's CRC-32C and refuses a wrong one ("failed its CRC
+  // checksum"), so every produce here also checks the replaced checksum.
   it("sends requests that had to wait, and an idle connection stops checking for them", { timeout: 60_000 }, async () => {
-    expect(installed).toBe(true)
+    expect(installed).toEqual({ requestQueue: true, crc32c: true })
     await admin.connect()
     await admin.createTopics({ topics: [{ topic, numPartitions: 1 }], waitForLeaders: true })
     await producer.connect()
