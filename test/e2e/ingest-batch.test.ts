@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { Bootstrapped } from "../../src/store/tenancy-repo.ts"
 import { bootstrapOrg, call, startServer, type TestServer } from "../support/harness.ts"
 import { logVariants } from "../support/log-variants.ts"
+import { waitFor } from "../support/wait.ts"
 
 describe.each(logVariants())("batch ingestion over %s", (_name, logEnv) => {
   let server: TestServer
@@ -50,14 +51,53 @@ describe.each(logVariants())("batch ingestion over %s", (_name, logEnv) => {
     const valid = [results[0]!, results[2]!, results[6]!]
     for (const r of valid) {
       expect(r.signal_id).toMatch(/^sig_[0-9a-f]{32}$/)
-      expect(r.action).toBeUndefined()
+      // No rule fired, so no action: the result is exactly the documented fields.
+      expect(Object.keys(r).sort()).toEqual(["ok", "session_id", "signal_id"])
     }
+    for (const i of [1, 3, 4, 5]) {
+      expect(Object.keys(results[i]!).sort()).toEqual(["error", "ok"])
+      expect(Object.keys(results[i]!.error).sort()).toEqual(["code", "error"])
+    }
+    expect(res.headers.get("content-type")).toMatch(/^application\/json/)
     const sessionId = valid[0]!.session_id as string
     expect(valid.map((r) => r.session_id)).toEqual([sessionId, sessionId, sessionId])
     for (const i of [1, 3, 4, 5]) expect(results[i]!.error.error).toEqual(expect.any(String))
 
     const stored = await eventsOf(sessionId)
     expect(stored.map((e) => e.signal_id).sort()).toEqual(valid.map((r) => r.signal_id as string).sort())
+  })
+
+  it("answers a blocked signal of a batch with the rule's verdict, and the others of it as allowed", async () => {
+    const blocking = await bootstrapOrg(server.databaseUrl, "batch-verdicts", "team")
+    const rule = await call(server, "POST", "/api/v1/rules", {
+      key: blocking.api_key_live!,
+      body: {
+        name: "No o3", type: "model_filter", scope: "org", scope_id: blocking.org_id, condition: { model: { in: ["o3"] } },
+        action: "block", action_config: { message: "o3 is not allowed here" }
+      }
+    })
+    expect(rule.status).toBe(201)
+    const batch = [
+      { type: "post-tool", adapter: "batch-verdicts", session_id: "bv-1", metadata: { model: "claude-sonnet-4" } },
+      { type: "post-tool", adapter: "batch-verdicts", session_id: "bv-1", metadata: { model: "o3" } }
+    ]
+    // Rules reach verdicts within the rule cache's refresh (a second).
+    const results = await waitFor(
+      async () =>
+        (await call(server, "POST", "/engine/v1/signals/batch", { key: blocking.license_key, body: { signals: batch } })).body
+          .results as ReadonlyArray<Record<string, any>>,
+      (r) => r[1]?.ok === false,
+      { timeoutMs: 5_000, what: "the rule to take effect" }
+    )
+    expect(results[0]).toEqual({ ok: true, signal_id: expect.any(String), session_id: expect.any(String) })
+    expect(results[1]).toEqual({
+      ok: false,
+      signal_id: expect.any(String),
+      session_id: results[0]!.session_id,
+      action: "block",
+      rule_id: rule.body.id,
+      message: "o3 is not allowed here"
+    })
   })
 
   it("keeps input order within a session: timestamps do not decrease", async () => {

@@ -1,4 +1,5 @@
 import { Clock, Config, Effect, Result, Schema } from "effect"
+import { HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import { BadRequest, ServiceUnavailable } from "../../domain/errors.ts"
 import type { SignalRecord } from "../../domain/records.ts"
@@ -6,7 +7,7 @@ import { Engine, type Submitted } from "../../engine/engine.ts"
 import { Pricing } from "../../engine/pricing.ts"
 import { EnginePrincipal } from "../contract.ts"
 import { EngineApi } from "./api.ts"
-import { SignalInput } from "./signals-api.ts"
+import { SignalInput, type SignalsBatchAccepted } from "./signals-api.ts"
 import { toSignalRecord } from "./signals-records.ts"
 
 const decodeSignal = Schema.decodeUnknownResult(SignalInput)
@@ -55,11 +56,15 @@ export const SignalsHandlers = HttpApiBuilder.group(EngineApi, "signals", (handl
             ? []
             : yield* engine.submitMany(records).pipe(Effect.catchTag("LogUnavailable", logUnavailable))
           let next = 0
-          const results = checked.map((r) =>
-            Result.isFailure(r)
-              ? { ok: false as const, error: { code: r.failure.code, error: r.failure.error } }
-              : accepted(submitted[next++]!)
-          )
-          return { results }
+          const body: typeof SignalsBatchAccepted.Encoded = {
+            results: checked.map((r) =>
+              Result.isFailure(r)
+                ? { ok: false as const, error: { code: r.failure.code, error: r.failure.error } }
+                : accepted(submitted[next++]!)
+            )
+          }
+          // Already in its encoded form (the type says so), so it is serialized as it is: the
+          // schema's encode would walk up to 500 results only to give back the same values.
+          return HttpServerResponse.jsonUnsafe(body)
         }))
   }))
