@@ -48,10 +48,21 @@ export class VerdictRegistry extends Context.Service<VerdictRegistry, {
       const recent = new Map<string, { readonly outcome: Outcome; readonly at: number }>()
       const keepMs = Duration.toMillis(recentFor)
 
+      /**
+       * No wait in `waiting` ends before this (a lower bound: completed waits leave without
+       * raising it). Most waits end with their outcome long before their deadline, so most sweeps
+       * find nothing due and return at once instead of walking every wait.
+       */
+      let earliest = Number.POSITIVE_INFINITY
       yield* Effect.sync(() => {
         const now = Date.now()
+        if (now < earliest) return
+        earliest = Number.POSITIVE_INFINITY
         for (const [id, wait] of waiting) {
-          if (wait.deadline > now) continue
+          if (wait.deadline > now) {
+            if (wait.deadline < earliest) earliest = wait.deadline
+            continue
+          }
           waiting.delete(id)
           Deferred.doneUnsafe(wait.deferred, Effect.succeed(undefined))
         }
@@ -63,6 +74,7 @@ export class VerdictRegistry extends Context.Service<VerdictRegistry, {
           if (existing) return existing.deferred
           const deferred = Deferred.makeUnsafe<Outcome | undefined>()
           waiting.set(id, { deferred, deadline })
+          if (deadline < earliest) earliest = deadline
           return deferred
         })
 

@@ -1,0 +1,66 @@
+import { Deferred, Effect, Option } from "effect"
+import { describe, expect, it } from "vitest"
+import { type Outcome, VerdictRegistry } from "../../src/engine/verdicts.ts"
+
+const run = <A>(body: (registry: VerdictRegistry["Service"]) => Effect.Effect<A>) =>
+  Effect.runPromise(
+    Effect.gen(function*() {
+      return yield* body(yield* VerdictRegistry)
+    }).pipe(Effect.provide(VerdictRegistry.layer))
+  )
+
+const verdict = (signal_id: string): Outcome => ({ ok: true, signal_id, session_id: "sess_1" })
+
+describe("VerdictRegistry", () => {
+  it("answers a wait with its outcome, and a wait whose deadline passed with nothing", async () => {
+    const [answered, expired] = await run((registry) =>
+      Effect.gen(function*() {
+        const now = Date.now()
+        const a = yield* registry.register("sig_a", now + 60_000)
+        const b = yield* registry.register("sig_b", now + 50)
+        yield* registry.complete([verdict("sig_a")])
+        return [yield* Deferred.await(a), yield* Deferred.await(b)] as const
+      })
+    )
+    expect(answered).toEqual(verdict("sig_a"))
+    expect(expired).toBeUndefined()
+  })
+
+  it("a short wait registered after long ones still ends at its own deadline", { timeout: 10_000 }, async () => {
+    const expired = await run((registry) =>
+      Effect.gen(function*() {
+        // Long waits first, and a sweep that sees only them.
+        for (let i = 0; i < 10; i++) yield* registry.register(`sig_long_${i}`, Date.now() + 60_000)
+        yield* Effect.sleep("100 millis")
+        const short = yield* registry.register("sig_short", Date.now() + 50)
+        return yield* Deferred.await(short)
+      })
+    )
+    // Answered (with nothing) well before the long waits' deadline, which the test's timeout is under.
+    expect(expired).toBeUndefined()
+  })
+
+  it("waits with different deadlines each end at their own", { timeout: 10_000 }, async () => {
+    const answers = await run((registry) =>
+      Effect.gen(function*() {
+        const now = Date.now()
+        const waits = yield* Effect.forEach([50, 300, 150], (ms, i) => registry.register(`sig_${i}`, now + ms))
+        return yield* Effect.forEach(waits, Deferred.await)
+      })
+    )
+    expect(answers).toEqual([undefined, undefined, undefined])
+  })
+
+  it("a wait that expired is answered once; its outcome arriving later is kept for a late wait", async () => {
+    const [expired, late] = await run((registry) =>
+      Effect.gen(function*() {
+        const wait = yield* registry.register("sig_c", Date.now() + 30)
+        const first = yield* Deferred.await(wait)
+        yield* registry.complete([verdict("sig_c")])
+        return [first, yield* registry.await("sig_c", "1 second")] as const
+      })
+    )
+    expect(expired).toBeUndefined()
+    expect(late).toEqual(Option.some(verdict("sig_c")))
+  })
+})
