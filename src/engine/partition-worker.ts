@@ -152,7 +152,8 @@ export const makePartitionWorker = Effect.fnUntraced(function*(options: {
       const states = new Map<string, UserState>()
       for (const u of users) states.set(u, actors.get(u)?.state ?? loaded.get(u) ?? emptyUserState)
       // The batch's shared-scope counts, over this partition's committed ones until it commits.
-      const batchCounts = new Map<string, Usage>()
+      // Each is this batch's own object (a copy on first touch), added to in place.
+      const batchCounts = new Map<string, Counted>()
       const countOf = (key: string) => batchCounts.get(key) ?? scopeCounts.get(key) ?? noUsage
       const batchReported = new Set<string>()
       const reported = (c: Crossing): boolean => {
@@ -185,7 +186,11 @@ export const makePartitionWorker = Effect.fnUntraced(function*(options: {
           : undefined
         if (record.kind === "signal") {
           const usage = usageOf(record)
-          for (const key of scopeKeys.keysOf(record)) batchCounts.set(key, addUsage(countOf(key), usage))
+          for (const key of scopeKeys.keysOf(record)) {
+            const counted = batchCounts.get(key)
+            if (counted === undefined) batchCounts.set(key, addUsage(scopeCounts.get(key) ?? noUsage, usage))
+            else addInto(counted, usage)
+          }
         }
         if (options.projectFrom !== undefined && Date.parse(record.ts) < options.projectFrom) continue
         for (const s of result.sessions) sessions.set(s.id, s)
@@ -328,6 +333,15 @@ export const makePartitionWorker = Effect.fnUntraced(function*(options: {
 const text = (value: unknown): string | null => (typeof value === "string" && value.length > 0 ? value : null)
 const count = (value: unknown): number =>
   typeof value === "number" && Number.isFinite(value) && value >= 0 ? Math.trunc(value) : 0
+
+type Counted = { -readonly [K in keyof Usage]: Usage[K] }
+
+/** `addUsage` into `target` itself (the same sums and rounding), for counts a batch owns. */
+const addInto = (target: Counted, usage: Usage) => {
+  target.cost_usd = Math.round((target.cost_usd + usage.cost_usd) * 1e9) / 1e9
+  target.tokens_in += usage.tokens_in
+  target.tokens_out += usage.tokens_out
+}
 
 const usageOf = (r: SignalRecord): Usage => ({
   cost_usd: r.cost.usd,
