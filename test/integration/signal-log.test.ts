@@ -259,6 +259,50 @@ const logContract = (name: string, makeLayer: MakeLayer) =>
       )
     })
 
+    it("a batch the handler fails is delivered again once its partition restarts from the stored offset: nothing skipped", async () => {
+      await withLog((log) =>
+        Effect.gen(function*() {
+          const keys = users(12)
+          const failing = keys[0]!
+          const p = partitionForKey(failing, PARTITIONS)
+          // The handler stores where each partition resumes, as the engine does with its commits,
+          // and fails the first batch that holds the failing user's record 3.
+          const stored = new Map<number, number>()
+          const delivered = new Map<number, Array<LogEntry>>()
+          const assigned: Array<number> = []
+          let failed = 0
+          const handler: PartitionHandler = {
+            assigned: (q) => Effect.sync(() => (assigned.push(q), stored.get(q) ?? 0)),
+            batch: (q, entries) =>
+              Effect.suspend(() => {
+                const holds = entries.some((e) => e.key === failing && (e.record as SignalRecord).metadata.n === 3)
+                if (holds && failed === 0) {
+                  failed++
+                  return Effect.die(new Error("the handler's store is down"))
+                }
+                delivered.set(q, [...(delivered.get(q) ?? []), ...entries])
+                stored.set(q, entries[entries.length - 1]!.offset + 1)
+                return Effect.void
+              }),
+            revoked: () => Effect.void
+          }
+          yield* log.run(handler)
+          // Appends keep coming while the partition fails and restarts.
+          for (let wave = 0; wave < 6; wave++) {
+            yield* log.append(keys.map((u) => record(u, wave)))
+            yield* Effect.sleep("100 millis")
+          }
+          const ends = yield* log.endOffsets
+          yield* Effect.promise(() => eventually(() => expectInOrderExactlyOnce(delivered, () => 0, ends), 30_000))
+          expect(failed).toBe(1)
+          // The failing partition was assigned again, from what the handler had stored.
+          expect(assigned.filter((q) => q === p)).toHaveLength(2)
+          const ns = (delivered.get(p) ?? []).filter((e) => e.key === failing).map((e) => (e.record as SignalRecord).metadata.n)
+          expect(ns).toEqual([0, 1, 2, 3, 4, 5])
+        })
+      )
+    })
+
     it("a record that does not decode stops its partition there (revoked), without skipping it", async () => {
       const log = await makeLayer()
       const keys = users(12)
