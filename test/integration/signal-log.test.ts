@@ -271,6 +271,8 @@ const logContract = (name: string, makeLayer: MakeLayer) =>
           const delivered = new Map<number, Array<LogEntry>>()
           const assigned: Array<number> = []
           let failed = 0
+          /** How often the failing partition had been assigned when its batch failed. */
+          let assignedBefore = 0
           const handler: PartitionHandler = {
             assigned: (q) => Effect.sync(() => (assigned.push(q), stored.get(q) ?? 0)),
             batch: (q, entries) =>
@@ -278,6 +280,7 @@ const logContract = (name: string, makeLayer: MakeLayer) =>
                 const holds = entries.some((e) => e.key === failing && (e.record as SignalRecord).metadata.n === 3)
                 if (holds && failed === 0) {
                   failed++
+                  assignedBefore = assigned.filter((x) => x === p).length
                   return Effect.die(new Error("the handler's store is down"))
                 }
                 delivered.set(q, [...(delivered.get(q) ?? []), ...entries])
@@ -295,8 +298,9 @@ const logContract = (name: string, makeLayer: MakeLayer) =>
           const ends = yield* log.endOffsets
           yield* Effect.promise(() => eventually(() => expectInOrderExactlyOnce(delivered, () => 0, ends), 30_000))
           expect(failed).toBe(1)
-          // The failing partition was assigned again, from what the handler had stored.
-          expect(assigned.filter((q) => q === p)).toHaveLength(2)
+          // The failing partition was assigned again after the failure (a consumer group may also
+          // rebalance while it forms, so not necessarily only once).
+          expect(assigned.filter((q) => q === p).length).toBeGreaterThan(assignedBefore)
           const ns = (delivered.get(p) ?? []).filter((e) => e.key === failing).map((e) => (e.record as SignalRecord).metadata.n)
           expect(ns).toEqual([0, 1, 2, 3, 4, 5])
         })
