@@ -16,11 +16,23 @@ export interface Usage {
 
 export const noUsage: Usage = { cost_usd: 0, tokens_in: 0, tokens_out: 0 }
 
+/** Dollar sums are kept to nano-dollars, so adding many small costs does not drift. */
+const sumUsd = (a: number, b: number) => Math.round((a + b) * 1e9) / 1e9
+
 export const addUsage = (a: Usage, b: Usage): Usage => ({
-  cost_usd: Math.round((a.cost_usd + b.cost_usd) * 1e9) / 1e9,
+  cost_usd: sumUsd(a.cost_usd, b.cost_usd),
   tokens_in: a.tokens_in + b.tokens_in,
   tokens_out: a.tokens_out + b.tokens_out
 })
+
+export type MutableUsage = { -readonly [K in keyof Usage]: Usage[K] }
+
+/** `addUsage` into `target` itself (the same sums), for counts their owner adds to in place. */
+export const addUsageInto = (target: MutableUsage, b: Usage): void => {
+  target.cost_usd = sumUsd(target.cost_usd, b.cost_usd)
+  target.tokens_in += b.tokens_in
+  target.tokens_out += b.tokens_out
+}
 
 export const metricOf = (usage: Usage, metric: Metric): number =>
   metric === "tokens_total" ? usage.tokens_in + usage.tokens_out : usage[metric]

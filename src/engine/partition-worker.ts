@@ -3,7 +3,16 @@ import type { Environment } from "../domain/environments.ts"
 import { makeId } from "../domain/ids.ts"
 import { type EngineFeature, planHasFeature } from "../domain/plans.ts"
 import type { LogRecord, SignalRecord } from "../domain/records.ts"
-import { addUsage, type Crossing, evaluate, noUsage, type SignalFacts, type Usage } from "../domain/rule-evaluation.ts"
+import {
+  addUsage,
+  addUsageInto,
+  type Crossing,
+  evaluate,
+  type MutableUsage,
+  noUsage,
+  type SignalFacts,
+  type Usage
+} from "../domain/rule-evaluation.ts"
 import type { Rule } from "../domain/rules.ts"
 import {
   parseScopeKey,
@@ -153,7 +162,7 @@ export const makePartitionWorker = Effect.fnUntraced(function*(options: {
       for (const u of users) states.set(u, actors.get(u)?.state ?? loaded.get(u) ?? emptyUserState)
       // The batch's shared-scope counts, over this partition's committed ones until it commits.
       // Each is this batch's own object (a copy on first touch), added to in place.
-      const batchCounts = new Map<string, Counted>()
+      const batchCounts = new Map<string, MutableUsage>()
       const countOf = (key: string) => batchCounts.get(key) ?? scopeCounts.get(key) ?? noUsage
       const batchReported = new Set<string>()
       const reported = (c: Crossing): boolean => {
@@ -189,7 +198,7 @@ export const makePartitionWorker = Effect.fnUntraced(function*(options: {
           for (const key of scopeKeys.keysOf(record)) {
             const counted = batchCounts.get(key)
             if (counted === undefined) batchCounts.set(key, addUsage(scopeCounts.get(key) ?? noUsage, usage))
-            else addInto(counted, usage)
+            else addUsageInto(counted, usage)
           }
         }
         if (options.projectFrom !== undefined && Date.parse(record.ts) < options.projectFrom) continue
@@ -333,15 +342,6 @@ export const makePartitionWorker = Effect.fnUntraced(function*(options: {
 const text = (value: unknown): string | null => (typeof value === "string" && value.length > 0 ? value : null)
 const count = (value: unknown): number =>
   typeof value === "number" && Number.isFinite(value) && value >= 0 ? Math.trunc(value) : 0
-
-type Counted = { -readonly [K in keyof Usage]: Usage[K] }
-
-/** `addUsage` into `target` itself (the same sums and rounding), for counts a batch owns. */
-const addInto = (target: Counted, usage: Usage) => {
-  target.cost_usd = Math.round((target.cost_usd + usage.cost_usd) * 1e9) / 1e9
-  target.tokens_in += usage.tokens_in
-  target.tokens_out += usage.tokens_out
-}
 
 const usageOf = (r: SignalRecord): Usage => ({
   cost_usd: r.cost.usd,
