@@ -2,7 +2,8 @@
  * The replay baseline: reads every partition of the configured log (DATABASE_URL, LOG_PARTITIONS,
  * KAFKA_* as the service reads them) through SignalLog.readPartition with a handler that does
  * nothing, so what is measured is fetching and decoding the records, as replay does before folding.
- * Prints one JSON line: {records, seconds}.
+ * Prints one JSON line: {records, seconds, cpu_s} (cpu_s: the process's CPU, start-up included, as
+ * the replay command reports its own).
  */
 import { Effect, Layer } from "effect"
 import { SignalLogLive } from "../src/main.ts"
@@ -17,7 +18,8 @@ const program = Effect.gen(function*() {
     yield* log.readPartition(partition, 0, (entries) => Effect.sync(() => void (records += entries.length)))
   }
   const seconds = (performance.now() - started) / 1000
-  console.log(JSON.stringify({ records, seconds }))
+  const cpu = process.cpuUsage()
+  console.log(JSON.stringify({ records, seconds, cpu_s: (cpu.user + cpu.system) / 1e6 }))
 })
 
 const url = process.env.DATABASE_URL

@@ -713,6 +713,7 @@ const replayScenario = async (log: LogName) => {
   const raw = JSON.parse((await run(rawCmd, rawArgs, { cwd: root, env: { ...baseEnv, ...env } })).stdout.trim().split("\n").pop()!) as {
     records: number
     seconds: number
+    cpu_s: number
   }
 
   say(`replay over ${log}: signal-engine replay`)
@@ -727,6 +728,8 @@ const replayScenario = async (log: LogName) => {
   if (!match) throw new Error(`unexpected replay output: ${stdout}`)
   const replayed = Number(match[1])
   const seconds = Number(match[2])
+  const indexS = /read indexes built in ([\d.]+) s/.exec(stdout)?.[1]
+  const cpuS = /([\d.]+) s of CPU in this process/.exec(stdout)?.[1]
   if (options.cpuProf) {
     for (const f of readdirSync(replayProfDir).filter((f) => f.endsWith(".cpuprofile"))) {
       profiles.push({ id: `replay-${log}`, file: join(replayProfDir, f), top: topSelfTime(join(replayProfDir, f), 25) })
@@ -744,7 +747,12 @@ const replayScenario = async (log: LogName) => {
       ratio_to_raw_read: round(replayRate / rawRate, 3),
       replay_s: seconds,
       replay_wall_s: round(wallS),
+      // Of replay_s: the read indexes' build at the end (the database's work; this process waits).
+      ...(indexS === undefined ? {} : { index_build_s: Number(indexS) }),
+      // The replay process's own CPU, start-up included: how much of its core it kept busy.
+      ...(cpuS === undefined ? {} : { replay_cpu_s: Number(cpuS) }),
       raw_read_s: round(raw.seconds, 2),
+      raw_read_cpu_s: round(raw.cpu_s),
       fill_s: round(fillS)
     }
   })

@@ -144,9 +144,12 @@ const replayCommand = Command.make("replay", {
       onProgress: report
     })
     const seconds = (Date.now() - started) / 1000
+    const cpu = process.cpuUsage()
     yield* Console.log(
       `replayed ${result.records} records of ${result.partitions} partition(s) in ${seconds.toFixed(1)} s` +
-        ` (${Math.round(result.records / Math.max(seconds, 0.001))} records/s)`
+        ` (${Math.round(result.records / Math.max(seconds, 0.001))} records/s` +
+        (result.indexesMs === undefined ? "" : `; read indexes built in ${(result.indexesMs / 1000).toFixed(1)} s`) +
+        `; ${((cpu.user + cpu.system) / 1e6).toFixed(1)} s of CPU in this process)`
     )
   }).pipe(Effect.provide(ReplayLive))).pipe(
     Command.withDescription("Rebuild sessions and events from the signal log (stop the service first); sends nothing")

@@ -77,11 +77,18 @@ export const replay = Effect.fn("replay")(function*(options: {
   // (the service is stopped during a replay, so nothing reads them meanwhile). A failed or
   // interrupted replay builds them too; start-up builds any still missing.
   const full = options.from === undefined && new Set(partitions).size === log.partitions
+  // How long the index builds took: a fixed part of a full replay's time, growing as n log n.
+  let indexesMs: number | undefined
   if (full) {
+    const buildIndexes = Effect.gen(function*() {
+      const started = yield* Clock.currentTimeMillis
+      yield* Effect.orDie(buildEventReadIndexes)
+      indexesMs = (yield* Clock.currentTimeMillis) - started
+    })
     yield* Effect.orDie(dropEventReadIndexes)
-    yield* replayAll.pipe(Effect.ensuring(Effect.orDie(buildEventReadIndexes)))
+    yield* replayAll.pipe(Effect.ensuring(buildIndexes))
   } else {
     yield* replayAll
   }
-  return { partitions: partitions.length, records }
+  return { partitions: partitions.length, records, indexesMs }
 })
