@@ -709,18 +709,33 @@ const replayScenario = async (log: LogName) => {
   const fillS = (Date.now() - fillStarted) / 1000
 
   say(`replay over ${log}: raw read`)
-  const [rawCmd, rawArgs] = pinned(0, node, [join(root, "bench", "read-raw.ts")])
-  const raw = JSON.parse((await run(rawCmd, rawArgs, { cwd: root, env: { ...baseEnv, ...env } })).stdout.trim().split("\n").pop()!) as {
-    records: number
-    seconds: number
-    cpu_s: number
+  // With --cpu-prof the raw read is profiled too: what replay adds is the difference of the two.
+  const profileFlags = (id: string) => {
+    if (!options.cpuProf) return []
+    const profDir = join(dir, "profiles", id)
+    mkdirSync(profDir, { recursive: true })
+    return ["--cpu-prof", `--cpu-prof-dir=${profDir}`]
   }
+  const collectProfiles = (id: string) => {
+    if (!options.cpuProf) return
+    const profDir = join(dir, "profiles", id)
+    for (const f of readdirSync(profDir).filter((f) => f.endsWith(".cpuprofile"))) {
+      profiles.push({ id, file: join(profDir, f), top: topSelfTime(join(profDir, f), 25) })
+    }
+  }
+  const rawRead = async (profiled: boolean) => {
+    const flags = profiled ? profileFlags(`raw-read-${log}`) : []
+    const [rawCmd, rawArgs] = pinned(0, node, [...flags, join(root, "bench", "read-raw.ts")])
+    const { stdout } = await run(rawCmd, rawArgs, { cwd: root, env: { ...baseEnv, ...env } })
+    return JSON.parse(stdout.trim().split("\n").pop()!) as { records: number; seconds: number; cpu_s: number }
+  }
+  // The baseline is read before and after the replay, and their mean is the one compared with
+  // it: this VM's speed drifts over minutes, and the two readings bracket the replay in time.
+  const rawBefore = await rawRead(true)
+  collectProfiles(`raw-read-${log}`)
 
   say(`replay over ${log}: signal-engine replay`)
-  const replayProfDir = join(dir, "profiles", `replay-${log}`)
-  if (options.cpuProf) mkdirSync(replayProfDir, { recursive: true })
-  const replayFlags = options.cpuProf ? ["--cpu-prof", `--cpu-prof-dir=${replayProfDir}`] : []
-  const [cmd, args] = pinned(0, node, [...replayFlags, join(root, "bin", "signal-engine.js"), "replay"])
+  const [cmd, args] = pinned(0, node, [...profileFlags(`replay-${log}`), join(root, "bin", "signal-engine.js"), "replay"])
   const started = Date.now()
   const { stdout } = await run(cmd, args, { cwd: root, env: { ...baseEnv, ...env }, maxBuffer: 64 * 1024 * 1024 })
   const wallS = (Date.now() - started) / 1000
@@ -730,10 +745,13 @@ const replayScenario = async (log: LogName) => {
   const seconds = Number(match[2])
   const indexS = /read indexes built in ([\d.]+) s/.exec(stdout)?.[1]
   const cpuS = /([\d.]+) s of CPU in this process/.exec(stdout)?.[1]
-  if (options.cpuProf) {
-    for (const f of readdirSync(replayProfDir).filter((f) => f.endsWith(".cpuprofile"))) {
-      profiles.push({ id: `replay-${log}`, file: join(replayProfDir, f), top: topSelfTime(join(replayProfDir, f), 25) })
-    }
+  collectProfiles(`replay-${log}`)
+  say(`replay over ${log}: raw read again`)
+  const rawAfter = await rawRead(false)
+  const raw = {
+    records: rawBefore.records,
+    seconds: (rawBefore.seconds + rawAfter.seconds) / 2,
+    cpu_s: (rawBefore.cpu_s + rawAfter.cpu_s) / 2
   }
   const rawRate = raw.records / raw.seconds
   const replayRate = replayed / seconds
@@ -753,6 +771,8 @@ const replayScenario = async (log: LogName) => {
       ...(cpuS === undefined ? {} : { replay_cpu_s: Number(cpuS) }),
       raw_read_s: round(raw.seconds, 2),
       raw_read_cpu_s: round(raw.cpu_s),
+      // How far apart the two raw reads were, relative to their mean: the VM's drift meanwhile.
+      raw_read_spread: round(Math.abs(rawBefore.seconds - rawAfter.seconds) / raw.seconds, 3),
       fill_s: round(fillS)
     }
   })
