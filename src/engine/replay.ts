@@ -35,10 +35,12 @@ export const replay = Effect.fn("replay")(function*(options: {
   const concurrency = yield* Config.Int("REPLAY_CONCURRENCY").pipe(Config.withDefault(2), Effect.orDie)
   // Records folded and committed together.
   const replayBatch = yield* Config.Int("REPLAY_BATCH").pipe(Config.withDefault(5_000), Effect.orDie)
+  // A full rebuild (every partition, from the start) empties the projections at once, up front.
+  const full = options.from === undefined && new Set(partitions).size === log.partitions
   let records = 0
   const replayPartition = Effect.fnUntraced(function*(partition: number) {
     const total = ends[partition] ?? 0
-    yield* projections.resetPartition(log.name, partition, options.from)
+    if (!full) yield* projections.resetPartition(log.name, partition, options.from)
     const worker = yield* makePartitionWorker({
       log: log.name,
       partition,
@@ -76,7 +78,6 @@ export const replay = Effect.fn("replay")(function*(options: {
   // A full rebuild writes every event again: without the read indexes, then one sort per index
   // (the service is stopped during a replay, so nothing reads them meanwhile). A failed or
   // interrupted replay builds them too; start-up builds any still missing.
-  const full = options.from === undefined && new Set(partitions).size === log.partitions
   // How long the index builds took: a fixed part of a full replay's time, growing as n log n.
   let indexesMs: number | undefined
   if (full) {
@@ -85,6 +86,7 @@ export const replay = Effect.fn("replay")(function*(options: {
       yield* Effect.orDie(buildEventReadIndexes)
       indexesMs = (yield* Clock.currentTimeMillis) - started
     })
+    yield* projections.resetAll(log.name)
     yield* Effect.orDie(dropEventReadIndexes)
     yield* replayAll.pipe(Effect.ensuring(buildIndexes))
   } else {

@@ -70,6 +70,12 @@ export class Projections extends Context.Service<Projections, {
    * its actor states and its offset, so a replay can rebuild them (replay only).
    */
   readonly resetPartition: (log: string, partition: number, since?: Date) => Effect.Effect<void>
+  /**
+   * Forget every partition's projections at once, for a full rebuild (replay only): the tables
+   * are emptied, not deleted from row by row, so the rebuild writes into a table without dead
+   * rows to skip and vacuum.
+   */
+  readonly resetAll: (log: string) => Effect.Effect<void>
 }>()("signal-engine/store/Projections") {
   static readonly layer = Layer.effect(
     Projections,
@@ -326,7 +332,14 @@ export class Projections extends Context.Service<Projections, {
         }))
       }, Effect.orDie)
 
-      return Projections.of({ nextOffset, loadActors, actorsWithOpenSessions, loadScopeUsage, commitBatch, resetPartition })
+      const resetAll = Effect.fn("Projections.resetAll")(function*(log: string) {
+        yield* sql.withTransaction(Effect.gen(function*() {
+          yield* sql`TRUNCATE events, sessions, actor_state, scope_usage, goals`
+          yield* sql`DELETE FROM partition_offsets WHERE log = ${log}`
+        }))
+      }, Effect.orDie)
+
+      return Projections.of({ nextOffset, loadActors, actorsWithOpenSessions, loadScopeUsage, commitBatch, resetPartition, resetAll })
     })
   )
 }

@@ -133,7 +133,11 @@ describe.each(logVariants())("replay over %s", (_name, logEnv) => {
       sql`UPDATE sessions SET signal_count = 0, ended_at = NULL, end_reason = NULL`,
       sql`DELETE FROM actor_state`,
       sql`DELETE FROM goals`,
-      sql`UPDATE scope_usage SET tokens_in = 0`
+      sql`UPDATE scope_usage SET tokens_in = 0`,
+      // A session no record of the log accounts for (of a user whose actor state is gone).
+      sql`INSERT INTO sessions SELECT 'ses_stray', org_id, environment, 'usr_gone', adapter, 'stray', project_id, started_at,
+            last_activity_at, ended_at, end_reason, primary_model, models, tokens_in, tokens_out, cost_usd, signal_count, error_count
+          FROM sessions LIMIT 1`
     ]))
     expect(await snapshot(databaseUrl)).not.toEqual(before)
     const indexes = await eventIndexes(databaseUrl)

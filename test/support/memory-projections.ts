@@ -53,7 +53,8 @@ export const memoryProjections = () => {
         offsets.set(`${batch.log}/${batch.partition}`, batch.nextOffset)
         return Effect.succeed({ _tag: "Committed", others: [] } as const)
       }),
-    resetPartition: () => Effect.die("not used")
+    resetPartition: () => Effect.die("not used"),
+    resetAll: () => Effect.die("not used")
   }))
 
   return {
