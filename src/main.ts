@@ -21,6 +21,7 @@ import { KafkaLog } from "./log/kafka-log.ts"
 import { PgLog } from "./log/pg-log.ts"
 import type { SignalLog } from "./log/signal-log.ts"
 import { Projections } from "./store/projections.ts"
+import { ServingLock } from "./store/replay-lock.ts"
 import { Webhooks } from "./store/webhooks-repo.ts"
 import { WebhookConfig } from "./webhooks/config.ts"
 import { WebhookDispatcher } from "./webhooks/dispatcher.ts"
@@ -100,7 +101,9 @@ export const appLayer = <E, R>(database: Layer.Layer<DatabaseInfo | SqlClient.Sq
   const core = Layer.unwrap(
     Effect.map(AppConfig, (config) =>
       Layer.mergeAll(Authenticator.layer({ apiKeyPrefix: config.apiKeyPrefix }), ProcessingLive, WebhookDispatcher).pipe(
-        Layer.provideMerge(StoreLive)
+        Layer.provideMerge(StoreLive),
+        // Held before the migrations: a node started during a replay waits for it to end.
+        Layer.provide(Layer.orDie(ServingLock))
       ))
   ).pipe(Layer.provideMerge(database))
   return Layer.mergeAll(serveApp, ListenBanner).pipe(

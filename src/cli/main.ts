@@ -152,7 +152,7 @@ const replayCommand = Command.make("replay", {
         `; ${((cpu.user + cpu.system) / 1e6).toFixed(1)} s of CPU in this process)`
     )
   }).pipe(Effect.provide(ReplayLive))).pipe(
-    Command.withDescription("Rebuild sessions and events from the signal log (stop the service first); sends nothing")
+    Command.withDescription("Rebuild sessions and events from the signal log; refuses while the service runs on the database; sends nothing")
   )
 
 const bar = (done: number, total: number) => {

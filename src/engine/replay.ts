@@ -2,6 +2,7 @@ import { Clock, Config, Effect } from "effect"
 import { type LogEntry, SignalLog } from "../log/signal-log.ts"
 import { buildEventReadIndexes, dropEventReadIndexes } from "../store/migrations.ts"
 import { Projections } from "../store/projections.ts"
+import { holdForReplay } from "../store/replay-lock.ts"
 import { foldSettings } from "./fold-settings.ts"
 import { makePartitionWorker } from "./partition-worker.ts"
 
@@ -15,7 +16,8 @@ export interface ReplayProgress {
  * Rebuilds projections from the log: forgets what the given partitions projected, then folds
  * every record again, from the earliest offset, exactly as the live workers do. It completes
  * no verdicts, starts no timers, enqueues no webhook events and appends nothing: the log already holds every tick, so the
- * result is the projections the live run wrote. Run it while no node consumes these partitions.
+ * result is the projections the live run wrote. It refuses to run while a node serves on the
+ * database (replay-lock.ts), and holds the database until it ends.
  *
  * With `from`, only what happened at or after that time is forgotten and written again; the
  * records before it are still folded (silently), because the state at `from` is their fold.
@@ -25,6 +27,8 @@ export const replay = Effect.fn("replay")(function*(options: {
   readonly from?: Date | undefined
   readonly onProgress?: ((progress: ReplayProgress) => Effect.Effect<void>) | undefined
 }) {
+  // Refused while the service runs on this database; a node starting meanwhile waits for the end.
+  yield* holdForReplay
   const log = yield* SignalLog
   const projections = yield* Projections
   const partitions = options.partitions ?? Array.from({ length: log.partitions }, (_, i) => i)
@@ -93,4 +97,4 @@ export const replay = Effect.fn("replay")(function*(options: {
     yield* replayAll
   }
   return { partitions: partitions.length, records, indexesMs }
-})
+}, Effect.scoped)

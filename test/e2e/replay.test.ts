@@ -1,11 +1,12 @@
 import { execFile } from "node:child_process"
 import { join } from "node:path"
 import { promisify } from "node:util"
-import { Effect } from "effect"
+import { Effect, Exit, Layer, Scope } from "effect"
 import { SqlClient } from "effect/sql"
 import { describe, expect, it } from "vitest"
 import { bootstrapOrg, call, freshDatabase, startServer, withStore } from "../support/harness.ts"
 import { databaseFromUrl } from "../../src/store/database.ts"
+import { holdForReplay } from "../../src/store/replay-lock.ts"
 import { childEnv, logVariants } from "../support/log-variants.ts"
 import { waitFor } from "../support/wait.ts"
 
@@ -186,5 +187,93 @@ describe.each(logVariants())("replay over %s", (_name, logEnv) => {
 
   it("refuses a --from that is not a time", async () => {
     await expect(replayCli(await freshDatabase(), logEnv(), "--from", "yesterday")).rejects.toThrow(/ISO 8601/)
+  })
+})
+
+/** The sessions that hold or wait for the serving/replay lock of a database (replay-lock.ts), as PostgreSQL shows them. */
+const lockSessions = (databaseUrl: string) =>
+  withStore(databaseUrl, Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    return yield* sql<{ readonly mode: string; readonly granted: boolean; readonly pid: number }>`
+      SELECT l.mode, l.granted, l.pid FROM pg_locks l JOIN pg_database d ON d.oid = l.database AND d.datname = current_database()
+      WHERE l.locktype = 'advisory' AND l.classid = ${0x5347_4e45} AND l.objid = 1 AND l.objsubid = 2 ORDER BY l.mode`
+  }))
+
+/** The same without the sessions' ids. */
+const lockHolders = async (databaseUrl: string) => (await lockSessions(databaseUrl)).map(({ mode, granted }) => ({ mode, granted }))
+
+describe("replay and a running service", () => {
+  const [, logEnv] = logVariants()[0]!
+
+  it("a replay refuses to start while the service runs on the database, and changes nothing", { timeout: 60_000 }, async () => {
+    const databaseUrl = await freshDatabase()
+    const server = await startServer({ databaseUrl, env: logEnv() })
+    const org = await bootstrapOrg(databaseUrl, "guarded", "team")
+    const sent = await call(server, "POST", "/engine/v1/signals", {
+      key: org.license_key,
+      body: { type: "session-start", adapter: "claude-code", session_id: "s-1", metadata: {} }
+    })
+    expect(sent.status).toBe(200)
+    const before = await waitFor(() => snapshot(databaseUrl), (s) => s.events.length === 1, { what: "the signal projected" })
+    expect(await lockHolders(databaseUrl)).toEqual([{ mode: "ShareLock", granted: true }])
+
+    await expect(replayCli(databaseUrl, logEnv())).rejects.toThrow(
+      /signal-engine: the service is running on this database \(1 node\(s\), from [^)]+\); stop it before replaying/
+    )
+    await expect(replayCli(databaseUrl, logEnv(), "--partition", "0")).rejects.toThrow(/the service is running on this database/)
+    expect(await snapshot(databaseUrl)).toEqual(before)
+    // The service went on serving: the refused replay emptied nothing under it.
+    expect((await call(server, "GET", "/api/v1/events", { key: org.api_key_live! })).body.data).toHaveLength(1)
+
+    // The node's lock session ends (as in a database restart): it takes the lock again on another.
+    const [held] = await lockSessions(databaseUrl)
+    await withStore(databaseUrl, Effect.flatMap(SqlClient.SqlClient, (sql) => sql`SELECT pg_terminate_backend(${held!.pid})`))
+    const again = await waitFor(() => lockSessions(databaseUrl), (rows) => rows.length === 1 && rows[0]!.pid !== held!.pid, {
+      what: "the node to take the lock again"
+    })
+    expect(again).toEqual([{ mode: "ShareLock", granted: true, pid: expect.any(Number) }])
+    await expect(replayCli(databaseUrl, logEnv())).rejects.toThrow(/the service is running on this database/)
+
+    await server.stop()
+    expect(await lockHolders(databaseUrl)).toEqual([])
+    expect(await replayCli(databaseUrl, logEnv())).toMatch(/replayed 1 records of 4 partition\(s\)/)
+    expect(await snapshot(databaseUrl)).toEqual(before)
+  })
+
+  it("a service started during a replay waits for it to end, then serves", { timeout: 60_000 }, async () => {
+    const databaseUrl = await freshDatabase()
+    await withStore(databaseUrl, Effect.void)
+    // What a running replay holds, taken here so that it lasts as long as the test wants.
+    const replayScope = Effect.runSync(Scope.make())
+    const database = await Effect.runPromise(Layer.buildWithScope(databaseFromUrl(databaseUrl), replayScope))
+    await Effect.runPromise(holdForReplay.pipe(Effect.provideService(Scope.Scope, replayScope), Effect.provideContext(database)))
+    await expect(replayCli(databaseUrl, logEnv())).rejects.toThrow(/another replay is running on this database/)
+
+    let started = false
+    const starting = startServer({ databaseUrl, env: logEnv() }).then((server) => {
+      started = true
+      return server
+    })
+    const waiting = await waitFor(() => lockHolders(databaseUrl), (rows) => rows.some((r) => !r.granted), { what: "the node to wait for the lock" })
+    expect(waiting).toEqual([
+      { mode: "ExclusiveLock", granted: true },
+      { mode: "ShareLock", granted: false }
+    ])
+    // Still waiting, so not serving.
+    expect(started).toBe(false)
+
+    await Effect.runPromise(Scope.close(replayScope, Exit.void))
+    const server = await starting
+    try {
+      const org = await bootstrapOrg(databaseUrl, "after", "team")
+      const sent = await call(server, "POST", "/engine/v1/signals", {
+        key: org.license_key,
+        body: { type: "session-start", adapter: "cursor", session_id: "s-1", metadata: {} }
+      })
+      expect(sent.status).toBe(200)
+      expect(await lockHolders(databaseUrl)).toEqual([{ mode: "ShareLock", granted: true }])
+    } finally {
+      await server.stop()
+    }
   })
 })
