@@ -689,7 +689,9 @@ const fillKafkaLog = async (topic: string, tenant: Tenant, count: number) => {
   const client = new Kafka({ clientId: "signal-engine-bench", brokers: [kafka!.brokers], logLevel: logLevel.ERROR })
   const kafkaAdmin = client.admin()
   await kafkaAdmin.connect()
-  await kafkaAdmin.createTopics({ waitForLeaders: true, topics: [{ topic, numPartitions: options.partitions, replicationFactor: 1 }] })
+  // The settings the service creates its topic with (it warns about a topic that deletes records).
+  const configEntries = [{ name: "retention.ms", value: "-1" }, { name: "retention.bytes", value: "-1" }]
+  await kafkaAdmin.createTopics({ waitForLeaders: true, topics: [{ topic, numPartitions: options.partitions, replicationFactor: 1, configEntries }] })
   await kafkaAdmin.disconnect()
   const producer = client.producer({ allowAutoTopicCreation: false })
   await producer.connect()

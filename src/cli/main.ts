@@ -128,8 +128,12 @@ const replayCommand = Command.make("replay", {
   from: Flag.String("from").pipe(
     Flag.withDescription("earliest (everything), or an ISO 8601 time: rebuild only what happened at or after it"),
     Flag.withDefault("earliest")
+  ),
+  allowMissingRecords: Flag.Boolean("allow-missing-records").pipe(
+    Flag.withDescription("rebuild from what is left when records were deleted from the start of the log (retention)"),
+    Flag.withDefault(false)
   )
-}, ({ partition, from }) =>
+}, ({ partition, from, allowMissingRecords }) =>
   Effect.gen(function*() {
     const since = from === "earliest" ? undefined : new Date(from)
     if (since !== undefined && (!/^\d{4}-\d\d-\d\dT\d\d:\d\d(:\d\d(\.\d+)?)?(Z|[+-]\d\d:\d\d)$/.test(from) || Number.isNaN(since.getTime()))) {
@@ -141,7 +145,8 @@ const replayCommand = Command.make("replay", {
     const result = yield* replay({
       partitions: Option.isSome(partition) ? [partition.value] : undefined,
       from: since,
-      onProgress: report
+      onProgress: report,
+      allowMissingRecords
     })
     const seconds = (Date.now() - started) / 1000
     const cpu = process.cpuUsage()
@@ -149,7 +154,8 @@ const replayCommand = Command.make("replay", {
       `replayed ${result.records} records of ${result.partitions} partition(s) in ${seconds.toFixed(1)} s` +
         ` (${Math.round(result.records / Math.max(seconds, 0.001))} records/s` +
         (result.indexesMs === undefined ? "" : `; read indexes built in ${(result.indexesMs / 1000).toFixed(1)} s`) +
-        `; ${((cpu.user + cpu.system) / 1e6).toFixed(1)} s of CPU in this process)`
+        `; ${((cpu.user + cpu.system) / 1e6).toFixed(1)} s of CPU in this process)` +
+        (result.missing > 0 ? `; ${result.missing} records were missing from the start of the log` : "")
     )
   }).pipe(Effect.provide(ReplayLive))).pipe(
     Command.withDescription("Rebuild sessions and events from the signal log; refuses while the service runs on the database; sends nothing")

@@ -1,10 +1,15 @@
-import { Clock, Config, Effect } from "effect"
+import { Clock, Config, Effect, Schema } from "effect"
 import { type LogEntry, SignalLog } from "../log/signal-log.ts"
 import { buildEventReadIndexes, dropEventReadIndexes } from "../store/migrations.ts"
 import { Projections } from "../store/projections.ts"
 import { holdForReplay } from "../store/replay-lock.ts"
 import { foldSettings } from "./fold-settings.ts"
 import { makePartitionWorker } from "./partition-worker.ts"
+
+/** The log lacks the start of a partition the replay was asked to rebuild. */
+export class LogIncomplete extends Schema.TaggedError<LogIncomplete>()("LogIncomplete", {
+  message: Schema.String
+}) {}
 
 export interface ReplayProgress {
   readonly partition: number
@@ -26,6 +31,8 @@ export const replay = Effect.fn("replay")(function*(options: {
   readonly partitions?: ReadonlyArray<number> | undefined
   readonly from?: Date | undefined
   readonly onProgress?: ((progress: ReplayProgress) => Effect.Effect<void>) | undefined
+  /** Rebuild from what is left when records were deleted from the start of a partition. */
+  readonly allowMissingRecords?: boolean | undefined
 }) {
   // Refused while the service runs on this database; a node starting meanwhile waits for the end.
   yield* holdForReplay
@@ -33,6 +40,21 @@ export const replay = Effect.fn("replay")(function*(options: {
   const projections = yield* Projections
   const partitions = options.partitions ?? Array.from({ length: log.partitions }, (_, i) => i)
   const ends = yield* log.endOffsets
+  // A fold of what is left of a partition is not what its whole log folded to (sessions, budget
+  // counters, goals), and a full replay empties the tables first: refuse unless told otherwise.
+  const starts = yield* log.startOffsets
+  const gone = partitions.filter((p) => (starts[p] ?? 0) > 0)
+  const missing = gone.reduce((n, p) => n + starts[p]!, 0)
+  if (gone.length > 0) {
+    const what = gone.map((p) => `${p} (offsets 0..${starts[p]! - 1})`).join(", ")
+    if (options.allowMissingRecords !== true) {
+      return yield* new LogIncomplete({
+        message: `the log no longer holds the first records of partition(s) ${what}, deleted by retention or by hand; ` +
+          "a replay would rebuild the projections without them (--allow-missing-records rebuilds from what is left)"
+      })
+    }
+    yield* Effect.logWarning(`replaying without the first records of partition(s) ${what}`)
+  }
   const settings = yield* Effect.orDie(foldSettings)
   // Partitions are independent: a few at a time keep the database busy on every core while
   // this process folds.
@@ -70,7 +92,7 @@ export const replay = Effect.fn("replay")(function*(options: {
       records += entries.length
       if (options.onProgress) yield* options.onProgress({ partition, done: worker.nextOffset(), total })
     })
-    yield* log.readPartition(partition, 0, (entries) =>
+    yield* log.readPartition(partition, starts[partition] ?? 0, (entries) =>
       Effect.gen(function*() {
         pending.push(...entries)
         if (pending.length >= replayBatch) yield* processPending
@@ -96,5 +118,5 @@ export const replay = Effect.fn("replay")(function*(options: {
   } else {
     yield* replayAll
   }
-  return { partitions: partitions.length, records, indexesMs }
+  return { partitions: partitions.length, records, missing, indexesMs }
 }, Effect.scoped)

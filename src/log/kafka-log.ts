@@ -1,5 +1,5 @@
 import { Cause, Config, Deferred, Duration, Effect, Exit, FiberSet, Layer, Option, Schedule, type Scope, Semaphore } from "effect"
-import { type Consumer, Kafka, type KafkaMessage, logLevel, Partitioners, type RecordMetadata } from "kafkajs"
+import { type ConfigResourceTypes, type Consumer, Kafka, type KafkaMessage, logLevel, Partitioners, type RecordMetadata } from "kafkajs"
 import { randomUUID } from "node:crypto"
 import type { LogRecord } from "../domain/records.ts"
 import { patchKafkajs } from "./kafkajs-patches.ts"
@@ -59,6 +59,16 @@ const decodeMessages = (partition: number, messages: ReadonlyArray<KafkaMessage>
     return { entries, failure: Option.none<UndecodableRecord>() }
   })
 
+/** Topic settings that keep every record (the topic is created with them). */
+const keepForever: ReadonlyArray<readonly [string, string]> = [
+  ["retention.ms", "-1"],
+  ["retention.bytes", "-1"],
+  ["cleanup.policy", "delete"]
+]
+
+/** The protocol's resource type of a topic (Node cannot import kafkajs's `ConfigResourceTypes` as ESM). */
+const topicResource: ConfigResourceTypes.TOPIC = 2
+
 /** What this node knows about one partition of the consumer group. */
 interface PartitionState {
   readonly lock: Semaphore.Semaphore
@@ -114,7 +124,13 @@ const make = Effect.gen(function*() {
     try: () =>
       admin.createTopics({
         waitForLeaders: true,
-        topics: [{ topic, numPartitions: partitions, replicationFactor: settings.replicationFactor }]
+        topics: [{
+          topic,
+          numPartitions: partitions,
+          replicationFactor: settings.replicationFactor,
+          // The log is the record projections are rebuilt from: nothing is deleted by age or size.
+          configEntries: keepForever.map(([name, value]) => ({ name, value }))
+        }]
       }),
     catch: unavailable(`creating topic ${topic}`)
   })
@@ -122,6 +138,25 @@ const make = Effect.gen(function*() {
     try: () => admin.fetchTopicMetadata({ topics: [topic] }),
     catch: unavailable(`reading the metadata of topic ${topic}`)
   })
+  // A topic created elsewhere keeps its settings; say what they mean for a replay.
+  const described = yield* Effect.tryPromise({
+    try: () =>
+      admin.describeConfigs({
+        includeSynonyms: false,
+        resources: [{ type: topicResource, name: topic, configNames: keepForever.map(([name]) => name) }]
+      }),
+    catch: unavailable(`reading the configuration of topic ${topic}`)
+  })
+  const deviating = (described.resources[0]?.configEntries ?? [])
+    .filter((e) => keepForever.some(([name, value]) => name === e.configName && value !== e.configValue))
+    .map((e) => `${e.configName}=${e.configValue}`)
+  if (deviating.length > 0) {
+    yield* Effect.logWarning(
+      `KafkaLog: topic ${topic} has ${deviating.join(", ")}: the broker deletes records, and a replay cannot rebuild ` +
+        "what they projected (it refuses while the log lacks its start). Expected " +
+        keepForever.map(([name, value]) => `${name}=${value}`).join(", ")
+    )
+  }
   const actual = metadata.topics.find((t) => t.name === topic)?.partitions.length ?? 0
   if (actual !== partitions) {
     return yield* new LogMisconfigured({
@@ -195,6 +230,14 @@ const make = Effect.gen(function*() {
     try: () => admin.fetchTopicOffsets(topic),
     catch: unavailable("reading the end offsets")
   })
+
+  const startOffsets = topicOffsets.pipe(
+    Effect.map((offsets) => {
+      const starts = range(partitions).map(() => 0)
+      for (const o of offsets) if (o.partition < partitions) starts[o.partition] = Number(o.low)
+      return starts
+    })
+  )
 
   const endOffsets = topicOffsets.pipe(
     Effect.map((offsets) => {
@@ -462,6 +505,7 @@ const make = Effect.gen(function*() {
     run,
     readPartition,
     endOffsets,
+    startOffsets,
     ping
   })
 })

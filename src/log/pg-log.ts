@@ -171,6 +171,17 @@ const make = Effect.gen(function*() {
     Effect.mapError(unavailable("endOffsets"))
   )
 
+  const startOffsets = sql<{ readonly partition: number; readonly first: bigint }>`
+    SELECT h.partition, coalesce((SELECT min(l."offset") FROM signal_log l WHERE l.partition = h.partition), h.next_offset) AS first
+    FROM signal_log_heads h WHERE h.partition < ${partitions}`.pipe(
+    Effect.map((rows) => {
+      const starts = range(partitions).map(() => 0)
+      for (const row of rows) starts[row.partition] = Number(row.first)
+      return starts
+    }),
+    Effect.mapError(unavailable("startOffsets"))
+  )
+
   const ping = sql`SELECT 1`.pipe(
     Effect.timeout("2 seconds"),
     Effect.as(true),
@@ -325,6 +336,7 @@ const make = Effect.gen(function*() {
     run,
     readPartition,
     endOffsets,
+    startOffsets,
     ping
   })
 })

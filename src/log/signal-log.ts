@@ -60,6 +60,11 @@ export class SignalLog extends Context.Service<SignalLog, {
   ) => Effect.Effect<void, LogUnavailable>
   /** The next offset to be written to each partition (the end of the log). */
   readonly endOffsets: Effect.Effect<ReadonlyArray<number>, LogUnavailable>
+  /**
+   * The first offset each partition still holds: 0 unless records were deleted from its start
+   * (Kafka retention, `kafka-delete-records`, rows deleted by hand); its end when it holds none.
+   */
+  readonly startOffsets: Effect.Effect<ReadonlyArray<number>, LogUnavailable>
   /** Whether the log answers (readiness). */
   readonly ping: Effect.Effect<boolean>
 }>()("signal-engine/log/SignalLog") {}

@@ -3,6 +3,7 @@ import { join } from "node:path"
 import { promisify } from "node:util"
 import { Effect, Exit, Layer, Scope } from "effect"
 import { SqlClient } from "effect/sql"
+import { Kafka, logLevel } from "kafkajs"
 import { describe, expect, it } from "vitest"
 import { bootstrapOrg, call, freshDatabase, startServer, withStore } from "../support/harness.ts"
 import { databaseFromUrl } from "../../src/store/database.ts"
@@ -122,6 +123,23 @@ const eventIndexes = (databaseUrl: string) =>
       SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'events' ORDER BY indexname`
   }).pipe(Effect.scoped, Effect.provide(databaseFromUrl(databaseUrl))))
 
+/** Deletes the records of a partition before an offset behind the service's back, as Kafka retention does. */
+const deleteFirstRecords = async (databaseUrl: string, env: Record<string, string>, partition: number, before: number) => {
+  const topic = env.KAFKA_TOPIC
+  if (topic === undefined) {
+    await damage(databaseUrl, (sql) => sql`DELETE FROM signal_log WHERE partition = ${partition} AND "offset" < ${before}`)
+    return
+  }
+  const admin = new Kafka({ brokers: env.KAFKA_BROKERS!.split(","), logLevel: logLevel.ERROR }).admin()
+  await admin.connect()
+  try {
+    await admin.fetchTopicMetadata({ topics: [topic] })
+    await admin.deleteTopicRecords({ topic, partitions: [{ partition, offset: String(before) }] })
+  } finally {
+    await admin.disconnect()
+  }
+}
+
 const damage = (databaseUrl: string, statements: (sql: SqlClient.SqlClient) => Effect.Effect<unknown, unknown>) =>
   withStore(databaseUrl, Effect.flatMap(SqlClient.SqlClient, statements))
 
@@ -183,6 +201,29 @@ describe.each(logVariants())("replay over %s", (_name, logEnv) => {
     const early = after.events.filter((e: { ts: string; model: string | null }) => !late(e) && e.model !== null)
     expect(early.length).toBeGreaterThan(0)
     expect(early.every((e: { model: string }) => e.model === "damaged-before")).toBe(true)
+  })
+
+  it("refuses a log that lost its first records; with --allow-missing-records rebuilds from what is left", { timeout: 120_000 }, async () => {
+    const { databaseUrl, env, before } = await scenario(logEnv)
+    type Event = { readonly id: string; readonly log_partition: number; readonly log_offset: string }
+    const events: ReadonlyArray<Event> = before.events
+    const p = events[0]!.log_partition
+    await deleteFirstRecords(databaseUrl, env, p, 2)
+    await expect(replayCli(databaseUrl, env)).rejects.toThrow(
+      new RegExp(`signal-engine: the log no longer holds the first records of partition\\(s\\) ${p} \\(offsets 0\\.\\.1\\), deleted by retention or by hand`)
+    )
+    await expect(replayCli(databaseUrl, env, "--partition", String(p))).rejects.toThrow(/the log no longer holds the first records/)
+    expect(await snapshot(databaseUrl)).toEqual(before)
+
+    const output = await replayCli(databaseUrl, env, "--allow-missing-records")
+    expect(output).toMatch(/; 2 records were missing from the start of the log$/m)
+    const after: ReadonlyArray<Event> = (await snapshot(databaseUrl)).events
+    const elsewhere = (e: Event) => e.log_partition !== p
+    expect(after.filter(elsewhere)).toEqual(events.filter(elsewhere))
+    // Of partition p, the events of the records that are left, and no others.
+    const ids = (list: ReadonlyArray<Event>) => list.filter((e) => !elsewhere(e)).map((e) => e.id)
+    expect(ids(after)).toEqual(ids(events.filter((e) => Number(e.log_offset) >= 2)))
+    expect(ids(after).length).toBeGreaterThan(0)
   })
 
   it("refuses a --from that is not a time", async () => {

@@ -1,9 +1,9 @@
 // The SignalLog contract, run against both implementations: PgLog over a fresh database and
 // KafkaLog over a fresh topic on the run's broker. Every case gets a log of its own.
 import { NodeServices } from "@effect/platform-node"
-import { ConfigProvider, Context, Effect, Layer, Scope } from "effect"
+import { ConfigProvider, Context, Effect, Layer, Logger, Scope } from "effect"
 import { SqlClient } from "effect/sql"
-import { Kafka, logLevel } from "kafkajs"
+import { ConfigResourceTypes, Kafka, logLevel } from "kafkajs"
 import { randomBytes } from "node:crypto"
 import { describe, expect, inject, it } from "vitest"
 import type { SignalRecord } from "../../src/domain/records.ts"
@@ -18,11 +18,13 @@ const PARTITIONS = 4
 
 /**
  * A new log; `node()` gives another node's view of that same log (same database or topic and
- * group); `corrupt(p)` writes a record to partition p that is not a LogRecord, behind the log's back.
+ * group); `corrupt(p)` writes a record to partition p that is not a LogRecord, behind the log's back;
+ * `truncate(p, before)` deletes partition p's records before that offset, as retention does.
  */
 type MakeLayer = () => Promise<{
   readonly node: () => Layer.Layer<SignalLog, unknown>
   readonly corrupt: (partition: number) => Promise<void>
+  readonly truncate: (partition: number, before: number) => Promise<void>
 }>
 
 const record = (user: string, n: number): SignalRecord => ({
@@ -334,6 +336,31 @@ const logContract = (name: string, makeLayer: MakeLayer) =>
       )
     })
 
+    it("startOffsets says where each partition begins once records were deleted from its start", async () => {
+      const log = await makeLayer()
+      const keys = users(12)
+      const p = partitionForKey(keys[0]!, PARTITIONS)
+      await Effect.runPromise(
+        Effect.gen(function*() {
+          const l = yield* SignalLog
+          expect(yield* l.startOffsets).toEqual([0, 0, 0, 0])
+          yield* l.append(keys.flatMap((u) => [0, 1, 2].map((n) => record(u, n))))
+          const ends = yield* l.endOffsets
+          expect(yield* l.startOffsets).toEqual([0, 0, 0, 0])
+          yield* Effect.promise(() => log.truncate(p, 2))
+          expect(yield* l.startOffsets).toEqual([0, 1, 2, 3].map((q) => (q === p ? 2 : 0)))
+          expect(yield* l.endOffsets).toEqual(ends)
+          // Read from where it begins, the partition is the rest, in order.
+          const rest: Array<LogEntry> = []
+          yield* l.readPartition(p, 2, (entries) => Effect.sync(() => void rest.push(...entries)))
+          expect(rest.map((e) => e.offset)).toEqual(Array.from({ length: ends[p]! - 2 }, (_, i) => i + 2))
+          // Emptied entirely, a partition begins at its end.
+          yield* Effect.promise(() => log.truncate(p, ends[p]!))
+          expect((yield* l.startOffsets)[p]).toBe(ends[p])
+        }).pipe(Effect.scoped, Effect.provide(log.node()))
+      )
+    })
+
     it("a second node takes over when the first stops, resuming from the offsets the handler stored", async () => {
       const log = await makeLayer()
       // What the engine keeps in PostgreSQL: the next offset of each partition, written with each batch.
@@ -403,8 +430,17 @@ logContract("PgLog", async () => {
           SELECT ${partition}, o, 'corrupt', '{"v":1,"kind":"bogus"}'::jsonb FROM head`
       }).pipe(Effect.provide(databaseFromUrl(url)), Effect.scoped)
     )
+  const truncate = (partition: number, before: number) =>
+    Effect.runPromise(
+      Effect.flatMap(SqlClient.SqlClient, (sql) => sql`DELETE FROM signal_log WHERE partition = ${partition} AND "offset" < ${before}`).pipe(
+        Effect.provide(databaseFromUrl(url)),
+        Effect.scoped,
+        Effect.asVoid
+      )
+    )
   return {
     corrupt,
+    truncate,
     // Each node has its own pool, as separate processes would.
     node: () =>
       PgLog.layer.pipe(
@@ -433,5 +469,77 @@ logContract("KafkaLog", async () => {
       await producer.disconnect()
     }
   }
-  return { corrupt, node: () => KafkaLog.layer.pipe(Layer.provide(env)) }
+  const truncate = async (partition: number, before: number) => {
+    const admin = new Kafka({ brokers: inject("kafkaBrokers").split(","), logLevel: logLevel.ERROR }).admin()
+    await admin.connect()
+    try {
+      await admin.fetchTopicMetadata({ topics: [topic] })
+      await admin.deleteTopicRecords({ topic, partitions: [{ partition, offset: String(before) }] })
+    } finally {
+      await admin.disconnect()
+    }
+  }
+  return { corrupt, truncate, node: () => KafkaLog.layer.pipe(Layer.provide(env)) }
+})
+
+describe("KafkaLog topic settings", () => {
+  const kafka = () => new Kafka({ brokers: inject("kafkaBrokers").split(","), logLevel: logLevel.ERROR })
+  const retentionOf = async (topic: string) => {
+    const admin = kafka().admin()
+    await admin.connect()
+    try {
+      const described = await admin.describeConfigs({
+        includeSynonyms: false,
+        resources: [{ type: ConfigResourceTypes.TOPIC, name: topic, configNames: ["retention.ms", "retention.bytes", "cleanup.policy"] }]
+      })
+      return Object.fromEntries((described.resources[0]?.configEntries ?? []).map((e) => [e.configName, e.configValue]))
+    } finally {
+      await admin.disconnect()
+    }
+  }
+  /** Starts a KafkaLog on `topic` and answers the warnings it logged itself (not kafkajs's). */
+  const start = async (topic: string) => {
+    const warnings: Array<string> = []
+    const capture = Logger.make(({ logLevel: level, message }) => {
+      const line = (Array.isArray(message) ? message : [message]).map(String).join(" ")
+      if (level === "Warn" && line.startsWith("KafkaLog:")) warnings.push(line)
+    })
+    const id = randomBytes(6).toString("hex")
+    await Effect.runPromise(
+      Effect.scoped(Layer.build(KafkaLog.layer)).pipe(
+        Effect.provide(configLayer({
+          KAFKA_BROKERS: inject("kafkaBrokers"),
+          KAFKA_TOPIC: topic,
+          KAFKA_GROUP_ID: `signal-engine-settings-${id}`,
+          LOG_PARTITIONS: String(PARTITIONS)
+        })),
+        Effect.provide(Logger.layer([capture]))
+      )
+    )
+    return warnings
+  }
+
+  it("creates the topic keeping every record (no retention by age or size, no compaction)", async () => {
+    const topic = `signals-settings-${randomBytes(6).toString("hex")}`
+    expect(await start(topic)).toEqual([])
+    expect(await retentionOf(topic)).toEqual({ "retention.ms": "-1", "retention.bytes": "-1", "cleanup.policy": "delete" })
+  })
+
+  it("warns at start when an existing topic deletes records, and leaves its settings alone", async () => {
+    const topic = `signals-settings-${randomBytes(6).toString("hex")}`
+    const admin = kafka().admin()
+    await admin.connect()
+    try {
+      await admin.createTopics({
+        waitForLeaders: true,
+        topics: [{ topic, numPartitions: PARTITIONS, configEntries: [{ name: "retention.ms", value: "86400000" }] }]
+      })
+    } finally {
+      await admin.disconnect()
+    }
+    const warnings = await start(topic)
+    expect(warnings).toHaveLength(1)
+    expect(warnings[0]).toMatch(new RegExp(`topic ${topic} has retention\\.ms=86400000: the broker deletes records, and a replay cannot rebuild`))
+    expect((await retentionOf(topic))["retention.ms"]).toBe("86400000")
+  })
 })
