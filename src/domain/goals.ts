@@ -23,7 +23,7 @@ export interface GoalState extends Goal {
 
 export const maxDescriptionLength = 2000
 
-/** Why a description is refused (422), if it is: blank, or longer than the maximum. */
+/** Why a description is refused (400), if it is: blank, or longer than the maximum. */
 export const descriptionProblem = (description: string | undefined): string | undefined =>
   description !== undefined && (description.trim().length === 0 || description.length > maxDescriptionLength)
     ? `description: must be 1 to ${maxDescriptionLength} characters and not blank`
@@ -38,8 +38,9 @@ export const canTransition = (from: GoalStatus, to: GoalStatus): boolean =>
 
 /** Why a goal command is refused, decided by the fold (the actor owns goal state). */
 export interface GoalRefusal {
-  readonly status: 404 | 422
-  readonly code: "not_found" | "invalid_transition" | "validation_error"
+  // The engine API answers invalid input with 400 (spec §7 lists no 422 for it).
+  readonly status: 404 | 400
+  readonly code: "not_found" | "invalid_transition" | "invalid_parameters"
   readonly message: string
 }
 

@@ -474,13 +474,13 @@ const foldGoal = (state: UserState, r: GoalRecord, at: Position): FoldResult => 
     if (!existing || existing.environment !== r.environment) return refused(r, { status: 404, code: "not_found", message: `goal ${r.goal_id} not found` }, state)
     if (r.status !== undefined && !canTransition(existing.status, r.status)) {
       return refused(r, {
-        status: 422,
+        status: 400,
         code: "invalid_transition",
         message: `status: a goal cannot go from ${existing.status} to ${r.status} (allowed: active → completed or abandoned; completed or abandoned → active)`
       }, state)
     }
     const problem = descriptionProblem(r.description)
-    if (problem !== undefined) return refused(r, { status: 422, code: "validation_error", message: problem }, state)
+    if (problem !== undefined) return refused(r, { status: 400, code: "invalid_parameters", message: problem }, state)
     goal = {
       ...existing,
       ...(r.status !== undefined ? { status: r.status } : {}),

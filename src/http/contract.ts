@@ -10,7 +10,7 @@ import {
   TooManyRequests,
   Unauthorized
 } from "../domain/errors.ts"
-import { defaultPageSize, maxPageSize } from "../domain/pagination.ts"
+import { decodeCursor, defaultPageSize, maxPageSize } from "../domain/pagination.ts"
 import type { EngineFeature } from "../domain/plans.ts"
 import type { ApiKeyPrincipal, LicensePrincipal } from "../domain/principal.ts"
 import type { Access, Resource } from "../domain/scopes.ts"
@@ -59,13 +59,29 @@ export class EngineAuth extends HttpApiMiddleware.Service<EngineAuth, {
   error: [Unauthorized, Forbidden]
 }) {}
 
-/** Query parameters shared by every cursor-paginated list. */
+const PageLimit = Schema.optional(
+  Schema.NumberFromString.pipe(
+    Schema.check(Schema.isInt(), Schema.isBetween({ minimum: 1, maximum: maxPageSize }))
+  ).annotate({ description: `page size, 1 to ${maxPageSize} (default ${defaultPageSize})` })
+)
+
+/**
+ * Query parameters of the lists paged by id (users, keys, rules, webhooks, alerts…). A cursor
+ * this service did not make is a 400, as on the activity lists; the empty string (the last
+ * page's cursor) starts from the beginning.
+ */
 export const PageQuery = {
-  limit: Schema.optional(
-    Schema.NumberFromString.pipe(
-      Schema.check(Schema.isInt(), Schema.isBetween({ minimum: 1, maximum: maxPageSize }))
-    ).annotate({ description: `page size, 1 to ${maxPageSize} (default ${defaultPageSize})` })
-  ),
+  limit: PageLimit,
+  cursor: Schema.optional(
+    Schema.String.annotate({ description: "cursor from the previous page" }).pipe(
+      Schema.check(Schema.makeFilter((s: string) => s === "" || decodeCursor(s) !== undefined || "not a cursor of this list"))
+    )
+  )
+}
+
+/** The same for the activity lists (sessions, events), whose cursors the activity store reads and checks. */
+export const ActivityPageQuery = {
+  limit: PageLimit,
   cursor: Schema.optional(Schema.String.annotate({ description: "cursor from the previous page" }))
 }
 

@@ -14,6 +14,7 @@ import {
   type ErrorEnvelope
 } from "../domain/errors.ts"
 import { makeRequestId } from "../domain/ids.ts"
+import { isStorableJson, isStorableText, unstorableTextMessage } from "../domain/text.ts"
 import { anonymousRateWindows, managementRateWindows } from "../domain/plans.ts"
 import { RateLimiter, type RateDecision } from "../store/rate-limits.ts"
 import { Authenticator } from "./auth.ts"
@@ -55,7 +56,55 @@ const rateHeaders = (d: RateDecision): Record<string, string> => ({
   "x-ratelimit-reset": String(d.reset)
 })
 
-const isManagementPath = (url: string) => url === "/api/v1" || url.startsWith("/api/v1/") || url.startsWith("/api/v1?")
+/** The path of a request URL, without its query. */
+const pathOf = (url: string) => {
+  const q = url.indexOf("?")
+  return q === -1 ? url : url.slice(0, q)
+}
+
+/** Whether a path is the management API's, as the router matches it (any case, repeated slashes). */
+const isManagementPath = (url: string) => {
+  const path = pathOf(url).toLowerCase().replace(/\/{2,}/g, "/")
+  return path === "/api/v1" || path.startsWith("/api/v1/")
+}
+
+const refuseText = (where: string) => Effect.fail(BadRequest.of(`the request ${where} ${unstorableTextMessage}`, "invalid_parameters"))
+
+/**
+ * Text PostgreSQL cannot store (src/domain/text.ts) is refused in the URL of every request and
+ * in the body of every management request. Engine bodies are checked by their schemas instead,
+ * so that a batch refuses only the signal that has it. A body this cannot read or parse is left
+ * to the API, which answers for it.
+ */
+const checkText = Effect.gen(function*() {
+  const request = yield* HttpServerRequest.HttpServerRequest
+  for (const segment of pathOf(request.url).split("/")) {
+    let decoded: string
+    try {
+      decoded = decodeURIComponent(segment)
+    } catch {
+      return yield* Effect.fail(BadRequest.of("the request path is not valid percent-encoded UTF-8", "invalid_parameters"))
+    }
+    if (!isStorableText(decoded)) return yield* refuseText("path")
+  }
+  const q = request.url.indexOf("?")
+  if (q !== -1) {
+    for (const [key, value] of new URLSearchParams(request.url.slice(q + 1))) {
+      if (!isStorableText(key) || !isStorableText(value)) return yield* refuseText("query")
+    }
+  }
+  if (request.method === "GET" || request.method === "HEAD" || !isManagementPath(request.url)) return
+  const text = yield* Effect.option(request.text)
+  // Only an escape can put U+0000 or a lone surrogate into parsed JSON (raw bytes decode to U+FFFD).
+  if (Option.isNone(text) || !text.value.includes("\\u")) return
+  let body: unknown
+  try {
+    body = JSON.parse(text.value)
+  } catch {
+    return
+  }
+  if (!isStorableJson(body)) return yield* refuseText("body")
+})
 
 /**
  * The global middleware, and the one place an error envelope is completed:
@@ -80,8 +129,10 @@ export const gateway = (routes: RouteTable) =>
           if (isApiError(error)) {
             apiError = error
           } else if (HttpServerError.isHttpServerError(error) && error.reason._tag === "RouteNotFound") {
-            const path = request.url.split("?")[0] ?? request.url
+            const path = pathOf(request.url)
             const allowed = routes.methodsFor(path)
+            // The router refused a path of a route that has this method (an id over its length limit, say).
+            if (allowed.includes(request.method)) return envelopeResponse(envelopeOf(NotFound.of(`nothing at ${path}`), requestId))
             if (allowed.length > 0) {
               const body = envelopeOf(MethodNotAllowed.of(`${request.method} is not allowed on ${path}`), requestId)
               return envelopeResponse(body, { allow: allowed.join(", ") })
@@ -120,7 +171,7 @@ export const gateway = (routes: RouteTable) =>
         Effect.gen(function*() {
           const requestId = makeRequestId()
           const request = yield* HttpServerRequest.HttpServerRequest
-          const serve = httpEffect.pipe(
+          const serve = Effect.andThen(checkText, httpEffect).pipe(
             Effect.catchCause((cause) =>
               Cause.hasInterruptsOnly(cause) ? Effect.failCause(cause) : failureResponse(cause, requestId)
             ),

@@ -4,10 +4,12 @@ import { HttpIncomingMessage, HttpMiddleware, HttpRouter, HttpServerRequest, Htt
 import { HttpApiBuilder } from "effect/http-api"
 import { SqlClient } from "effect/sql"
 import { readFileSync } from "node:fs"
-import { createServer as createHttpServer, type Server } from "node:http"
+import type { Duplex } from "node:stream"
+import { createServer as createHttpServer, type Server, STATUS_CODES } from "node:http"
 import { createServer as createHttpsServer } from "node:https"
 import { AppConfig } from "../config.ts"
 import { envelopeOf, ServiceUnavailable, Unauthorized } from "../domain/errors.ts"
+import { makeRequestId } from "../domain/ids.ts"
 import { Cluster } from "../engine/cluster.ts"
 import { clusterSecretHeader } from "../engine/engine.ts"
 import { VerdictRegistry } from "../engine/verdicts.ts"
@@ -127,17 +129,43 @@ const redirectServer = (httpPort: number, httpsPort: number, host: string) =>
       })
   )
 
+/**
+ * Requests Node cannot parse (an unknown method, headers over its limit, a malformed request
+ * line) never reach the app, and Node would answer them with a bare status and no body. They get
+ * the envelope too; the connection is closed after it, since the stream is not HTTP any more.
+ */
+const answerClientErrors = <S extends Server>(server: S): S => {
+  server.on("clientError", (error: NodeJS.ErrnoException, socket: Duplex) => {
+    if (error.code === "ECONNRESET" || !socket.writable) {
+      socket.destroy()
+      return
+    }
+    const [status, code, message] = error.code === "HPE_HEADER_OVERFLOW"
+      ? [431, "headers_too_large", "the request headers are too large"] as const
+      : error.code === "ERR_HTTP_REQUEST_TIMEOUT"
+      ? [408, "request_timeout", "the request did not arrive in time"] as const
+      : [400, "invalid_request", "the request is not valid HTTP"] as const
+    const requestId = makeRequestId()
+    const body = JSON.stringify({ error: message, code, status, request_id: requestId })
+    socket.end(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: application/json\r\n` +
+        `content-length: ${Buffer.byteLength(body)}\r\nx-request-id: ${requestId}\r\nconnection: close\r\n\r\n${body}`
+    )
+  })
+  return server
+}
+
 /** The listening server: HTTPS plus a redirecting HTTP port when TLS is configured, else HTTP. */
 export const HttpServerLive = Layer.unwrap(
   Effect.gen(function*() {
     const config = yield* AppConfig
     const listen = { port: config.port, host: config.host }
-    if (Option.isNone(config.tls)) return NodeHttpServer.layer(createHttpServer, listen)
+    if (Option.isNone(config.tls)) return NodeHttpServer.layer(() => answerClientErrors(createHttpServer()), listen)
     const tls = config.tls.value
     const cert = readFileSync(tls.certFile)
     const key = readFileSync(tls.keyFile)
     return Layer.merge(
-      NodeHttpServer.layer(() => createHttpsServer({ cert, key }), listen),
+      NodeHttpServer.layer(() => answerClientErrors(createHttpsServer({ cert, key })), listen),
       Layer.effectDiscard(redirectServer(config.redirectPort, config.port, config.host))
     )
   })

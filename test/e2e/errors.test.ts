@@ -1,5 +1,6 @@
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
+import { connect } from "node:net"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { Bootstrapped } from "../../src/store/tenancy-repo.ts"
 import { bootstrapOrg, call, type JsonResponse, startServer, type TestServer, withStore } from "../support/harness.ts"
@@ -111,6 +112,16 @@ describe("400, 404, 405, 409, 413, 415, 422", () => {
       expectEnvelope(await call(server, "GET", `/api/v1/users?limit=${limit}`, { key: team.api_key_test }), 400, "invalid_parameters")
     }
   })
+  it("400 for a cursor this service did not make, on every paged list; the empty cursor starts over", async () => {
+    const forged = Buffer.from(JSON.stringify({ x: 1 })).toString("base64url")
+    for (const list of ["users", "teams", "projects", "api-keys", "license-keys", "rules", "webhooks", "alerts", "sessions", "events"]) {
+      for (const cursor of ["garbage", forged]) {
+        const res = await call(server, "GET", `/api/v1/${list}?cursor=${cursor}`, { key: team.api_key_test })
+        expectEnvelope(res, 400, "invalid_parameters")
+      }
+      expect((await call(server, "GET", `/api/v1/${list}?cursor=`, { key: team.api_key_test })).status, list).toBe(200)
+    }
+  })
   it("404 for an unknown route on either surface and outside them", async () => {
     for (const path of ["/api/v1/nope", "/engine/v1/nope", "/nope", "/api/v2/org"]) {
       expectEnvelope(await call(server, "GET", path, { key: team.api_key_test }), 404, "route_not_found")
@@ -127,6 +138,46 @@ describe("400, 404, 405, 409, 413, 415, 422", () => {
     const withParam = await call(server, "PUT", `/api/v1/api-keys/key_123`, { key: team.api_key_test, body: {} })
     expectEnvelope(withParam, 405, "method_not_allowed")
     expect(withParam.headers.get("allow")).toBe("DELETE")
+  })
+  it("400 for text that cannot be stored (U+0000, an unpaired surrogate) in a path, a query or a body; nothing is written", async () => {
+    const key = team.api_key_test
+    for (
+      const path of [
+        "/api/v1/users/%00",
+        "/api/v1/sessions/a%00b/events",
+        "/api/v1/events?model=%00",
+        "/api/v1/sessions?user_id=x%00",
+        "/api/v1/events?x%00=1"
+      ]
+    ) {
+      const res = await call(server, "GET", path, { key })
+      expectEnvelope(res, 400, "invalid_parameters")
+      expect(res.body.error, path).toContain("cannot be stored")
+    }
+    for (const path of ["/engine/v1/sessions/%00", "/engine/v1/sessions?adapter=%00"]) {
+      expectEnvelope(await call(server, "GET", path, { key: team.license_key }), 400, "invalid_parameters")
+    }
+    // Percent-encoding that is not UTF-8, or not percent-encoding at all.
+    for (const path of ["/api/v1/users/%FF", "/api/v1/users/%ED%A0%80", "/api/v1/users/%"]) {
+      const res = await call(server, "GET", path, { key })
+      expectEnvelope(res, 400, "invalid_parameters")
+      expect(res.body.error, path).toContain("percent-encoded")
+    }
+    for (const name of ["a\u0000b", "x\ud800", "\udfffy"]) {
+      const res = await call(server, "POST", "/api/v1/projects", { key, body: { name } })
+      expectEnvelope(res, 400, "invalid_parameters")
+      expect(res.body.error).toContain("request body contains U+0000 or an unpaired UTF-16 surrogate")
+    }
+    const projects = await call(server, "GET", "/api/v1/projects?limit=100", { key })
+    expect(projects.status).toBe(200)
+    expect(projects.body.data.filter((p: { name: string }) => /[\u0000\ud800-\udfff]/.test(p.name))).toEqual([])
+    // A surrogate pair is a character like any other, escaped or not.
+    const paired = await call(server, "POST", "/api/v1/projects", { key, rawBody: JSON.stringify({ name: "emoji-" }).replace("-", "-\\ud83d\\ude00") })
+    expect(paired.status).toBe(201)
+    expect(paired.body.name).toBe("emoji-\u{1F600}")
+  })
+  it("404, not 405, for an id longer than the router takes on a path that has the method", async () => {
+    expectEnvelope(await call(server, "GET", `/api/v1/users/usr_${"a".repeat(200)}`, { key: team.api_key_test }), 404, "not_found")
   })
   it("409 for a duplicate", async () => {
     const first = await call(server, "POST", "/api/v1/projects", { key: team.api_key_test, body: { name: "dup" } })
@@ -159,6 +210,36 @@ describe("400, 404, 405, 409, 413, 415, 422", () => {
     const res = await call(server, "POST", "/api/v1/license-keys", { key: lite.api_key_test, body: { user_id: lite.user_id } })
     expect(res.status).toBe(201)
     expect(res.body.environment).toBe("test")
+  })
+})
+
+/** Sends raw bytes on a new connection and answers what came back before the server closed it. */
+const rawRequest = (request: string) =>
+  new Promise<{ readonly status: number; readonly headers: string; readonly body: any }>((resolve, reject) => {
+    const socket = connect(server.port, "127.0.0.1", () => socket.end(request))
+    let received = ""
+    socket.on("data", (chunk) => (received += chunk.toString()))
+    socket.on("error", reject)
+    socket.on("close", () => {
+      const [head = "", body = ""] = received.split("\r\n\r\n", 2)
+      resolve({ status: Number(head.split(" ")[1]), headers: head.toLowerCase(), body: body === "" ? undefined : JSON.parse(body) })
+    })
+  })
+
+describe("requests Node cannot parse", () => {
+  const expectRawEnvelope = (res: Awaited<ReturnType<typeof rawRequest>>, status: number, code: string) => {
+    expect(res.status).toBe(status)
+    expect(res.headers).toContain("content-type: application/json")
+    expect(res.body).toEqual({ error: expect.any(String), code, status, request_id: expect.stringMatching(/^req_[0-9a-f]{24}$/) })
+    expect(res.headers).toContain(`x-request-id: ${res.body.request_id}`)
+  }
+  it("an unknown method or a malformed request line is a 400 envelope", async () => {
+    expectRawEnvelope(await rawRequest("FOO /api/v1/rules HTTP/1.1\r\nHost: x\r\n\r\n"), 400, "invalid_request")
+    expectRawEnvelope(await rawRequest("this is not http\r\n\r\n"), 400, "invalid_request")
+  })
+  it("headers over Node's limit are a 431 envelope", async () => {
+    const res = await rawRequest(`GET /api/v1/org HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${"a".repeat(20_000)}\r\n\r\n`)
+    expectRawEnvelope(res, 431, "headers_too_large")
   })
 })
 

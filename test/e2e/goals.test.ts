@@ -46,13 +46,14 @@ describe.each(logVariants())("goals over %s", (_name, logEnv) => {
     expect((await goals("GET", "/goals")).body.goals.map((g: { id: string }) => g.id)).not.toContain(id)
 
     const sideways = await goals("PATCH", `/goals/${id}`, { status: "abandoned" })
-    expect(sideways.status).toBe(422)
-    expect(sideways.body).toMatchObject({ code: "invalid_transition", status: 422, request_id: expect.stringMatching(/^req_/) })
+    // The engine API has no 422 (spec §7): an invalid transition is invalid input.
+    expect(sideways.status).toBe(400)
+    expect(sideways.body).toMatchObject({ code: "invalid_transition", status: 400, request_id: expect.stringMatching(/^req_/) })
 
     const reopened = await goals("PATCH", `/goals/${id}`, { status: "active", description: "Fix the login bug, SSO included" })
     expect(reopened.body.goal).toMatchObject({ id, status: "active", description: "Fix the login bug, SSO included" })
     expect((await goals("GET", "/goals")).body.goals).toContainEqual(reopened.body.goal)
-    expect((await goals("PATCH", `/goals/${id}`, { status: "active" })).status).toBe(422)
+    expect((await goals("PATCH", `/goals/${id}`, { status: "active" })).status).toBe(400)
     expect((await goals("PATCH", `/goals/${id}`, { status: "abandoned" })).body.goal.status).toBe("abandoned")
   })
 
@@ -70,11 +71,15 @@ describe.each(logVariants())("goals over %s", (_name, logEnv) => {
       ["POST", "/goals", {}, 400, "invalid_parameters"],
       ["POST", "/goals", { description: 42 }, 400, "invalid_parameters"],
       ["POST", "/goals", { description: "x", owner: "me" }, 400, "invalid_parameters"],
-      ["POST", "/goals", { description: "   " }, 422, "validation_error"],
-      ["POST", "/goals", { description: "x".repeat(2001) }, 422, "validation_error"],
-      ["PATCH", `/goals/${id}`, {}, 422, "validation_error"],
+      ["POST", "/goals", { description: "   " }, 400, "invalid_parameters"],
+      ["POST", "/goals", { description: "x".repeat(2001) }, 400, "invalid_parameters"],
+      ["POST", "/goals", { description: "fix \u0000" }, 400, "invalid_parameters"],
+      ["POST", "/goals", { description: "fix it", adapter: "" }, 400, "invalid_parameters"],
+      ["POST", "/goals", { description: "fix it", adapter: "a\ud800" }, 400, "invalid_parameters"],
+      ["PATCH", `/goals/${id}`, {}, 400, "invalid_parameters"],
       ["PATCH", `/goals/${id}`, { status: "done" }, 400, "invalid_parameters"],
-      ["PATCH", `/goals/${id}`, { description: "" }, 422, "validation_error"],
+      ["PATCH", `/goals/${id}`, { description: "" }, 400, "invalid_parameters"],
+      ["PATCH", `/goals/${id}`, { description: "x\u0000" }, 400, "invalid_parameters"],
       ["PATCH", "/goals/goal_unknown", { status: "completed" }, 404, "not_found"]
     ]
     for (const [method, path, body, status, code] of cases) {

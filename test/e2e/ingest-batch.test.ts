@@ -35,7 +35,11 @@ describe.each(logVariants())("batch ingestion over %s", (_name, logEnv) => {
       { type: "stop", adapter: "batch-mixed", session_id: "bm-1", metadata: { tokens_in: -1 } },
       { type: "stop", adapter: "batch-mixed", session_id: "bm-1", metadata: { blob: "x".repeat(20_000) } },
       "not an object",
-      signal(6)
+      signal(6),
+      // Text that cannot be stored, and a cost past the bound: refused each on its own.
+      { type: "stop", adapter: "batch-mixed", session_id: "bm-\u0000" },
+      { type: "stop", adapter: "batch-mixed", session_id: "bm-1", metadata: { note: "\ud800" } },
+      { type: "stop", adapter: "batch-mixed", session_id: "bm-1", metadata: { cost_usd: 1e300 } }
     ])
     expect(res.status).toBe(200)
     const results = res.body.results as ReadonlyArray<Record<string, any>>
@@ -46,7 +50,10 @@ describe.each(logVariants())("batch ingestion over %s", (_name, logEnv) => {
       "invalid_parameters",
       "metadata_too_large",
       "invalid_parameters",
-      "ok"
+      "ok",
+      "invalid_parameters",
+      "invalid_parameters",
+      "invalid_parameters"
     ])
     const valid = [results[0]!, results[2]!, results[6]!]
     for (const r of valid) {
@@ -54,14 +61,15 @@ describe.each(logVariants())("batch ingestion over %s", (_name, logEnv) => {
       // No rule fired, so no action: the result is exactly the documented fields.
       expect(Object.keys(r).sort()).toEqual(["ok", "session_id", "signal_id"])
     }
-    for (const i of [1, 3, 4, 5]) {
+    for (const i of [1, 3, 4, 5, 7, 8, 9]) {
       expect(Object.keys(results[i]!).sort()).toEqual(["error", "ok"])
       expect(Object.keys(results[i]!.error).sort()).toEqual(["code", "error"])
     }
     expect(res.headers.get("content-type")).toMatch(/^application\/json/)
     const sessionId = valid[0]!.session_id as string
     expect(valid.map((r) => r.session_id)).toEqual([sessionId, sessionId, sessionId])
-    for (const i of [1, 3, 4, 5]) expect(results[i]!.error.error).toEqual(expect.any(String))
+    for (const i of [1, 3, 4, 5, 7, 8, 9]) expect(results[i]!.error.error).toEqual(expect.any(String))
+    expect(results[7]!.error.error).toContain("cannot be stored")
 
     const stored = await eventsOf(sessionId)
     expect(stored.map((e) => e.signal_id).sort()).toEqual(valid.map((r) => r.signal_id as string).sort())

@@ -77,7 +77,18 @@ describe.each(logVariants())("ingestion over %s", (_name, logEnv) => {
       [{ type: "stop", adapter: "a", session_id: "s", metadata: { tokens_in: "12" } }, "invalid_parameters"],
       [{ type: "stop", adapter: "a", session_id: "s", metadata: { cost_usd: -0.5 } }, "invalid_parameters"],
       [{ type: "stop", adapter: "a", session_id: "s", metadata: { model: 7 } }, "invalid_parameters"],
-      [{ type: "stop", adapter: "a", session_id: "s", metadata: { blob: "x".repeat(20_000) } }, "metadata_too_large"]
+      [{ type: "stop", adapter: "a", session_id: "s", metadata: { blob: "x".repeat(20_000) } }, "metadata_too_large"],
+      // Past the bounds that keep every sum finite and in range.
+      [{ type: "stop", adapter: "a", session_id: "s", metadata: { cost_usd: 1e300 } }, "invalid_parameters"],
+      [{ type: "stop", adapter: "a", session_id: "s", metadata: { cost_usd: 1_000_000.01 } }, "invalid_parameters"],
+      [{ type: "stop", adapter: "a", session_id: "s", metadata: { tokens_in: 1_000_000_001 } }, "invalid_parameters"],
+      [{ type: "stop", adapter: "a", session_id: "s", metadata: { tokens_out: 2 ** 53 - 1 } }, "invalid_parameters"],
+      // Text PostgreSQL cannot store, wherever it is.
+      [{ type: "stop", adapter: "a\u0000", session_id: "s" }, "invalid_parameters"],
+      [{ type: "stop", adapter: "a", session_id: "s\ud800" }, "invalid_parameters"],
+      [{ type: "stop", adapter: "a", session_id: "s", metadata: { model: "m\u0000" } }, "invalid_parameters"],
+      [{ type: "stop", adapter: "a", session_id: "s", metadata: { "k\u0000": 1 } }, "invalid_parameters"],
+      [{ type: "stop", adapter: "a", session_id: "s", metadata: { deep: [{ v: "x\udc00y" }] } }, "invalid_parameters"]
     ]
     const before = await call(server, "GET", "/api/v1/events?limit=100", { key: org.api_key_live! })
     for (const [body, code] of cases) {
@@ -88,6 +99,20 @@ describe.each(logVariants())("ingestion over %s", (_name, logEnv) => {
     }
     const after = await call(server, "GET", "/api/v1/events?limit=100", { key: org.api_key_live! })
     expect(after.body.data.length).toBe(before.body.data.length)
+  })
+
+  it("signals at the bounds are accepted and counted, and their partition goes on", async () => {
+    const big = { type: "post-tool", adapter: "bounds", session_id: "b-1", metadata: { tokens_in: 1_000_000_000, tokens_out: 1_000_000_000, cost_usd: 1_000_000 } }
+    const answers = []
+    for (let i = 0; i < 3; i++) answers.push(await send(org.license_key, big))
+    // A signal after them is processed (a verdict, not "pending"): the partition did not stall.
+    answers.push(await send(org.license_key, { type: "stop", adapter: "bounds", session_id: "b-1" }))
+    for (const a of answers) {
+      expect(a.status).toBe(200)
+      expect(a.body.action).toBeUndefined()
+    }
+    const session = await call(server, "GET", `/engine/v1/sessions/${answers[0]!.body.session_id}`, { key: org.license_key })
+    expect(session.body.session).toMatchObject({ signals: 4, tokens_in: 3_000_000_000, tokens_out: 3_000_000_000, cost_usd: 3_000_000 })
   })
 
   it("every signal answered ok can be found, exactly once, whatever the concurrency", async () => {

@@ -106,6 +106,23 @@ describe("management rate limits", { timeout: 90_000 }, () => {
     expect(Number(org429.headers.get("retry-after"))).toBeLessThanOrEqual(3600)
   })
 
+  it("a management path in another case or with repeated slashes counts like any other", async () => {
+    const org = await bootstrapOrg(nodeA.databaseUrl, "spelling-org", "enterprise")
+    await withStore(
+      nodeA.databaseUrl,
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        yield* sql`UPDATE orgs SET rate_limit_per_hour = 4 WHERE id = ${org.org_id}`
+      })
+    )
+    const results = []
+    for (const path of ["/api/v1/org", "/API/V1/org", "//api/v1/org", "/Api//v1/org", "/api/v1/org"]) {
+      results.push(await call(nodeA, "GET", path, { key: org.api_key_live! }))
+    }
+    expect(results.map((r) => r.status)).toEqual([200, 200, 200, 200, 429])
+    expect(results.map((r) => r.headers.get("x-ratelimit-remaining"))).toEqual(["3", "2", "1", "0", "0"])
+  })
+
   it("errors carry the headers too: 401, 404, 405", async () => {
     for (const [method, path] of [["GET", "/api/v1/org"], ["GET", "/api/v1/nope"], ["DELETE", "/api/v1/org"]] as const) {
       const res = await call(nodeA, method, path)

@@ -1,14 +1,16 @@
 import { Schema } from "effect"
 import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
-import { NotFound, ServiceUnavailable, Unprocessable } from "../../domain/errors.ts"
+import { BadRequest, NotFound, ServiceUnavailable } from "../../domain/errors.ts"
 import { Goal, GoalStatus, maxDescriptionLength } from "../../domain/goals.ts"
+import { storableText } from "../../domain/text.ts"
 import { EngineAuth, Envelope, RequiredFeature } from "../contract.ts"
 
-// Lengths and blankness are checked by the handler, so that they are 422s rather than 400s.
+// Lengths and blankness are checked by the handler (400 invalid_parameters, with the reason).
 const Description = Schema.String.annotate({ description: `what the user is working on: 1 to ${maxDescriptionLength} characters, not blank` })
+  .pipe(Schema.check(storableText))
 
 const transitions = "Transitions: active → completed or abandoned; completed or abandoned → active (reopen); " +
-  "anything else, including a status to itself, is 422."
+  "anything else, including a status to itself, is 400 invalid_transition."
 
 export class GoalsGroup extends HttpApiGroup.make("goals")
   .add(
@@ -18,10 +20,14 @@ export class GoalsGroup extends HttpApiGroup.make("goals")
     HttpApiEndpoint.post("create", "/goals", {
       payload: Schema.Struct({
         description: Description,
-        adapter: Schema.optionalKey(Schema.String.annotate({ description: "the adapter the goal is set from" }))
+        adapter: Schema.optionalKey(
+          Schema.String.annotate({ description: "the adapter the goal is set from: 1 to 100 characters, as on signals" }).pipe(
+            Schema.check(Schema.isMinLength(1), Schema.isMaxLength(100), storableText)
+          )
+        )
       }),
       success: Schema.Struct({ goal: Goal }).pipe(HttpApiSchema.status(201)),
-      error: [Unprocessable, ServiceUnavailable]
+      error: [BadRequest, ServiceUnavailable]
     })
       .annotate(RequiredFeature, "goals")
       .annotate(HttpApi.PayloadParseOptions, { onExcessProperty: "error" })
@@ -37,7 +43,7 @@ export class GoalsGroup extends HttpApiGroup.make("goals")
         description: Schema.optionalKey(Description)
       }).annotate({ description: "at least one field; only the fields sent change" }),
       success: Schema.Struct({ goal: Goal }),
-      error: [NotFound, Unprocessable, ServiceUnavailable]
+      error: [NotFound, BadRequest, ServiceUnavailable]
     })
       .annotate(RequiredFeature, "goals")
       .annotate(HttpApi.PayloadParseOptions, { onExcessProperty: "error" })

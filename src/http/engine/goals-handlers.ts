@@ -1,6 +1,6 @@
 import { Clock, Effect, Option } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
-import { NotFound, ServiceUnavailable, Unprocessable } from "../../domain/errors.ts"
+import { BadRequest, NotFound, ServiceUnavailable } from "../../domain/errors.ts"
 import { descriptionProblem, type GoalOutcome } from "../../domain/goals.ts"
 import { makeId } from "../../domain/ids.ts"
 import type { LicensePrincipal } from "../../domain/principal.ts"
@@ -30,7 +30,7 @@ const answer = (outcome: GoalOutcome) =>
     ? Effect.succeed({ goal: outcome.goal })
     : outcome.refusal.status === 404
     ? Effect.fail(NotFound.of(outcome.refusal.message, outcome.refusal.code))
-    : Effect.fail(Unprocessable.of(outcome.refusal.message, outcome.refusal.code))
+    : Effect.fail(BadRequest.of(outcome.refusal.message, outcome.refusal.code))
 
 export const GoalsHandlers = HttpApiBuilder.group(EngineApi, "goals", Effect.fn(function*(handlers) {
   const engine = yield* Engine
@@ -43,7 +43,7 @@ export const GoalsHandlers = HttpApiBuilder.group(EngineApi, "goals", Effect.fn(
       EnginePrincipal.use((p) =>
         Effect.gen(function*() {
           const problem = descriptionProblem(payload.description)
-          if (problem) return yield* Unprocessable.of(problem, "validation_error")
+          if (problem) return yield* BadRequest.of(problem, "invalid_parameters")
           const record = command(p, yield* Clock.currentTimeMillis, {
             op: "create",
             goal_id: makeId("goal"),
@@ -61,10 +61,10 @@ export const GoalsHandlers = HttpApiBuilder.group(EngineApi, "goals", Effect.fn(
       EnginePrincipal.use((p) =>
         Effect.gen(function*() {
           if (payload.status === undefined && payload.description === undefined) {
-            return yield* Unprocessable.of("nothing to change: send status, description or both", "validation_error")
+            return yield* BadRequest.of("nothing to change: send status, description or both", "invalid_parameters")
           }
           const problem = descriptionProblem(payload.description)
-          if (problem) return yield* Unprocessable.of(problem, "validation_error")
+          if (problem) return yield* BadRequest.of(problem, "invalid_parameters")
           const record = command(p, yield* Clock.currentTimeMillis, {
             op: "update",
             goal_id: params.id,

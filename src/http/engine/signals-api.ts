@@ -2,10 +2,19 @@ import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import { ServiceUnavailable } from "../../domain/errors.ts"
 import { SignalType } from "../../domain/signals.ts"
+import { storableJson } from "../../domain/text.ts"
 import { EngineAuth, Envelope, RequiredFeature } from "../contract.ts"
 
 const bounded = (max: number) => Schema.String.pipe(Schema.check(Schema.isMinLength(1), Schema.isMaxLength(max)))
-const count = Schema.Int.pipe(Schema.check(Schema.isGreaterThanOrEqualTo(0)))
+/**
+ * Upper bounds of one signal's numbers. Far above anything real, they keep every sum the fold
+ * keeps (sessions, budget counters, in bigint and double columns) finite and in range: without
+ * them one signal with cost 1e300 or tokens near 2^53 was accepted and then failed every write
+ * of its partition.
+ */
+export const maxTokens = 1_000_000_000
+export const maxCostUsd = 1_000_000
+const count = Schema.Int.pipe(Schema.check(Schema.isGreaterThanOrEqualTo(0), Schema.isLessThanOrEqualTo(maxTokens)))
 const amount = Schema.Finite.pipe(Schema.check(Schema.isGreaterThanOrEqualTo(0)))
 
 /** Known metadata keys are type-checked; any other key is kept as sent. */
@@ -14,7 +23,7 @@ export const SignalMetadata = Schema.StructWithRest(
     model: Schema.optional(bounded(200)),
     tokens_in: Schema.optional(count),
     tokens_out: Schema.optional(count),
-    cost_usd: Schema.optional(amount),
+    cost_usd: Schema.optional(amount.pipe(Schema.check(Schema.isLessThanOrEqualTo(maxCostUsd)))),
     latency_ms: Schema.optional(amount),
     error_code: Schema.optional(bounded(100)),
     project_id: Schema.optional(bounded(200)),
@@ -23,6 +32,7 @@ export const SignalMetadata = Schema.StructWithRest(
   [Schema.Record(Schema.String, Schema.Unknown)]
 )
 
+/** Every string of a signal (metadata keys and values included) is checked for storable text. */
 export const SignalInput = Schema.Struct({
   type: Schema.String.annotate({
     description: `one of: ${SignalType.literals.join(", ")}; anything else is 400 invalid_signal_type`
@@ -30,7 +40,7 @@ export const SignalInput = Schema.Struct({
   adapter: bounded(100).annotate({ description: "the adapter's name, e.g. claude-code" }),
   session_id: bounded(200).annotate({ description: "the adapter's own session id" }),
   metadata: Schema.optional(SignalMetadata)
-})
+}).pipe(Schema.check(storableJson))
 
 export const SignalAccepted = Schema.Struct({
   ok: Schema.Boolean.annotate({ description: "false exactly when a rule blocked the signal" }),

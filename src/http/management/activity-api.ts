@@ -2,7 +2,7 @@ import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import { Event, Session, SessionDetail } from "../../domain/activity.ts"
 import { NotFound } from "../../domain/errors.ts"
-import { Envelope, ManagementAuth, PageQuery, pageOf, RequiredScope } from "../contract.ts"
+import { ActivityPageQuery, Envelope, ManagementAuth, pageOf, RequiredScope } from "../contract.ts"
 import { BooleanParam, instantParam, OrderParam } from "../query.ts"
 
 const Id = { id: Schema.String }
@@ -28,7 +28,7 @@ export class SessionsGroup extends HttpApiGroup.make("sessions")
         adapter: Schema.optional(Schema.String.annotate({ description: "adapter name" })),
         from: Schema.optional(instantParam("sessions started at or after this instant")),
         to: Schema.optional(instantParam("sessions started before this instant")),
-        ...PageQuery,
+        ...ActivityPageQuery,
         ...OrderQuery
       },
       success: SessionsPage
@@ -40,7 +40,7 @@ export class SessionsGroup extends HttpApiGroup.make("sessions")
       .annotateMerge(OpenApi.annotations({ description: "One session with all its signals (`signals`, oldest first)." })),
     HttpApiEndpoint.get("events", "/sessions/:id/events", {
       params: Id,
-      query: { ...PageQuery, ...OrderQuery },
+      query: { ...ActivityPageQuery, ...OrderQuery },
       success: pageOf(Event),
       error: NotFound
     })
@@ -67,7 +67,7 @@ export class EventsGroup extends HttpApiGroup.make("events")
         from: Schema.optional(instantParam("events at or after this instant")),
         to: Schema.optional(instantParam("events before this instant")),
         error_only: Schema.optional(BooleanParam.annotate({ description: "`true`: only events with a non-null error_code" })),
-        ...PageQuery
+        ...ActivityPageQuery
       },
       success: pageOf(Event)
     })
