@@ -2,7 +2,7 @@ import { Clock, Config, Context, Deferred, Duration, Effect, Layer, Option, Reda
 import type { GoalOutcome } from "../domain/goals.ts"
 import type { GoalRecord, SessionTimeoutRecord, SignalRecord } from "../domain/records.ts"
 import { type LogUnavailable, type PartitionHandler, SignalLog } from "../log/signal-log.ts"
-import { makePartitionWorker, type PartitionWorker } from "./partition-worker.ts"
+import { makePartitionWorker, type PartitionFailing, type PartitionWorker } from "./partition-worker.ts"
 import { Cluster } from "./cluster.ts"
 import { RuleCache } from "./rule-cache.ts"
 import { foldSettings } from "./fold-settings.ts"
@@ -11,6 +11,13 @@ import { type Outcome, type Verdict, VerdictRegistry } from "./verdicts.ts"
 /** The internal route a node answers verdicts of its partitions on (for the proxy path). */
 export const internalVerdictPath = (signalId: string) => `/internal/v1/verdicts/${encodeURIComponent(signalId)}`
 export const clusterSecretHeader = "x-cluster-secret"
+
+/** One owned partition, as readiness reports it. */
+export interface PartitionStatus {
+  readonly partition: number
+  readonly next_offset: number
+  readonly failing?: PartitionFailing
+}
 
 export type Submitted =
   | { readonly _tag: "Processed"; readonly verdict: Verdict }
@@ -30,7 +37,8 @@ export class Engine extends Context.Service<Engine, {
   readonly submitMany: (records: ReadonlyArray<SignalRecord>) => Effect.Effect<ReadonlyArray<Submitted>, LogUnavailable>
   /** Appends a goal command and waits for the user's actor to decide it (none when the wait ran out). */
   readonly submitGoal: (record: GoalRecord) => Effect.Effect<Option.Option<GoalOutcome>, LogUnavailable>
-  readonly owned: Effect.Effect<ReadonlyArray<number>>
+  /** The partitions this node owns, where each is, and those whose batch keeps failing. */
+  readonly partitions: Effect.Effect<ReadonlyArray<PartitionStatus>>
 }>()("signal-engine/engine/Engine") {
   static readonly layer = Layer.effect(
     Engine,
@@ -173,7 +181,14 @@ export class Engine extends Context.Service<Engine, {
 
       const submit = (record: SignalRecord) => Effect.map(submitMany([record]), (answers) => answers[0]!)
 
-      return Engine.of({ submit, submitMany, submitGoal, owned: Effect.sync(() => [...workers.keys()].sort((a, b) => a - b)) })
+      const partitions = Effect.sync(() =>
+        [...workers.values()].sort((a, b) => a.partition - b.partition).map((w): PartitionStatus => {
+          const failing = w.failing()
+          return { partition: w.partition, next_offset: w.nextOffset(), ...(failing ? { failing } : {}) }
+        })
+      )
+
+      return Engine.of({ submit, submitMany, submitGoal, partitions })
     })
   )
 }

@@ -1,4 +1,4 @@
-import { Duration, Effect, Schedule, Schema } from "effect"
+import { Clock, Duration, Effect, Schedule, Schema } from "effect"
 import type { Environment } from "../domain/environments.ts"
 import { makeId } from "../domain/ids.ts"
 import { type EngineFeature, planHasFeature } from "../domain/plans.ts"
@@ -69,6 +69,13 @@ interface Actor {
 }
 
 class BatchFailed extends Schema.TaggedError<BatchFailed>()("BatchFailed", { message: Schema.String }) {}
+
+/** A partition whose batch keeps failing to commit (the worker retries it until it does). */
+export interface PartitionFailing {
+  readonly since: number
+  readonly attempts: number
+  readonly error: string
+}
 
 /** A batch whose transaction failed is redone from the persisted state, with backoff, until it commits. */
 const batchRetry = Schedule.exponential("100 millis", 2).pipe(
@@ -269,8 +276,15 @@ export const makePartitionWorker = Effect.fnUntraced(function*(options: {
       const fresh = entries.filter((e) => e.offset >= next)
       if (fresh.length === 0) return Effect.succeed(nothing)
       return attempt(fresh, now).pipe(
-        Effect.tapError((e) => Effect.logError(`partition ${options.partition}: batch failed, retrying`, e.message)),
+        Effect.tapError((e) =>
+          Effect.gen(function*() {
+            const at = yield* Clock.currentTimeMillis
+            failing = { since: failing?.since ?? at, attempts: (failing?.attempts ?? 0) + 1, error: e.message }
+            yield* Effect.logError(`partition ${options.partition}: batch failed, retrying`, e.message)
+          })
+        ),
         Effect.retry(batchRetry),
+        Effect.tap(() => Effect.sync(() => void (failing = undefined))),
         Effect.orDie,
         Effect.flatMap((outcome) =>
           outcome !== "fenced" ? Effect.succeed(outcome) : Effect.gen(function*() {
@@ -283,6 +297,9 @@ export const makePartitionWorker = Effect.fnUntraced(function*(options: {
           }))
       )
     })
+
+  /** While a batch is being retried: since when (ms), how many attempts failed, the last error. */
+  let failing: PartitionFailing | undefined
 
   /** Timers due at `now`, removed from the set: the caller appends their ticks. */
   const takeDue = (now: number): ReadonlyArray<Timer> => timers.takeDue(now)
@@ -329,6 +346,7 @@ export const makePartitionWorker = Effect.fnUntraced(function*(options: {
   return {
     partition: options.partition,
     nextOffset: () => next,
+    failing: () => failing,
     process,
     takeDue,
     restore,

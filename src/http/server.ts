@@ -11,7 +11,7 @@ import { AppConfig } from "../config.ts"
 import { envelopeOf, ServiceUnavailable, Unauthorized } from "../domain/errors.ts"
 import { makeRequestId } from "../domain/ids.ts"
 import { Cluster } from "../engine/cluster.ts"
-import { clusterSecretHeader } from "../engine/engine.ts"
+import { clusterSecretHeader, Engine } from "../engine/engine.ts"
 import { VerdictRegistry } from "../engine/verdicts.ts"
 import { SignalLog } from "../log/signal-log.ts"
 import { schemaIsCurrent } from "../store/database.ts"
@@ -39,11 +39,18 @@ const healthRoutes = [
   { method: "GET", path: openApiPaths.engine }
 ]
 
-/** Liveness: the process serves requests. Readiness: the database answers and is migrated, and the log answers. */
+/**
+ * Liveness: the process serves requests. Readiness: the database answers and is migrated, and the
+ * log answers (else 503). A ready node also lists its partitions, and those whose batch keeps
+ * failing to commit: their signals are in the log and are answered `pending` until the batch
+ * commits, which the worker retries without end. Such a node is `degraded` but still 200: its
+ * other partitions serve, and taking it out of rotation would not help the failing one.
+ */
 const HealthRoutes = HttpRouter.use((router) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const log = yield* SignalLog
+    const engine = yield* Engine
     yield* router.add("GET", "/healthz", Effect.succeed(HttpServerResponse.jsonUnsafe({ status: "ok" })))
     yield* router.add(
       "GET",
@@ -58,7 +65,14 @@ const HealthRoutes = HttpRouter.use((router) =>
           log.ping
         ], { concurrency: 2 })
         if (database && logUp) {
-          return HttpServerResponse.jsonUnsafe({ status: "ready", checks: { database: "ok", log: log.name } })
+          const partitions = yield* engine.partitions
+          const failing = partitions.flatMap((p) =>
+            p.failing ? [{ partition: p.partition, since: new Date(p.failing.since).toISOString(), attempts: p.failing.attempts, error: p.failing.error }] : []
+          )
+          return HttpServerResponse.jsonUnsafe({
+            status: failing.length === 0 ? "ready" : "degraded",
+            checks: { database: "ok", log: log.name, partitions: { owned: partitions.map((p) => p.partition), failing } }
+          })
         }
         const requestId = yield* RequestId
         const failing = [database ? [] : ["the database is unreachable or not migrated"], logUp ? [] : [`the log (${log.name}) is unreachable`]].flat()

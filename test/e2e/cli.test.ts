@@ -99,6 +99,8 @@ describe("health", () => {
     const ready = await call(server, "GET", "/readyz")
     expect(ready.status).toBe(200)
     expect(ready.body.status).toBe("ready")
+    expect(ready.body.checks.partitions.failing).toEqual([])
+    expect(ready.body.checks.partitions.owned.length).toBeGreaterThan(0)
   })
 
   it("/readyz is 503 in the envelope when the schema is behind", async () => {

@@ -115,6 +115,38 @@ describe.each(logVariants())("ingestion over %s", (_name, logEnv) => {
     expect(session.body.session).toMatchObject({ signals: 4, tokens_in: 3_000_000_000, tokens_out: 3_000_000_000, cost_usd: 3_000_000 })
   })
 
+  it("a batch the database refuses is retried until it commits; meanwhile /readyz names its partition", { timeout: 60_000 }, async () => {
+    const ddl = (statement: (sql: SqlClient.SqlClient) => Effect.Effect<unknown, unknown>) =>
+      withStore(server.databaseUrl, Effect.flatMap(SqlClient.SqlClient, statement))
+    // A real failure of the projection write, for this adapter's events only.
+    await ddl((sql) => sql`CREATE FUNCTION refuse_event() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'refused by the test'; END $$`)
+    await ddl((sql) => sql`CREATE TRIGGER refuse_event BEFORE INSERT ON events FOR EACH ROW WHEN (NEW.adapter = 'refused') EXECUTE FUNCTION refuse_event()`)
+    try {
+      const res = await send(org.license_key, { type: "stop", adapter: "refused", session_id: "r-1" })
+      expect(res.status).toBe(200)
+      expect(res.body).toMatchObject({ ok: true, action: "pending" })
+      const degraded = await waitFor(() => call(server, "GET", "/readyz"), (r) => r.body.status === "degraded", { what: "/readyz to say degraded" })
+      expect(degraded.status).toBe(200)
+      expect(degraded.body.checks.partitions.failing).toEqual([{
+        partition: expect.any(Number),
+        since: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+        attempts: expect.any(Number),
+        error: expect.stringContaining("refused by the test")
+      }])
+      expect(degraded.body.checks.partitions.owned).toContain(degraded.body.checks.partitions.failing[0].partition)
+    } finally {
+      await ddl((sql) => sql`DROP TRIGGER refuse_event ON events`)
+    }
+    // The cause gone, the retried batch commits: the signal answered "pending" is there, once.
+    const ready = await waitFor(() => call(server, "GET", "/readyz"), (r) => r.body.status === "ready", { timeoutMs: 30_000, what: "/readyz to say ready" })
+    expect(ready.body.checks.partitions.failing).toEqual([])
+    const stored = await withStore(server.databaseUrl, Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      return yield* sql<{ readonly n: number }>`SELECT count(*)::int AS n FROM events WHERE org_id = ${org.org_id} AND adapter = 'refused'`
+    }))
+    expect(stored[0]!.n).toBe(1)
+  })
+
   it("every signal answered ok can be found, exactly once, whatever the concurrency", async () => {
     const users = await Promise.all(Array.from({ length: 8 }, async (_, i) => {
       const user = await call(server, "POST", "/api/v1/users", {
