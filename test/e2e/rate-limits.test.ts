@@ -49,6 +49,10 @@ const burst = async (count: number, send: (i: number) => Promise<JsonResponse>) 
   return results
 }
 
+/** An org's own hourly limit, as an enterprise contract sets it. */
+const setHourlyLimit = (orgId: string, perHour: number) =>
+  withStore(nodeA.databaseUrl, Effect.flatMap(SqlClient.SqlClient, (sql) => sql`UPDATE orgs SET rate_limit_per_hour = ${perHour} WHERE id = ${orgId}`))
+
 describe("management rate limits", { timeout: 90_000 }, () => {
   it("team plan: 600 requests a minute pass, the 601st gets 429 with Retry-After; every response has the headers", async () => {
     const org = await bootstrapOrg(nodeA.databaseUrl, "team-org", "team")
@@ -92,13 +96,7 @@ describe("management rate limits", { timeout: 90_000 }, () => {
 
   it("an org's own limit overrides the plan's (enterprise contracts)", async () => {
     const org = await bootstrapOrg(nodeA.databaseUrl, "enterprise-org", "enterprise")
-    await withStore(
-      nodeA.databaseUrl,
-      Effect.gen(function*() {
-        const sql = yield* SqlClient.SqlClient
-        yield* sql`UPDATE orgs SET rate_limit_per_hour = 5 WHERE id = ${org.org_id}`
-      })
-    )
+    await setHourlyLimit(org.org_id, 5)
     const results = await burst(6, () => call(nodeA, "GET", "/api/v1/org", { key: org.api_key_live! }))
     expect(results.map((r) => r.status).sort()).toEqual([200, 200, 200, 200, 200, 429])
     expect(results.every((r) => r.headers.get("x-ratelimit-limit") === "5")).toBe(true)
@@ -108,13 +106,7 @@ describe("management rate limits", { timeout: 90_000 }, () => {
 
   it("a management path in another case or with repeated slashes counts like any other", async () => {
     const org = await bootstrapOrg(nodeA.databaseUrl, "spelling-org", "enterprise")
-    await withStore(
-      nodeA.databaseUrl,
-      Effect.gen(function*() {
-        const sql = yield* SqlClient.SqlClient
-        yield* sql`UPDATE orgs SET rate_limit_per_hour = 4 WHERE id = ${org.org_id}`
-      })
-    )
+    await setHourlyLimit(org.org_id, 4)
     const results = []
     for (const path of ["/api/v1/org", "/API/V1/org", "//api/v1/org", "/Api//v1/org", "/api/v1/org"]) {
       results.push(await call(nodeA, "GET", path, { key: org.api_key_live! }))

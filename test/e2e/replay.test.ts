@@ -3,11 +3,11 @@ import { join } from "node:path"
 import { promisify } from "node:util"
 import { Effect, Exit, Layer, Scope } from "effect"
 import { SqlClient } from "effect/sql"
-import { Kafka, logLevel } from "kafkajs"
 import { describe, expect, it } from "vitest"
 import { bootstrapOrg, call, freshDatabase, startServer, withStore } from "../support/harness.ts"
 import { databaseFromUrl } from "../../src/store/database.ts"
 import { holdForReplay } from "../../src/store/replay-lock.ts"
+import { deleteKafkaRecords } from "../support/kafka-admin.ts"
 import { childEnv, logVariants } from "../support/log-variants.ts"
 import { waitFor } from "../support/wait.ts"
 
@@ -130,14 +130,7 @@ const deleteFirstRecords = async (databaseUrl: string, env: Record<string, strin
     await damage(databaseUrl, (sql) => sql`DELETE FROM signal_log WHERE partition = ${partition} AND "offset" < ${before}`)
     return
   }
-  const admin = new Kafka({ brokers: env.KAFKA_BROKERS!.split(","), logLevel: logLevel.ERROR }).admin()
-  await admin.connect()
-  try {
-    await admin.fetchTopicMetadata({ topics: [topic] })
-    await admin.deleteTopicRecords({ topic, partitions: [{ partition, offset: String(before) }] })
-  } finally {
-    await admin.disconnect()
-  }
+  await deleteKafkaRecords(env.KAFKA_BROKERS!, topic, partition, before)
 }
 
 const damage = (databaseUrl: string, statements: (sql: SqlClient.SqlClient) => Effect.Effect<unknown, unknown>) =>

@@ -13,6 +13,7 @@ import { PgLog } from "../../src/log/pg-log.ts"
 import { type AppendResult, type LogEntry, type PartitionHandler, SignalLog } from "../../src/log/signal-log.ts"
 import { databaseFromUrl, migrate } from "../../src/store/database.ts"
 import { freshDatabase } from "../support/harness.ts"
+import { deleteKafkaRecords } from "../support/kafka-admin.ts"
 
 const PARTITIONS = 4
 
@@ -469,16 +470,7 @@ logContract("KafkaLog", async () => {
       await producer.disconnect()
     }
   }
-  const truncate = async (partition: number, before: number) => {
-    const admin = new Kafka({ brokers: inject("kafkaBrokers").split(","), logLevel: logLevel.ERROR }).admin()
-    await admin.connect()
-    try {
-      await admin.fetchTopicMetadata({ topics: [topic] })
-      await admin.deleteTopicRecords({ topic, partitions: [{ partition, offset: String(before) }] })
-    } finally {
-      await admin.disconnect()
-    }
-  }
+  const truncate = (partition: number, before: number) => deleteKafkaRecords(inject("kafkaBrokers"), topic, partition, before)
   return { corrupt, truncate, node: () => KafkaLog.layer.pipe(Layer.provide(env)) }
 })
 
