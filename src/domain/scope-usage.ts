@@ -44,22 +44,24 @@ export const parseScopeKey = (key: string) => {
   return { org_id, environment, scope, scope_id, window_key }
 }
 
-/** The scopes a signal counts in (beside its user). */
-export const scopesOf = (r: SignalRecord): ReadonlyArray<readonly [SharedScope, string]> => {
+/**
+ * The scopes a signal counts in (beside its user). `project` is the signal's project as its event
+ * has it: its own `metadata.project_id`, else its session's (the fold decides).
+ */
+export const scopesOf = (r: SignalRecord, project: string | null): ReadonlyArray<readonly [SharedScope, string]> => {
   const scopes: Array<readonly [SharedScope, string]> = [["org", r.org_id]]
   for (const team of r.team_ids ?? []) scopes.push(["team", team])
-  const project = r.metadata.project_id
-  if (typeof project === "string" && project.length > 0) scopes.push(["project", project])
+  if (project !== null && project.length > 0) scopes.push(["project", project])
   return scopes
 }
 
 /** The counter keys a signal adds to: every scope × the daily and monthly window of its time. */
-export const scopeKeysOf = (r: SignalRecord): ReadonlyArray<string> => {
+export const scopeKeysOf = (r: SignalRecord, project: string | null): ReadonlyArray<string> => {
   const date = windowKey("daily", r.ts, r.time_zone)
   const daily = windowKeyOf("daily", date)
   const monthly = windowKeyOf("monthly", date.slice(0, 7))
   const keys: Array<string> = []
-  for (const [scope, id] of scopesOf(r)) {
+  for (const [scope, id] of scopesOf(r, project)) {
     keys.push(scopeKey(r.org_id, r.environment, scope, id, daily), scopeKey(r.org_id, r.environment, scope, id, monthly))
   }
   return keys
@@ -71,7 +73,7 @@ interface KeysMemo {
   readonly environment: Environment
   readonly time_zone: string | undefined
   readonly team_ids: ReadonlyArray<string> | undefined
-  readonly project_id: unknown
+  readonly project: string | null
   readonly keys: ReadonlyArray<string>
 }
 
@@ -98,22 +100,22 @@ const stampOf = (r: SignalRecord): string | undefined =>
  */
 export const makeScopeKeys = () => {
   const memos = new Map<string, KeysMemo>()
-  const keysOf = (r: SignalRecord): ReadonlyArray<string> => {
+  const keysOf = (r: SignalRecord, project: string | null): ReadonlyArray<string> => {
     const stamp = stampOf(r)
-    if (stamp === undefined) return scopeKeysOf(r)
+    if (stamp === undefined) return scopeKeysOf(r, project)
     const memo = memos.get(r.user_id)
     if (
       memo !== undefined && memo.stamp === stamp && memo.org_id === r.org_id && memo.environment === r.environment &&
-      memo.time_zone === r.time_zone && memo.project_id === r.metadata.project_id && sameTeams(memo.team_ids, r.team_ids)
+      memo.time_zone === r.time_zone && memo.project === project && sameTeams(memo.team_ids, r.team_ids)
     ) return memo.keys
-    const keys = scopeKeysOf(r)
+    const keys = scopeKeysOf(r, project)
     memos.set(r.user_id, {
       stamp,
       org_id: r.org_id,
       environment: r.environment,
       time_zone: r.time_zone,
       team_ids: r.team_ids,
-      project_id: r.metadata.project_id,
+      project,
       keys
     })
     return keys

@@ -190,11 +190,17 @@ export const makePartitionWorker = Effect.fnUntraced(function*(options: {
         const record = entry.record
         const result = fold(before, record, entry, settings)
         states.set(entry.key, result.state)
+        // The signal's project as its event has it (its own, else its session's): project rules
+        // and project budgets follow what the events are listed under.
+        const project = record.kind === "signal"
+          ? result.events.find((e) => e.signal_id === record.signal_id)?.project_id ?? text(record.metadata.project_id)
+          : null
         const judged = record.kind === "signal" && result.sessionId !== undefined && options.rules && notify
           ? judge(
             options.rules,
             before,
             record,
+            project,
             result.sessionId,
             (key) => addUsage(countOf(key), options.rules!.othersUsage(key, options.partition)),
             reported
@@ -202,7 +208,7 @@ export const makePartitionWorker = Effect.fnUntraced(function*(options: {
           : undefined
         if (record.kind === "signal") {
           const usage = usageOf(record)
-          for (const key of scopeKeys.keysOf(record)) {
+          for (const key of scopeKeys.keysOf(record, project)) {
             const counted = batchCounts.get(key)
             if (counted === undefined) batchCounts.set(key, addUsage(scopeCounts.get(key) ?? noUsage, usage))
             else addUsageInto(counted, usage)
@@ -407,6 +413,7 @@ const judge = (
   rules: RuleCache["Service"],
   before: UserState,
   r: SignalRecord,
+  projectId: string | null,
   sessionId: string,
   sharedUsage: (key: string) => Usage,
   /** Whether this worker reported a shared budget's crossing already (and notes it if not). */
@@ -417,7 +424,7 @@ const judge = (
     orgId: r.org_id,
     userId: r.user_id,
     teamIds: r.team_ids ?? [],
-    projectId: text(m.project_id),
+    projectId,
     model: text(m.model),
     modelKnown: r.cost.model_known,
     ts: r.ts,

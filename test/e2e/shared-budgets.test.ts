@@ -126,6 +126,31 @@ describe.each(logVariants())("shared budgets over %s", (_name, logEnv) => {
     expect((await signal(b.key, { tokens_in: 1, project_id: "another" })).body.ok).toBe(true)
   })
 
+  it("a signal without its own project_id counts in its session's project, where its event is listed", async () => {
+    const o = await bootstrapOrg(server.databaseUrl, "session-project", "team")
+    const project = await call(server, "POST", "/api/v1/projects", { key: o.api_key_live!, body: { name: "api" } })
+    const a = await userOf(o)
+    const b = await userOf(o, { avoid: a.id })
+    await rule(o, {
+      name: "API daily tokens", type: "budget", scope: "project", scope_id: project.body.id,
+      condition: { window: "daily", metric: "tokens_in", threshold: 100 }, action: "block", action_config: { message: "api is over budget" }
+    })
+    await inForce(o, b.key)
+    // a's session takes the project from its first signal that names one; the next names none.
+    const send = (metadata: Record<string, unknown>) =>
+      call(server, "POST", "/engine/v1/signals", { key: a.key, body: { type: "post-tool", adapter: "claude-code", session_id: "p", metadata } })
+    expect((await send({ tokens_in: 10, project_id: project.body.id })).body.ok).toBe(true)
+    const unnamed = await send({ tokens_in: 200 })
+    expect(unnamed.body.ok).toBe(true)
+    const listed = await call(server, "GET", `/api/v1/events?project_id=${project.body.id}`, { key: o.api_key_live! })
+    expect(listed.body.data.map((e: { signal_id: string }) => e.signal_id)).toContain(unnamed.body.signal_id)
+    // 210 tokens counted in the project: b's signal in it is blocked.
+    const blocked = await waitFor(async () => (await signal(b.key, { tokens_in: 1, project_id: project.body.id })).body, (x) => x.ok === false, {
+      timeoutMs: 5_000, what: "b's signal in the project to be blocked"
+    })
+    expect(blocked.action).toBe("block")
+  })
+
   it("counts usage in the windows of the org's time zone once the org sets one", async () => {
     const o = await bootstrapOrg(server.databaseUrl, "zoned", "team")
     // A zone whose date differs from UTC's right now: UTC+14 from 10:00 UTC on, UTC-12 before noon.

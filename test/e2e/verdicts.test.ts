@@ -71,7 +71,13 @@ describe("verdicts", () => {
     })
     const warned = await untilVerdict(() => signal(o), (b) => b.action === "warn")
     expect(warned).toMatchObject({ ok: true, action: "warn", rule_id: r.body.id })
-    expect((await signal(o, { project_id: "proj_x" })).body.action).toBeUndefined()
+    // A signal naming a project passes, and so do the later ones of its session, which are listed
+    // under that project (the session is another adapter's, so the first one keeps none).
+    const cursor = (metadata: Record<string, unknown>) =>
+      call(server, "POST", "/engine/v1/signals", { key: o.license_key, body: { type: "post-tool", adapter: "cursor", session_id: "c", metadata } })
+    expect((await cursor({ project_id: "proj_x" })).body.action).toBeUndefined()
+    expect((await cursor({})).body.action).toBeUndefined()
+    expect((await signal(o)).body.action).toBe("warn")
     await call(server, "PUT", `/api/v1/rules/${r.body.id}`, { key: o.api_key_live!, body: { enabled: false } })
     await untilVerdict(() => signal(o), (b) => b.action === undefined)
     await call(server, "PUT", `/api/v1/rules/${r.body.id}`, { key: o.api_key_live!, body: { enabled: true } })

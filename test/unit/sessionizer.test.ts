@@ -220,7 +220,8 @@ describe("sessionizer", () => {
               ...(now.teams ? { team_ids: [...now.teams] } : {}),
               metadata: now.project === undefined ? {} : { project_id: now.project }
             })
-            expect(keys.keysOf(r)).toEqual(scopeKeysOf(r))
+            const project = now.project ?? null
+            expect(keys.keysOf(r, project)).toEqual(scopeKeysOf(r, project))
           }
         }
       ),
@@ -343,7 +344,9 @@ const reference = (entries: ReadonlyArray<LogEntry>) => {
     if (e.record.kind === "signal") {
       const r = e.record
       const add = { cost_usd: r.cost.usd, tokens_in: Number(r.metadata.tokens_in), tokens_out: Number(r.metadata.tokens_out) }
-      for (const key of scopeKeysOf(r)) scopeUsage.set(key, addUsage(scopeUsage.get(key) ?? noUsage, add))
+      // A signal counts in the project its event is listed under (its own, else its session's).
+      const project = out.events.find((ev) => ev.signal_id === r.signal_id)?.project_id ?? null
+      for (const key of scopeKeysOf(r, project)) scopeUsage.set(key, addUsage(scopeUsage.get(key) ?? noUsage, add))
     }
     for (const ev of out.events) events.set(ev.id, ev)
     for (const n of out.notices) {
