@@ -4,7 +4,8 @@ export const sessionTimeoutBounds = { minimum: 60, maximum: 86_400 } as const
 
 export interface OrgSettings {
   readonly time_zone?: string | undefined
-  readonly session_timeout_s?: number | undefined
+  /** Seconds; the spec names this setting `session_timeout`. */
+  readonly session_timeout?: number | undefined
 }
 
 const listedZones: ReadonlyArray<string> = ["UTC", ...Intl.supportedValuesOf("timeZone")]
@@ -38,9 +39,9 @@ export const validateOrgSettings = (
   if (input.time_zone !== undefined && timeZone === undefined) {
     problems.push(`time_zone: ${JSON.stringify(input.time_zone)} is not an IANA time zone name (e.g. "Europe/Berlin", "UTC")`)
   }
-  const timeout = input.session_timeout_s
+  const timeout = input.session_timeout
   if (timeout !== undefined && (timeout < sessionTimeoutBounds.minimum || timeout > sessionTimeoutBounds.maximum)) {
-    problems.push(`session_timeout_s: must be between ${sessionTimeoutBounds.minimum} and ${sessionTimeoutBounds.maximum}, got ${timeout}`)
+    problems.push(`session_timeout: must be between ${sessionTimeoutBounds.minimum} and ${sessionTimeoutBounds.maximum}, got ${timeout}`)
   }
-  return problems.length > 0 ? { problems } : { ok: { time_zone: timeZone, session_timeout_s: timeout } }
+  return problems.length > 0 ? { problems } : { ok: { time_zone: timeZone, session_timeout: timeout } }
 }

@@ -16,7 +16,7 @@ export const Org = Schema.Struct({
   name: Schema.String,
   plan: Plan,
   environment: Environment.annotate({ description: "the environment of the credential that made the request" }),
-  session_timeout_s: Schema.Int,
+  session_timeout: Schema.Int.annotate({ description: "inactivity that ends a session, in seconds (default 1800)" }),
   time_zone: Schema.String,
   rate_limits: Schema.Array(RateLimitWindow),
   created_at: Timestamp

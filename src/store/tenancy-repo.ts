@@ -179,7 +179,7 @@ export class Tenancy extends Context.Service<Tenancy, {
           const rows = yield* sql<Omit<OrgRecord, "created_at"> & { created_at: Date }>`
             UPDATE orgs SET
               time_zone = coalesce(${settings.time_zone ?? null}, time_zone),
-              session_timeout_s = coalesce(${settings.session_timeout_s ?? null}, session_timeout_s)
+              session_timeout_s = coalesce(${settings.session_timeout ?? null}, session_timeout_s)
             WHERE id = ${orgId}
             RETURNING ${orgColumns}`.pipe(Effect.orDie)
           const row = rows[0]

@@ -25,7 +25,7 @@ describe("PATCH /api/v1/org", () => {
   it("a new org starts in UTC with a 30-minute session timeout", async () => {
     const res = await getOrg()
     expect(res.status).toBe(200)
-    expect(res.body).toMatchObject({ time_zone: "UTC", session_timeout_s: 1800 })
+    expect(res.body).toMatchObject({ time_zone: "UTC", session_timeout: 1800 })
   })
 
   it("sets the time zone alone, answers the updated org, and GET /org shows it", async () => {
@@ -37,20 +37,20 @@ describe("PATCH /api/v1/org", () => {
   })
 
   it("sets the session timeout alone, keeping the time zone", async () => {
-    const res = await patchOrg({ session_timeout_s: 900 })
+    const res = await patchOrg({ session_timeout: 900 })
     expect(res.status).toBe(200)
-    expect(res.body).toMatchObject({ id: org.org_id, time_zone: "Europe/Berlin", session_timeout_s: 900 })
-    expect((await getOrg()).body).toMatchObject({ time_zone: "Europe/Berlin", session_timeout_s: 900 })
+    expect(res.body).toMatchObject({ id: org.org_id, time_zone: "Europe/Berlin", session_timeout: 900 })
+    expect((await getOrg()).body).toMatchObject({ time_zone: "Europe/Berlin", session_timeout: 900 })
   })
 
   it("sets both at once; the org is the same from the live key", async () => {
-    const res = await patchOrg({ time_zone: "America/New_York", session_timeout_s: 86_400 })
+    const res = await patchOrg({ time_zone: "America/New_York", session_timeout: 86_400 })
     expect(res.status).toBe(200)
-    expect(res.body).toMatchObject({ environment: "test", time_zone: "America/New_York", session_timeout_s: 86_400 })
+    expect(res.body).toMatchObject({ environment: "test", time_zone: "America/New_York", session_timeout: 86_400 })
     expect((await getOrg(org.api_key_live!)).body).toMatchObject({
       environment: "live",
       time_zone: "America/New_York",
-      session_timeout_s: 86_400
+      session_timeout: 86_400
     })
   })
 
@@ -62,31 +62,31 @@ describe("PATCH /api/v1/org", () => {
   })
 
   it("accepts UTC, the bounds of the timeout, links missing from ICU's list, and any case of a name", async () => {
-    expect((await patchOrg({ time_zone: "UTC", session_timeout_s: 60 })).body).toMatchObject({ time_zone: "UTC", session_timeout_s: 60 })
+    expect((await patchOrg({ time_zone: "UTC", session_timeout: 60 })).body).toMatchObject({ time_zone: "UTC", session_timeout: 60 })
     expect((await patchOrg({ time_zone: "Asia/Kolkata" })).body.time_zone).toBe("Asia/Kolkata")
     expect((await patchOrg({ time_zone: "europe/berlin" })).body.time_zone).toBe("Europe/Berlin")
-    expect((await getOrg()).body).toMatchObject({ time_zone: "Europe/Berlin", session_timeout_s: 60 })
+    expect((await getOrg()).body).toMatchObject({ time_zone: "Europe/Berlin", session_timeout: 60 })
   })
 
   it("changes only the caller's org", async () => {
-    expect((await getOrg(other.api_key_test)).body).toMatchObject({ id: other.org_id, time_zone: "UTC", session_timeout_s: 1800 })
+    expect((await getOrg(other.api_key_test)).body).toMatchObject({ id: other.org_id, time_zone: "UTC", session_timeout: 1800 })
   })
 })
 
 describe("PATCH /api/v1/org refusals leave the org unchanged", () => {
   let before: unknown
   beforeAll(async () => {
-    before = (await patchOrg({ time_zone: "Asia/Tokyo", session_timeout_s: 1200 })).body
+    before = (await patchOrg({ time_zone: "Asia/Tokyo", session_timeout: 1200 })).body
   })
 
   it.each([
     ["an unknown zone", { time_zone: "Mars/Olympus" }, "time_zone"],
     ["a UTC offset", { time_zone: "+01:00" }, "time_zone"],
     ["an empty zone", { time_zone: "" }, "time_zone"],
-    ["a timeout below 60 s", { session_timeout_s: 59 }, "session_timeout_s"],
-    ["a timeout above a day", { session_timeout_s: 86_401 }, "session_timeout_s"],
-    ["a negative timeout", { session_timeout_s: -5 }, "session_timeout_s"],
-    ["a valid zone with a bad timeout", { time_zone: "Europe/Paris", session_timeout_s: 0 }, "session_timeout_s"]
+    ["a timeout below 60 s", { session_timeout: 59 }, "session_timeout"],
+    ["a timeout above a day", { session_timeout: 86_401 }, "session_timeout"],
+    ["a negative timeout", { session_timeout: -5 }, "session_timeout"],
+    ["a valid zone with a bad timeout", { time_zone: "Europe/Paris", session_timeout: 0 }, "session_timeout"]
   ])("422 validation_error for %s", async (_name, body, field) => {
     const res = await patchOrg(body)
     expectEnvelope(res, 422, "validation_error")
@@ -95,15 +95,15 @@ describe("PATCH /api/v1/org refusals leave the org unchanged", () => {
   })
 
   it("422 names every problem at once", async () => {
-    const res = await patchOrg({ time_zone: "Nowhere/Land", session_timeout_s: 10 })
+    const res = await patchOrg({ time_zone: "Nowhere/Land", session_timeout: 10 })
     expectEnvelope(res, 422, "validation_error")
     expect(res.body.error).toContain("time_zone:")
-    expect(res.body.error).toContain("session_timeout_s:")
+    expect(res.body.error).toContain("session_timeout:")
   })
 
   it.each([
-    ["a string timeout", { session_timeout_s: "900" }],
-    ["a fractional timeout", { session_timeout_s: 90.5 }],
+    ["a string timeout", { session_timeout: "900" }],
+    ["a fractional timeout", { session_timeout: 90.5 }],
     ["a numeric zone", { time_zone: 1 }],
     ["a null zone", { time_zone: null }],
     ["an unknown key", { name: "renamed" }],

@@ -21,7 +21,7 @@ const OrgSettingsPayload = Schema.Struct({
   time_zone: Schema.optionalKey(Schema.String.annotate({
     description: "IANA time zone name, e.g. \"Europe/Berlin\" or \"UTC\"; any other string is 422"
   })),
-  session_timeout_s: Schema.optionalKey(Schema.Int.annotate({
+  session_timeout: Schema.optionalKey(Schema.Int.annotate({
     description: `inactivity that ends a session, in seconds: ${sessionTimeoutBounds.minimum} to ${sessionTimeoutBounds.maximum}; ` +
       "other integers are 422"
   }))

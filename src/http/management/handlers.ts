@@ -25,7 +25,7 @@ const orgView = (principal: ApiKeyPrincipal, org: OrgRecord): Org => ({
   name: org.name,
   plan: org.plan,
   environment: principal.environment,
-  session_timeout_s: org.session_timeout_s,
+  session_timeout: org.session_timeout_s,
   time_zone: org.time_zone,
   rate_limits: managementRateWindows(principal.plan, principal.rateLimits).map((w) => ({ window: w.name, limit: w.limit })),
   created_at: org.created_at
