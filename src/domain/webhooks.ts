@@ -97,7 +97,7 @@ const RuleTriggeredData = Schema.Struct({
   rule_name: Schema.String,
   action: Schema.String,
   user_id: Schema.String,
-  model: Schema.String,
+  model: Schema.NullOr(Schema.String).annotate({ description: "the signal's model; null when it named none, as on its event" }),
   session_id: Schema.String,
   event_id: Schema.String
 }).annotate({ identifier: "RuleTriggeredData" })

@@ -189,8 +189,10 @@ export class Projections extends Context.Service<Projections, {
             // The outbox. An event id is a hash of its cause, so a cause enqueued twice (by two
             // partitions in one statement too) is one event; each new event gets one delivery per
             // enabled webhook of its tenant subscribed to its type and existing now (a webhook
-            // registered later does not get it). Failing webhooks get theirs too: their
-            // deliveries are paused, not dropped.
+            // registered later does not get it). The firing of a `notify` rule is a notification:
+            // it goes to every enabled webhook of the tenant, subscribed or not (a `log` rule's
+            // only to those subscribed to rule.triggered, spec §6.5). Failing webhooks get theirs
+            // too: their deliveries are paused, not dropped.
             ctes.push(`new_events AS (
               INSERT INTO webhook_events (id, org_id, environment, type, payload)
               SELECT id, org_id, environment, type, payload::json
@@ -198,13 +200,14 @@ export class Projections extends Context.Service<Projections, {
                 id text, org_id text, environment text, type text, payload text, partition integer)
               WHERE ${held("r.partition")}
               ON CONFLICT (id) DO NOTHING
-              RETURNING id, org_id, environment, type)`)
+              RETURNING id, org_id, environment, type,
+                type = 'rule.triggered' AND payload->'data'->>'action' = 'notify' AS to_all)`)
             ctes.push(`deliveries_written AS (
               INSERT INTO webhook_deliveries (webhook_id, event_id, next_attempt_at)
               SELECT w.id, e.id, now()
               FROM new_events e
               JOIN webhooks w ON w.org_id = e.org_id AND w.environment = e.environment
-                AND w.enabled AND e.type = ANY (w.events))`)
+                AND w.enabled AND (e.type = ANY (w.events) OR e.to_all))`)
           }
           const actors = batches.flatMap((b) => b.actors.map((a) => ({ ...a, has_open_sessions: hasOpenSessions(a.state) })))
           if (actors.length > 0) {

@@ -232,6 +232,49 @@ describe("webhook delivery", () => {
     }
   })
 
+  it("a notify rule's firing reaches every enabled webhook of the org; a log rule's only those subscribed to rule.triggered", async () => {
+    const subscribed = await startReceiver()
+    const other = await startReceiver()
+    try {
+      const org = await newOrg()
+      expect((await register(org, subscribed.url, ["rule.triggered"])).status).toBe(201)
+      const otherHook = await register(org, other.url, ["session.ended"])
+      expect(otherHook.status).toBe(201)
+      const rule = (model: string, action: "log" | "notify") =>
+        call(server, "POST", "/api/v1/rules", {
+          key: org.api_key_live!,
+          body: { name: `${action} ${model}`, type: "model_filter", scope: "org", scope_id: org.org_id, condition: { model: { in: [model] } }, action }
+        }).then((r) => {
+          expect(r.status).toBe(201)
+          return r.body.id as string
+        })
+      const logged = await rule("model-logged", "log")
+      const notified = await rule("model-notified", "notify")
+      const send = (model: string) =>
+        call(server, "POST", "/engine/v1/signals", { key: org.license_key, body: { type: "post-tool", adapter: "cursor", session_id: "n", metadata: { model } } })
+      // The rules take effect within the rule cache's refresh.
+      await waitFor(async () => (await send("model-notified")).body, (b) => b.action === "notify", { what: "the notify rule in force" })
+      expect((await send("model-logged")).body.action).toBe("log")
+      await waitFor(async () => subscribed.events().map((e) => e.data.rule_id), (ids) => ids.includes(logged) && ids.includes(notified), {
+        what: "both firings at the subscribed webhook"
+      })
+      await waitFor(async () => other.events().length, (n) => n >= 1, { what: "the notify firing at the other webhook" })
+      const atOther = other.events()
+      expect(atOther.every((e) => e.type === "rule.triggered" && e.data.rule_id === notified && e.data.action === "notify")).toBe(true)
+      // Deliveries are written with their events, and the log firing's event is in (it reached the
+      // subscribed webhook): none of the other webhook's deliveries is of a log firing.
+      const queued = await query<{ readonly rule_id: string }>(server.databaseUrl, (sql) =>
+        sql`SELECT e.payload->'data'->>'rule_id' AS rule_id FROM webhook_deliveries d JOIN webhook_events e ON e.id = d.event_id
+            WHERE d.webhook_id = ${otherHook.body.id}`)
+      expect(queued.length).toBeGreaterThan(0)
+      expect(queued.every((d) => d.rule_id === notified)).toBe(true)
+      expect(other.received[0]!.headers["x-service-signature"]).toBe(opensslSignature(secret, other.received[0]!.body))
+    } finally {
+      await subscribed.close()
+      await other.close()
+    }
+  })
+
   it("POST /webhooks/:id/test delivers a signed session.started now and answers the outcome", async () => {
     const receiver = await startReceiver((n) => ({ status: n === 1 ? 200 : 503 }))
     try {
