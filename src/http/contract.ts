@@ -1,4 +1,4 @@
-import { Context, Schema } from "effect"
+import { Context, Schema, SchemaTransformation } from "effect"
 import { HttpApiMiddleware, HttpApiSecurity } from "effect/http-api"
 import {
   BadRequest,
@@ -59,8 +59,11 @@ export class EngineAuth extends HttpApiMiddleware.Service<EngineAuth, {
   error: [Unauthorized, Forbidden]
 }) {}
 
+/** Decimal digits only: `1e2` or `0x10` are numbers to JavaScript, not page sizes to a client. */
 const PageLimit = Schema.optional(
-  Schema.NumberFromString.pipe(
+  Schema.String.pipe(
+    Schema.check(Schema.isPattern(/^[0-9]{1,3}$/, { message: `expected a page size, 1 to ${maxPageSize}` })),
+    Schema.decodeTo(Schema.Number, SchemaTransformation.numberFromString),
     Schema.check(Schema.isInt(), Schema.isBetween({ minimum: 1, maximum: maxPageSize }))
   ).annotate({ description: `page size, 1 to ${maxPageSize} (default ${defaultPageSize})` })
 )
