@@ -449,7 +449,10 @@ const judge = (
         session_id: sessionId,
         event_id: eventIdFor(r.signal_id)
       })),
-    ...[...evaluation.crossings, ...evaluation.reached.filter((c) => isShared(c.rule) && !reported(c))].map((c) => {
+    // Every level the counter is at and this worker has not reported yet: crossed by this signal,
+    // by another partition's (shared scopes), or before the rule was created, enabled or lowered.
+    // The event id (rule, scope, window) keeps each one once.
+    ...evaluation.reached.filter((c) => !reported(c)).map((c) => {
       const condition = c.rule.condition as { readonly window: string; readonly metric: string }
       return notice(c.level === "warning" ? "budget.warning" : "budget.exceeded", `${c.rule.id}:${c.scopeId}:${c.window}`, at, {
         rule_id: c.rule.id,
@@ -457,7 +460,8 @@ const judge = (
         scope: c.rule.type === "budget" ? c.rule.scope : "user",
         scope_id: c.scopeId,
         threshold: c.threshold,
-        current: c.current,
+        // Costs are summed to the nano-dollar elsewhere; so is what the event says.
+        current: condition.metric === "cost_usd" ? Math.round(c.current * 1e9) / 1e9 : c.current,
         window: condition.window,
         metric: condition.metric
       })

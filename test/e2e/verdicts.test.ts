@@ -106,6 +106,23 @@ describe("verdicts", () => {
     })
   })
 
+  it("a user budget set below usage already spent records its warning and exceeded at the next signal", async () => {
+    const o = await org("late-budget")
+    await awaitRulesInForce(o)
+    expect((await signal(o, { cost_usd: 0.1 })).body.ok).toBe(true)
+    expect((await signal(o, { cost_usd: 0.2 })).body.ok).toBe(true)
+    const r = await rule(o, {
+      name: "Daily cost", type: "budget", scope: "user", scope_id: o.user_id,
+      condition: { window: "daily", metric: "cost_usd", threshold: 0.25 }, action: "log"
+    })
+    // Spent 0.3 before the rule existed: no signal crosses it now, the counter is past it.
+    await untilVerdict(() => signal(o, { cost_usd: 0 }), (b) => b.action === "log")
+    const exceeded = await outbox(o, "budget.exceeded")
+    expect(exceeded).toHaveLength(1)
+    expect(exceeded[0]!.payload.data).toMatchObject({ rule_id: r.body.id, scope: "user", scope_id: o.user_id, threshold: 0.25, current: 0.3 })
+    expect(await outbox(o, "budget.warning")).toHaveLength(1)
+  })
+
   it("a per-user limit counts each user's own usage", async () => {
     const o = await org("limits")
     await rule(o, {
