@@ -115,9 +115,10 @@ export interface Evaluation {
   readonly crossings: ReadonlyArray<Crossing>
   /**
    * Every budget level (80%, 100%) at or above the counter after this signal, crossed now or
-   * before. A shared scope's counter also grows by other partitions' usage, which a partition
-   * learns late, so a crossing can happen between two of its signals: it reports what it has
-   * not reported yet from here (the event id, per rule, scope and window, makes it once).
+   * before: what the worker reports, if it has not yet. Before, because a shared scope's counter
+   * also grows by other partitions' usage (learnt late), and because a rule created, enabled or
+   * lowered below what was spent has no signal that crosses it. The event id, per rule, scope
+   * and window, makes each one once. (`crossings` is the part this signal itself crossed.)
    */
   readonly reached: ReadonlyArray<Crossing>
 }

@@ -416,7 +416,7 @@ const judge = (
   projectId: string | null,
   sessionId: string,
   sharedUsage: (key: string) => Usage,
-  /** Whether this worker reported a shared budget's crossing already (and notes it if not). */
+  /** Whether this worker reported a budget level already (and notes it if not). */
   reported: (crossing: Crossing) => boolean
 ) => {
   const m = r.metadata

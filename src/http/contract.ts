@@ -64,7 +64,7 @@ const PageLimit = Schema.optional(
   Schema.String.pipe(
     Schema.check(Schema.isPattern(/^[0-9]{1,3}$/, { message: `expected a page size, 1 to ${maxPageSize}` })),
     Schema.decodeTo(Schema.Number, SchemaTransformation.numberFromString),
-    Schema.check(Schema.isInt(), Schema.isBetween({ minimum: 1, maximum: maxPageSize }))
+    Schema.check(Schema.isBetween({ minimum: 1, maximum: maxPageSize }))
   ).annotate({ description: `page size, 1 to ${maxPageSize} (default ${defaultPageSize})` })
 )
 
