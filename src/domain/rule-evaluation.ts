@@ -128,6 +128,26 @@ export type UsageBefore = (rule: Rule, windowKey: string) => Usage
 
 export const warningRatio = 0.8
 
+/**
+ * What follows a model name in one of its dated releases: `-20250514` (Anthropic), `-2024-08-06`
+ * or `-0613` (OpenAI), `@20240620` (Vertex AI), `-latest`, each optionally followed by a further
+ * tag (`-preview`, `-v1:0`). Sizes and variants (`-mini`, `-405b`, `-5-sonnet`) are not releases.
+ */
+const releaseSuffix = /^(?:[-@](?:\d{8}|\d{4}-\d{2}-\d{2}|\d{4})|-latest)(?:[-:.].*)?$/
+
+/**
+ * Whether a model filter's list names this model: the name itself, or a release of it (a list
+ * naming `claude-sonnet-4` holds `claude-sonnet-4-20250514`, one naming `gpt-4o` holds
+ * `gpt-4o-2024-08-06` but not `gpt-4o-mini`). A listed dated id names that release only.
+ */
+export const listsModel = (list: ReadonlyArray<string>, model: string): boolean => {
+  for (const name of list) {
+    if (model === name) return true
+    if (model.length > name.length && model.startsWith(name) && releaseSuffix.test(model.slice(name.length))) return true
+  }
+  return false
+}
+
 export const evaluate = (rules: ReadonlyArray<Rule>, facts: SignalFacts, usageBefore: UsageBefore): Evaluation => {
   const firings: Array<Firing> = []
   const crossings: Array<Crossing> = []
@@ -140,7 +160,7 @@ export const evaluate = (rules: ReadonlyArray<Rule>, facts: SignalFacts, usageBe
       case "model_filter": {
         const model = c.model as { readonly in?: ReadonlyArray<string>; readonly not_in?: ReadonlyArray<string> }
         if (facts.model !== null) {
-          matched = model.in ? model.in.includes(facts.model) : !(model.not_in ?? []).includes(facts.model)
+          matched = model.in ? listsModel(model.in, facts.model) : !listsModel(model.not_in ?? [], facts.model)
         }
         break
       }

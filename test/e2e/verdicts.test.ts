@@ -54,6 +54,9 @@ describe("verdicts", () => {
     const allowed = await signal(o, { model: "gpt-4o" })
     expect(allowed.body).toMatchObject({ ok: true })
     expect(allowed.body.action).toBeUndefined()
+    // A dated release of a listed model is that model; a variant with its own name is not.
+    expect((await signal(o, { model: "o3-2025-04-16" })).body).toMatchObject({ ok: false, rule_id: r.body.id })
+    expect((await signal(o, { model: "o3-mini" })).body).toMatchObject({ ok: true })
     const events = await call(server, "GET", `/api/v1/events?session_id=${blocked.session_id}`, { key: o.api_key_live! })
     expect(events.body.data.map((e: { signal_id: string }) => e.signal_id)).toContain(blocked.signal_id)
     const fired = await outbox(o, "rule.triggered")

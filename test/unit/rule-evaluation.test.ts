@@ -95,6 +95,27 @@ describe("model_filter and org_policy", () => {
   ])("%j with model %s matches: %s", (condition, model, matches) => {
     expect(evaluate([rule({ condition })], facts({ model }), none).ok).toBe(!matches)
   })
+  it.each([
+    ["claude-sonnet-4", "claude-sonnet-4-20250514", true],
+    ["claude-3-5-sonnet", "claude-3-5-sonnet@20240620", true],
+    ["claude-3-5-sonnet", "claude-3-5-sonnet-latest", true],
+    ["gpt-4o", "gpt-4o-2024-08-06", true],
+    ["gpt-4", "gpt-4-0613", true],
+    ["gpt-4", "gpt-4-1106-preview", true],
+    ["claude-3-5-sonnet", "claude-3-5-sonnet-20240620-v1:0", true],
+    ["gpt-4o", "gpt-4o-mini", false],
+    ["gpt-4o", "gpt-4o-mini-2024-07-18", false],
+    ["claude-3", "claude-3-5-sonnet-20240620", false],
+    ["llama-3.1", "llama-3.1-405b", false],
+    ["o3", "o3-pro", false],
+    ["gpt-4", "gpt-40", false],
+    ["claude-sonnet-4-20250514", "claude-sonnet-4", false],
+    ["claude-sonnet-4-20250514", "claude-sonnet-4-20250929", false]
+  ])("a list naming %s names %s: %s (releases of a listed model, not its variants)", (listed, model, named) => {
+    // Both modes: a blocklist blocks what it names, an allowlist blocks what it does not.
+    expect(evaluate([rule({ condition: { model: { in: [listed] } } })], facts({ model }), none).ok).toBe(!named)
+    expect(evaluate([rule({ condition: { model: { not_in: [listed] } } })], facts({ model }), none).ok).toBe(named)
+  })
   it("require_project_id matches signals without a project", () => {
     const r = rule({ type: "org_policy", condition: { require_project_id: true } })
     expect(evaluate([r], facts({ projectId: null }), none).ok).toBe(false)

@@ -11,7 +11,8 @@ const Priority = Schema.Int.pipe(Schema.check(Schema.isBetween({ minimum: -1_000
 const ConditionInput = Schema.Record(Schema.String, Schema.Unknown).annotate({
   description: "must match the shape of the rule type exactly (unknown keys are rejected): " +
     "budget {window: daily|monthly, metric: cost_usd|tokens_in|tokens_out|tokens_total, threshold}; " +
-    "model_filter {model: {in: [..]}} (blocklist) or {model: {not_in: [..]}} (allowlist); " +
+    "model_filter {model: {in: [..]}} (blocklist) or {model: {not_in: [..]}} (allowlist), " +
+    "a listed name also naming its dated releases (claude-sonnet-4 holds claude-sonnet-4-20250514, not gpt-4o-mini for gpt-4o); " +
     "user_limit {window, metric: cost_usd|tokens_total, per_user}; " +
     "org_policy {require_project_id?: boolean, block_unknown_models?: boolean}"
 })
