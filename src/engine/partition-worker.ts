@@ -140,7 +140,7 @@ export const makePartitionWorker = Effect.fnUntraced(function*(options: {
 
   /** Shared budget crossings this worker committed to the outbox (their event ids make a repeat a no-op anyway). */
   const reportedCrossings = new Set<string>()
-  const crossingId = (c: Crossing) => `${c.rule.id}:${c.scopeId}:${c.window}:${c.level}`
+  const crossingId = (c: Crossing) => `${budgetCause(c)}:${c.level}`
 
   const trackTimers = (userId: string, state: UserState) => {
     if (!options.timers) return
@@ -451,10 +451,10 @@ const judge = (
       })),
     // Every level the counter is at and this worker has not reported yet: crossed by this signal,
     // by another partition's (shared scopes), or before the rule was created, enabled or lowered.
-    // The event id (rule, scope, window) keeps each one once.
+    // The event id (rule, scope, window, threshold) keeps each one once.
     ...evaluation.reached.filter((c) => !reported(c)).map((c) => {
       const condition = c.rule.condition as { readonly window: string; readonly metric: string }
-      return notice(c.level === "warning" ? "budget.warning" : "budget.exceeded", `${c.rule.id}:${c.scopeId}:${c.window}`, at, {
+      return notice(c.level === "warning" ? "budget.warning" : "budget.exceeded", budgetCause(c), at, {
         rule_id: c.rule.id,
         rule_name: c.rule.name,
         scope: c.rule.type === "budget" ? c.rule.scope : "user",
@@ -478,5 +478,12 @@ const judge = (
   }
   return { verdict, notices }
 }
+
+/**
+ * What a budget event is about: a rule's threshold in one scope and window. The threshold is part
+ * of it, so a threshold raised (or lowered) after its levels were reported reports the new
+ * one's levels when the counter reaches them; one set back to an earlier value reports nothing twice.
+ */
+const budgetCause = (c: Crossing) => `${c.rule.id}:${c.scopeId}:${c.window}:${c.threshold}`
 
 export type PartitionWorker = Effect.Success<ReturnType<typeof makePartitionWorker>>

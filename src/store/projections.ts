@@ -184,7 +184,12 @@ export class Projections extends Context.Service<Projections, {
               WHERE ${held("r.log_partition")}
               ON CONFLICT (id) DO NOTHING)`)
           }
-          const outbox = batches.flatMap((b) => b.notices.map((n) => ({ ...n, payload: JSON.stringify(n.payload), partition: b.partition })))
+          // `n` numbers the events in the order their causes happened, which is the order their
+          // `seq` (and so their delivery) must follow: the planner may read the set in any order.
+          let n = 0
+          const outbox = batches.flatMap((b) =>
+            b.notices.map((e) => ({ ...e, payload: JSON.stringify(e.payload), partition: b.partition, n: n++ }))
+          )
           if (outbox.length > 0) {
             // The outbox. An event id is a hash of its cause, so a cause enqueued twice (by two
             // partitions in one statement too) is one event; each new event gets one delivery per
@@ -197,8 +202,9 @@ export class Projections extends Context.Service<Projections, {
               INSERT INTO webhook_events (id, org_id, environment, type, payload)
               SELECT id, org_id, environment, type, payload::json
               FROM json_to_recordset(${json(outbox)}) AS r(
-                id text, org_id text, environment text, type text, payload text, partition integer)
+                id text, org_id text, environment text, type text, payload text, partition integer, n integer)
               WHERE ${held("r.partition")}
+              ORDER BY r.n
               ON CONFLICT (id) DO NOTHING
               RETURNING id, org_id, environment, type,
                 type = 'rule.triggered' AND payload->'data'->>'action' = 'notify' AS to_all)`)

@@ -126,6 +126,29 @@ describe("verdicts", () => {
     expect(await outbox(o, "budget.warning")).toHaveLength(1)
   })
 
+  it("a raised threshold reports its own warning and exceeded when usage reaches them", async () => {
+    const o = await org("raised-budget")
+    const r = await rule(o, {
+      name: "Daily tokens", type: "budget", scope: "user", scope_id: o.user_id,
+      condition: { window: "daily", metric: "tokens_total", threshold: 100 }, action: "log"
+    })
+    await awaitRulesInForce(o)
+    expect((await signal(o, { tokens_in: 110 })).body.ok).toBe(true)
+    const raised = await call(server, "PUT", `/api/v1/rules/${r.body.id}`, {
+      key: o.api_key_live!, body: { condition: { window: "daily", metric: "tokens_total", threshold: 200 } }
+    })
+    expect(raised.status).toBe(200)
+    // Past 100, below 200: the log stops once the new threshold is in force.
+    await untilVerdict(() => signal(o), (b) => b.ok === true && b.action === undefined)
+    await signal(o, { tokens_in: 60 }) // 170: past 80% of 200
+    await signal(o, { tokens_in: 40 }) // 210: past 200
+    await untilVerdict(() => signal(o), (b) => b.action === "log")
+    const levels = async (type: string) =>
+      (await outbox(o, type)).map((e) => [e.payload.data.threshold, e.payload.data.current]).sort((a, b) => a[0] - b[0])
+    expect(await levels("budget.warning")).toEqual([[100, 110], [200, 170]])
+    expect(await levels("budget.exceeded")).toEqual([[100, 110], [200, 210]])
+  })
+
   it("a per-user limit counts each user's own usage", async () => {
     const o = await org("limits")
     await rule(o, {

@@ -275,6 +275,33 @@ describe("webhook delivery", () => {
     }
   })
 
+  it("one signal's events are delivered in the order they happened: its session starts, a rule fires, the budget warns, then is exceeded", async () => {
+    const receiver = await startReceiver()
+    try {
+      const org = await newOrg()
+      expect((await register(org, receiver.url, ["session.started", "rule.triggered", "budget.warning", "budget.exceeded"])).status).toBe(201)
+      const rule = async (body: Record<string, unknown>) =>
+        expect((await call(server, "POST", "/api/v1/rules", { key: org.api_key_live!, body: { scope: "org", scope_id: org.org_id, action: "log", ...body } })).status).toBe(201)
+      await rule({ name: "tokens", type: "budget", condition: { window: "daily", metric: "tokens_total", threshold: 50 } })
+      await rule({ name: "sonnet", type: "model_filter", condition: { model: { in: ["claude-sonnet-4"] } } })
+      await rule({ name: "probe", type: "model_filter", condition: { model: { in: ["probe-model"] } } })
+      // The probe rule fires once the rules are in force (they load as a whole); its signal has no tokens.
+      await waitFor(
+        async () => (await call(server, "POST", "/engine/v1/signals", { key: org.license_key, body: { type: "post-tool", adapter: "cursor", session_id: "probe", metadata: { model: "probe-model" } } })).body,
+        (b) => b.action === "log",
+        { what: "the rules in force" }
+      )
+      expect((await signal(server, org, "post-tool", "measured")).status).toBe(200)
+      await waitFor(async () => receiver.events().map((e) => e.type), (types) => types.includes("budget.exceeded"), { what: "the budget's events" })
+      const events = receiver.events()
+      const start = events.findIndex((e) => e.type === "session.started" && e.data.client_session_id === "measured")
+      expect(start).toBeGreaterThanOrEqual(0)
+      expect(events.slice(start).map((e) => e.type)).toEqual(["session.started", "rule.triggered", "budget.warning", "budget.exceeded"])
+    } finally {
+      await receiver.close()
+    }
+  })
+
   it("POST /webhooks/:id/test delivers a signed session.started now and answers the outcome", async () => {
     const receiver = await startReceiver((n) => ({ status: n === 1 ? 200 : 503 }))
     try {
