@@ -8,19 +8,43 @@ import { Schema } from "effect"
  */
 export const isStorableText = (s: string): boolean => !s.includes("\u0000") && s.isWellFormed()
 
-/** Every string of a JSON value, keys included, is storable. */
-export const isStorableJson = (value: unknown): boolean => {
-  if (typeof value === "string") return isStorableText(value)
-  if (typeof value !== "object" || value === null) return true
-  if (Array.isArray(value)) return value.every(isStorableJson)
-  for (const key in value) {
-    if (!isStorableText(key) || !isStorableJson((value as Record<string, unknown>)[key])) return false
-  }
-  return true
-}
-
 export const unstorableTextMessage = "contains U+0000 or an unpaired UTF-16 surrogate, which cannot be stored"
 
-/** A schema check for input strings and JSON values: their text must be storable. */
+/**
+ * How deep a JSON value of a request may nest objects and arrays. Deeper is refused at the door:
+ * serializing it, checking it or storing it as jsonb recurses once per level, and a few thousand
+ * levels (a few kilobytes of `[`) exhaust the stack, which answered 500 and failed a whole batch.
+ */
+export const maxJsonDepth = 64
+
+export const tooDeepMessage = `nests objects and arrays deeper than ${maxJsonDepth} levels`
+
+const problemAt = (value: unknown, depth: number): string | undefined => {
+  if (typeof value === "string") return isStorableText(value) ? undefined : unstorableTextMessage
+  if (typeof value !== "object" || value === null) return undefined
+  if (depth > maxJsonDepth) return tooDeepMessage
+  if (Array.isArray(value)) {
+    for (const item of value) {
+      const problem = problemAt(item, depth + 1)
+      if (problem !== undefined) return problem
+    }
+    return undefined
+  }
+  for (const key in value) {
+    if (!isStorableText(key)) return unstorableTextMessage
+    const problem = problemAt((value as Record<string, unknown>)[key], depth + 1)
+    if (problem !== undefined) return problem
+  }
+  return undefined
+}
+
+/**
+ * Why a JSON value cannot be stored, or undefined when it can: a string (keys included) that is
+ * not storable text, or objects and arrays nested deeper than `maxJsonDepth` (the value itself
+ * is level 1).
+ */
+export const jsonProblem = (value: unknown): string | undefined => problemAt(value, 1)
+
+/** A schema check for input strings and JSON values: their text must be storable, their nesting bounded. */
 export const storableText = Schema.makeFilter((s: string) => isStorableText(s) || unstorableTextMessage)
-export const storableJson = Schema.makeFilter((v: unknown) => isStorableJson(v) || unstorableTextMessage)
+export const storableJson = Schema.makeFilter((v: unknown) => jsonProblem(v) ?? true)

@@ -14,7 +14,7 @@ import {
   type ErrorEnvelope
 } from "../domain/errors.ts"
 import { makeRequestId } from "../domain/ids.ts"
-import { isStorableJson, isStorableText, unstorableTextMessage } from "../domain/text.ts"
+import { isStorableText, jsonProblem, unstorableTextMessage } from "../domain/text.ts"
 import { anonymousRateWindows, managementRateWindows } from "../domain/plans.ts"
 import { RateLimiter, type RateDecision } from "../store/rate-limits.ts"
 import { Authenticator } from "./auth.ts"
@@ -72,7 +72,7 @@ const refuseText = (where: string) => Effect.fail(BadRequest.of(`the request ${w
 
 /**
  * Text PostgreSQL cannot store (src/domain/text.ts) is refused in the URL of every request and
- * in the body of every management request. Engine bodies are checked by their schemas instead,
+ * in the body of every management request, as is a management body nested too deep. Engine bodies are checked by their schemas instead,
  * so that a batch refuses only the signal that has it. A body this cannot read or parse is left
  * to the API, which answers for it.
  */
@@ -95,15 +95,15 @@ const checkText = Effect.gen(function*() {
   }
   if (request.method === "GET" || request.method === "HEAD" || !isManagementPath(request.url)) return
   const text = yield* Effect.option(request.text)
-  // Only an escape can put U+0000 or a lone surrogate into parsed JSON (raw bytes decode to U+FFFD).
-  if (Option.isNone(text) || !text.value.includes("\\u")) return
+  if (Option.isNone(text)) return
   let body: unknown
   try {
     body = JSON.parse(text.value)
   } catch {
     return
   }
-  if (!isStorableJson(body)) return yield* refuseText("body")
+  const problem = jsonProblem(body)
+  if (problem !== undefined) return yield* Effect.fail(BadRequest.of(`the request body ${problem}`, "invalid_parameters"))
 })
 
 /**

@@ -168,6 +168,13 @@ describe("400, 404, 405, 409, 413, 415, 422", () => {
       expectEnvelope(res, 400, "invalid_parameters")
       expect(res.body.error).toContain("request body contains U+0000 or an unpaired UTF-16 surrogate")
     }
+    // Nesting deep enough to exhaust a recursion is refused too, escapes or not.
+    for (const escape of ["", "\\u0041"]) {
+      const deep = `{"name":"deep${escape}","x":${"[".repeat(2_000)}${"]".repeat(2_000)}}`
+      const res = await call(server, "POST", "/api/v1/projects", { key, rawBody: deep })
+      expectEnvelope(res, 400, "invalid_parameters")
+      expect(res.body.error).toContain("request body nests objects and arrays deeper than 64 levels")
+    }
     const projects = await call(server, "GET", "/api/v1/projects?limit=100", { key })
     expect(projects.status).toBe(200)
     expect(projects.body.data.filter((p: { name: string }) => /[\u0000\ud800-\udfff]/.test(p.name))).toEqual([])

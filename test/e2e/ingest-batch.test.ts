@@ -75,6 +75,18 @@ describe.each(logVariants())("batch ingestion over %s", (_name, logEnv) => {
     expect(stored.map((e) => e.signal_id).sort()).toEqual(valid.map((r) => r.signal_id as string).sort())
   })
 
+  it("a signal nested thousands of levels deep is refused in its place; the others of its batch are stored", async () => {
+    const valid = JSON.stringify({ type: "stop", adapter: "batch-deep", session_id: "bd-1" })
+    const deep = `{"type":"stop","adapter":"batch-deep","session_id":"bd-1","metadata":{"a":${"[".repeat(5_000)}${"]".repeat(5_000)}}}`
+    const res = await call(server, "POST", "/engine/v1/signals/batch", { key: org.license_key, rawBody: `{"signals":[${valid},${deep}]}` })
+    expect(res.status).toBe(200)
+    const [first, second] = res.body.results
+    expect(first).toMatchObject({ ok: true })
+    expect(second).toMatchObject({ ok: false, error: { code: "invalid_parameters" } })
+    expect(second.error.error).toContain("deeper than 64 levels")
+    expect((await eventsOf(first.session_id)).map((e) => e.signal_id)).toEqual([first.signal_id])
+  })
+
   it("answers a blocked signal of a batch with the rule's verdict, and the others of it as allowed", async () => {
     const blocking = await bootstrapOrg(server.databaseUrl, "batch-verdicts", "team")
     const rule = await call(server, "POST", "/api/v1/rules", {

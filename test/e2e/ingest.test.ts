@@ -6,6 +6,9 @@ import { bootstrapOrg, call, freshDatabase, startServer, type TestServer, withSt
 import { logVariants } from "../support/log-variants.ts"
 import { waitFor } from "../support/wait.ts"
 
+/** `levels` arrays, each inside the one before (`[[[]]]` is 3). */
+const nested = (levels: number): unknown => levels <= 1 ? [] : [nested(levels - 1)]
+
 const setOrg = (databaseUrl: string, orgId: string, timeoutS: number) =>
   withStore(databaseUrl, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -88,7 +91,9 @@ describe.each(logVariants())("ingestion over %s", (_name, logEnv) => {
       [{ type: "stop", adapter: "a", session_id: "s\ud800" }, "invalid_parameters"],
       [{ type: "stop", adapter: "a", session_id: "s", metadata: { model: "m\u0000" } }, "invalid_parameters"],
       [{ type: "stop", adapter: "a", session_id: "s", metadata: { "k\u0000": 1 } }, "invalid_parameters"],
-      [{ type: "stop", adapter: "a", session_id: "s", metadata: { deep: [{ v: "x\udc00y" }] } }, "invalid_parameters"]
+      [{ type: "stop", adapter: "a", session_id: "s", metadata: { deep: [{ v: "x\udc00y" }] } }, "invalid_parameters"],
+      // Nesting past 64 levels (the signal itself is the first).
+      [{ type: "stop", adapter: "a", session_id: "s", metadata: { deep: nested(63) } }, "invalid_parameters"]
     ]
     const before = await call(server, "GET", "/api/v1/events?limit=100", { key: org.api_key_live! })
     for (const [body, code] of cases) {
@@ -99,6 +104,18 @@ describe.each(logVariants())("ingestion over %s", (_name, logEnv) => {
     }
     const after = await call(server, "GET", "/api/v1/events?limit=100", { key: org.api_key_live! })
     expect(after.body.data.length).toBe(before.body.data.length)
+  })
+
+  it("a body nested thousands of levels deep is refused with 400, not a crash; 64 levels are accepted", async () => {
+    const deep = `{"type":"stop","adapter":"a","session_id":"s","metadata":{"a":${"[".repeat(5_000)}${"]".repeat(5_000)}}}`
+    const res = await call(server, "POST", "/engine/v1/signals", { key: org.license_key, rawBody: deep })
+    expect(res.status).toBe(400)
+    expect(res.body).toMatchObject({ code: "invalid_parameters", status: 400 })
+    expect(res.body.error).toContain("deeper than 64 levels")
+    const atLimit = await send(org.license_key, { type: "stop", adapter: "nesting", session_id: "n-1", metadata: { deep: nested(62) } })
+    expect(atLimit.status).toBe(200)
+    const events = await call(server, "GET", `/api/v1/events?session_id=${atLimit.body.session_id}`, { key: org.api_key_live! })
+    expect(events.body.data.map((e: { signal_id: string }) => e.signal_id)).toEqual([atLimit.body.signal_id])
   })
 
   it("signals at the bounds are accepted and counted, and their partition goes on", async () => {
