@@ -86,15 +86,20 @@ export interface Priced {
   readonly model_known: boolean
 }
 
-/** The cost of one model call: as reported, else estimated from tokens, else 0. */
+const toNanoDollars = (usd: number) => Math.round(usd * 1e9) / 1e9
+
+/**
+ * The cost of one model call: as reported, else estimated from tokens, else 0; to the nano-dollar,
+ * as every sum of costs is kept, so a session's cost is the sum of its events' costs.
+ */
 export const priceSignal = (
   lookup: (model: string) => ModelPrice | undefined,
   input: { readonly model?: string | undefined; readonly tokensIn: number; readonly tokensOut: number; readonly reportedUsd?: number | undefined }
 ): Priced => {
   const price = input.model === undefined ? undefined : lookup(input.model)
   const model_known = price !== undefined
-  if (input.reportedUsd !== undefined) return { usd: input.reportedUsd, estimated: false, model_known }
+  if (input.reportedUsd !== undefined) return { usd: toNanoDollars(input.reportedUsd), estimated: false, model_known }
   if (!price) return { usd: 0, estimated: false, model_known }
   const usd = (input.tokensIn * price.input + input.tokensOut * price.output) / 1_000_000
-  return { usd: Math.round(usd * 1e9) / 1e9, estimated: true, model_known }
+  return { usd: toNanoDollars(usd), estimated: true, model_known }
 }

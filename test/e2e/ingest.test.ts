@@ -132,6 +132,22 @@ describe.each(logVariants())("ingestion over %s", (_name, logEnv) => {
     expect(session.body.session).toMatchObject({ signals: 4, tokens_in: 3_000_000_000, tokens_out: 3_000_000_000, cost_usd: 3_000_000 })
   })
 
+  it("a session's cost is the sum of its events' costs, for costs below a nano-dollar too", async () => {
+    const answers = []
+    for (const cost_usd of [4e-10, 4e-10, 1.4e-9, 1.4e-9, 0.1, 0.2]) {
+      answers.push(await send(org.license_key, { type: "post-tool", adapter: "nano", session_id: "nano-1", metadata: { cost_usd } }))
+    }
+    const sessionId = answers[0]!.body.session_id
+    const events = await call(server, "GET", `/api/v1/events?session_id=${sessionId}`, { key: org.api_key_live! })
+    const costs = events.body.data.map((e: { cost_usd: number }) => e.cost_usd).sort((a: number, b: number) => a - b)
+    // Costs are kept to the nano-dollar: what the events list is what the session adds up.
+    expect(costs).toEqual([0, 0, 1e-9, 1e-9, 0.1, 0.2])
+    const session = await call(server, "GET", `/api/v1/sessions/${sessionId}`, { key: org.api_key_live! })
+    expect(session.body.cost_usd).toBe(0.300000002)
+    const engine = await call(server, "GET", `/engine/v1/sessions/${sessionId}`, { key: org.license_key })
+    expect(engine.body.session.cost_usd).toBe(0.300000002)
+  })
+
   it("a batch the database refuses is retried until it commits; meanwhile /readyz names its partition", { timeout: 60_000 }, async () => {
     const ddl = (statement: (sql: SqlClient.SqlClient) => Effect.Effect<unknown, unknown>) =>
       withStore(server.databaseUrl, Effect.flatMap(SqlClient.SqlClient, statement))
