@@ -23,6 +23,16 @@ export interface GoalState extends Goal {
 
 export const maxDescriptionLength = 2000
 
+/**
+ * A user's active goals, per environment, at most: every prompt is compared with each of them
+ * (goal drift), and the actor's state, written with each batch, holds them. As many as the
+ * largest page of `GET /goals`, so one page lists them all.
+ */
+export const maxActiveGoals = 100
+
+/** Closed goals the actor keeps (to reopen them), per user: the most recently closed. */
+export const maxClosedGoals = 100
+
 /** Why a description is refused (400), if it is: blank, or longer than the maximum. */
 export const descriptionProblem = (description: string | undefined): string | undefined =>
   description !== undefined && (description.trim().length === 0 || description.length > maxDescriptionLength)
@@ -40,7 +50,7 @@ export const canTransition = (from: GoalStatus, to: GoalStatus): boolean =>
 export interface GoalRefusal {
   // The engine API answers invalid input with 400 (spec §7 lists no 422 for it).
   readonly status: 404 | 400
-  readonly code: "not_found" | "invalid_transition" | "invalid_parameters"
+  readonly code: "not_found" | "invalid_transition" | "invalid_parameters" | "too_many_goals"
   readonly message: string
 }
 

@@ -1,7 +1,7 @@
 import { defaultSpikeSettings, observeTokens, type SpikeSettings, type TokenBaseline } from "./anomaly.ts"
 import { bestGoal, defaultDriftSettings, type DriftSettings } from "./drift.ts"
 import type { Environment } from "./environments.ts"
-import { canTransition, descriptionProblem, type GoalOutcome, type GoalRefusal, type GoalState, publicGoal } from "./goals.ts"
+import { canTransition, descriptionProblem, type GoalOutcome, type GoalRefusal, type GoalState, maxActiveGoals, maxClosedGoals, publicGoal } from "./goals.ts"
 import type { GoalRecord, LogRecord, SessionTimeoutRecord, SignalRecord } from "./records.ts"
 import { addUsage, localDate, noUsage, type Usage } from "./rule-evaluation.ts"
 import { type Notice, notice } from "./webhooks.ts"
@@ -453,11 +453,28 @@ const refused = (r: GoalRecord, refusal: GoalRefusal, state: UserState): FoldRes
 })
 
 /**
+ * Keeps the `maxClosedGoals` most recently closed goals (of both environments): older ones can no
+ * longer be reopened (404), and stay in the goals projection as they were.
+ */
+const forgetOldestClosed = (goals: Record<string, GoalState>) => {
+  const closed = Object.values(goals).filter((g) => g.status !== "active")
+  if (closed.length <= maxClosedGoals) return
+  closed.sort((a, b) => (a.updated_at ?? a.created_at).localeCompare(b.updated_at ?? b.created_at) || a.id.localeCompare(b.id))
+  for (const g of closed.slice(0, closed.length - maxClosedGoals)) delete goals[g.id]
+}
+
+/**
  * Goal commands. The actor decides them, in log order, so two concurrent updates of a goal are
  * judged one after the other; a refused command changes nothing.
  */
 const foldGoal = (state: UserState, r: GoalRecord, at: Position): FoldResult => {
   const existing = state.goals?.[r.goal_id]
+  const activeCount = () => Object.values(state.goals ?? {}).filter((g) => g.environment === r.environment && g.status === "active").length
+  const tooMany: GoalRefusal = {
+    status: 400,
+    code: "too_many_goals",
+    message: `a user has at most ${maxActiveGoals} active goals; complete or abandon one first`
+  }
   let goal: GoalState
   if (r.op === "create") {
     // A create redelivered under the same id is the same goal.
@@ -470,6 +487,7 @@ const foldGoal = (state: UserState, r: GoalRecord, at: Position): FoldResult => 
       created_at: r.ts
     }
     if (existing) return { state, sessions: [], events: [], notices: [], goalOutcome: { _tag: "Goal", command_id: r.command_id, goal: publicGoal(existing) } }
+    if (activeCount() >= maxActiveGoals) return refused(r, tooMany, state)
   } else {
     if (!existing || existing.environment !== r.environment) return refused(r, { status: 404, code: "not_found", message: `goal ${r.goal_id} not found` }, state)
     if (r.status !== undefined && !canTransition(existing.status, r.status)) {
@@ -481,6 +499,7 @@ const foldGoal = (state: UserState, r: GoalRecord, at: Position): FoldResult => 
     }
     const problem = descriptionProblem(r.description)
     if (problem !== undefined) return refused(r, { status: 400, code: "invalid_parameters", message: problem }, state)
+    if (r.status === "active" && activeCount() >= maxActiveGoals) return refused(r, tooMany, state)
     goal = {
       ...existing,
       ...(r.status !== undefined ? { status: r.status } : {}),
@@ -488,8 +507,10 @@ const foldGoal = (state: UserState, r: GoalRecord, at: Position): FoldResult => 
       updated_at: r.ts
     }
   }
+  const goals = { ...state.goals, [goal.id]: goal }
+  if (goal.status !== "active") forgetOldestClosed(goals)
   return {
-    state: { ...state, goals: { ...state.goals, [goal.id]: goal } },
+    state: { ...state, goals },
     sessions: [],
     events: [],
     notices: [],

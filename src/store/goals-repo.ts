@@ -20,18 +20,19 @@ const toGoal = (r: Row): Goal => ({
 
 /** The read side of goals: the projection the partition workers write from goal records. */
 export class Goals extends Context.Service<Goals, {
-  readonly active: (tenant: Tenant, userId: string) => Effect.Effect<ReadonlyArray<Goal>>
+  /** The user's active goals, oldest first, at most `limit`. */
+  readonly active: (tenant: Tenant, userId: string, limit: number) => Effect.Effect<ReadonlyArray<Goal>>
 }>()("signal-engine/store/Goals") {
   static readonly layer = Layer.effect(
     Goals,
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
-      const active = Effect.fn("Goals.active")(function*(tenant: Tenant, userId: string) {
+      const active = Effect.fn("Goals.active")(function*(tenant: Tenant, userId: string, limit: number) {
         const rows = yield* sql<Row>`
           SELECT id, description, status, adapter, created_at, updated_at FROM goals
           WHERE user_id = ${userId} AND org_id = ${tenant.orgId} AND environment = ${tenant.environment}
             AND status = 'active'
-          ORDER BY created_at, id`.pipe(Effect.orDie)
+          ORDER BY created_at, id LIMIT ${limit}`.pipe(Effect.orDie)
         return rows.map(toGoal)
       })
       return Goals.of({ active })

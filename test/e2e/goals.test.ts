@@ -57,6 +57,32 @@ describe.each(logVariants())("goals over %s", (_name, logEnv) => {
     expect((await goals("PATCH", `/goals/${id}`, { status: "abandoned" })).body.goal.status).toBe("abandoned")
   })
 
+  it("lists a page of the active goals (20 unless limit says up to 100); a user has at most 100 active ones", async () => {
+    const key = await anotherUser()
+    const ids: Array<string> = []
+    for (let i = 0; i < 100; i++) {
+      const created = await goals("POST", "/goals", { description: `goal number ${i}` }, key)
+      expect(created.status).toBe(201)
+      ids.push(created.body.goal.id)
+    }
+    const refused = await goals("POST", "/goals", { description: "one too many" }, key)
+    expect(refused.status).toBe(400)
+    expect(refused.body).toMatchObject({ code: "too_many_goals", status: 400 })
+    const list = async (query: string) => (await goals("GET", `/goals${query}`, undefined, key)).body.goals.map((g: { id: string }) => g.id)
+    expect(await list("")).toEqual(ids.slice(0, 20))
+    expect(await list("?limit=5")).toEqual(ids.slice(0, 5))
+    expect(await list("?limit=100")).toEqual(ids)
+    expect((await goals("GET", "/goals?limit=101", undefined, key)).body).toMatchObject({ code: "invalid_parameters", status: 400 })
+    // Closing one makes room; reopening it while full is refused the same way.
+    expect((await goals("PATCH", `/goals/${ids[0]}`, { status: "completed" }, key)).status).toBe(200)
+    const another = await goals("POST", "/goals", { description: "now there is room" }, key)
+    expect(another.status).toBe(201)
+    const reopened = await goals("PATCH", `/goals/${ids[0]}`, { status: "active" }, key)
+    expect(reopened.status).toBe(400)
+    expect(reopened.body.code).toBe("too_many_goals")
+    expect(await list("?limit=100")).toEqual([...ids.slice(1), another.body.goal.id])
+  })
+
   it("answers a goal's create and a description-only change without an adapter", async () => {
     const created = await goals("POST", "/goals", { description: "Write the migration guide" })
     expect(created.body.goal.adapter).toBeNull()

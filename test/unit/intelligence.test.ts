@@ -80,6 +80,22 @@ describe("goals in the fold", () => {
     expect(results[4]!.goalOutcome).toMatchObject({ goal: { description: "Ship the billing and invoices pages" } })
     expect(state.goals?.goal_1?.status).toBe("active")
   })
+
+  it("keeps the 100 most recently closed goals: an older one can no longer be reopened", () => {
+    const at = (minute: number) => new Date(Date.parse("2026-11-22T00:00:00.000Z") + minute * 60_000).toISOString()
+    const records: Array<GoalRecord> = []
+    for (let i = 0; i < 101; i++) {
+      records.push(goal({ op: "create", goal_id: `goal_${i}`, description: `goal ${i}`, ts: at(2 * i) }))
+      records.push(goal({ op: "update", goal_id: `goal_${i}`, status: "completed", ts: at(2 * i + 1) }))
+    }
+    const { state } = foldAll(records)
+    expect(Object.keys(state.goals ?? {})).toHaveLength(100)
+    expect(state.goals?.goal_0).toBeUndefined()
+    const old = fold(state, goal({ op: "update", goal_id: "goal_0", status: "active", ts: at(300) }), { partition: 0, offset: 300 })
+    expect(old.goalOutcome).toMatchObject({ _tag: "Refused", refusal: { status: 404, code: "not_found" } })
+    const recent = fold(state, goal({ op: "update", goal_id: "goal_1", status: "active", ts: at(300) }), { partition: 0, offset: 300 })
+    expect(recent.goalOutcome).toMatchObject({ _tag: "Goal", goal: { id: "goal_1", status: "active" } })
+  })
 })
 
 describe("goal drift", () => {

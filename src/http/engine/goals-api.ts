@@ -1,9 +1,9 @@
 import { Schema } from "effect"
 import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { BadRequest, NotFound, ServiceUnavailable } from "../../domain/errors.ts"
-import { Goal, GoalStatus, maxDescriptionLength } from "../../domain/goals.ts"
+import { Goal, GoalStatus, maxActiveGoals, maxDescriptionLength } from "../../domain/goals.ts"
 import { storableText } from "../../domain/text.ts"
-import { EngineAuth, Envelope, RequiredFeature } from "../contract.ts"
+import { EngineAuth, Envelope, PageQuery, RequiredFeature } from "../contract.ts"
 
 // Lengths and blankness are checked by the handler (400 invalid_parameters, with the reason).
 const Description = Schema.String.annotate({ description: `what the user is working on: 1 to ${maxDescriptionLength} characters, not blank` })
@@ -14,9 +14,12 @@ const transitions = "Transitions: active → completed or abandoned; completed o
 
 export class GoalsGroup extends HttpApiGroup.make("goals")
   .add(
-    HttpApiEndpoint.get("list", "/goals", { success: Schema.Struct({ goals: Schema.Array(Goal) }) })
+    HttpApiEndpoint.get("list", "/goals", { query: { limit: PageQuery.limit }, success: Schema.Struct({ goals: Schema.Array(Goal) }) })
       .annotate(RequiredFeature, "goals")
-      .annotateMerge(OpenApi.annotations({ description: "The authenticated user's active goals, oldest first." })),
+      .annotateMerge(OpenApi.annotations({
+        description: `The authenticated user's active goals, oldest first: \`limit\` of them (default 20, at most 100). ` +
+          `A user has at most ${maxActiveGoals} active goals, so \`limit=100\` lists them all.`
+      })),
     HttpApiEndpoint.post("create", "/goals", {
       payload: Schema.Struct({
         description: Description,

@@ -3,6 +3,7 @@ import { HttpApiBuilder } from "effect/http-api"
 import { BadRequest, NotFound, ServiceUnavailable } from "../../domain/errors.ts"
 import { descriptionProblem, type GoalOutcome } from "../../domain/goals.ts"
 import { makeId } from "../../domain/ids.ts"
+import { defaultPageSize } from "../../domain/pagination.ts"
 import type { LicensePrincipal } from "../../domain/principal.ts"
 import type { GoalRecord } from "../../domain/records.ts"
 import { Engine } from "../../engine/engine.ts"
@@ -36,9 +37,12 @@ export const GoalsHandlers = HttpApiBuilder.group(EngineApi, "goals", Effect.fn(
   const engine = yield* Engine
   const goals = yield* Goals
   return handlers
-    .handle("list", () =>
+    .handle("list", ({ query }) =>
       EnginePrincipal.use((p) =>
-        Effect.map(goals.active({ orgId: p.orgId, environment: p.environment }, p.userId), (list) => ({ goals: list }))))
+        Effect.map(
+          goals.active({ orgId: p.orgId, environment: p.environment }, p.userId, query.limit ?? defaultPageSize),
+          (list) => ({ goals: list })
+        )))
     .handle("create", ({ payload }) =>
       EnginePrincipal.use((p) =>
         Effect.gen(function*() {
