@@ -59,8 +59,8 @@ export class Rules extends Context.Service<Rules, {
   readonly list: (tenant: Tenant, filter: RuleFilter, page: PageRequest) => Effect.Effect<Page<Rule>>
   readonly replace: (tenant: Tenant, id: string, fields: RuleFields) => Effect.Effect<Rule, NotFound>
   readonly remove: (tenant: Tenant, id: string) => Effect.Effect<void, NotFound>
-  /** Whether `scope_id` names a user, team or project of the org (or is the org itself). */
-  readonly scopeExists: (orgId: string, scope: RuleScope, scopeId: string) => Effect.Effect<boolean>
+  /** Whether `scope_id` names a user or team of the org (or is the org itself). */
+  readonly scopeExists: (orgId: string, scope: Exclude<RuleScope, "project">, scopeId: string) => Effect.Effect<boolean>
 }>()("signal-engine/store/Rules") {
   static readonly layer = Layer.effect(
     Rules,
@@ -117,9 +117,9 @@ export class Rules extends Context.Service<Rules, {
         if (rows.length === 0) return yield* notFound(id)
       })
 
-      const scopeExists = Effect.fn("Rules.scopeExists")(function*(orgId: string, scope: RuleScope, scopeId: string) {
+      const scopeExists = Effect.fn("Rules.scopeExists")(function*(orgId: string, scope: Exclude<RuleScope, "project">, scopeId: string) {
         if (scope === "org") return scopeId === orgId
-        const table = { user: "users", team: "teams", project: "projects" }[scope]
+        const table = { user: "users", team: "teams" }[scope]
         const rows = yield* sql<{ readonly id: string }>`SELECT id FROM ${sql(table)}
           WHERE id = ${scopeId} AND org_id = ${orgId}`.pipe(Effect.orDie)
         return rows.length > 0

@@ -61,6 +61,22 @@ describe("rules API", () => {
     expect(created.body.action_config).toEqual({})
   })
 
+  it.each([
+    ["POST", "an unknown field", { enabeld: false }],
+    ["PUT", "an unknown field", { enabeld: false }],
+    ["PUT", "a null enabled", { enabled: null }],
+    ["PUT", "a null condition", { condition: null }],
+    ["PUT", "the read-only id", { id: "rule_x" }]
+  ] as const)("%s with %s is 400 invalid_parameters and changes nothing", async (method, _what, extra) => {
+    const created = await post(valid().budget)
+    const res = method === "POST"
+      ? await post({ ...valid().budget, ...extra })
+      : await call(server, "PUT", `/api/v1/rules/${created.body.id}`, { key: org.api_key_live!, body: extra })
+    expect(res.status).toBe(400)
+    expect(res.body.code).toBe("invalid_parameters")
+    expect((await call(server, "GET", `/api/v1/rules/${created.body.id}`, { key: org.api_key_live! })).body).toEqual(created.body)
+  })
+
   it("PUT changes only the fields sent, enables and disables, and moves updated_at", async () => {
     const created = await post(valid().budget)
     const disabled = await call(server, "PUT", `/api/v1/rules/${created.body.id}`, { key: org.api_key_live!, body: { enabled: false } })
@@ -172,7 +188,8 @@ describe("rule validation", () => {
     ["block without a message", { action_config: {} }, "action_config.message"],
     ["an unknown user", { scope: "user", scope_id: "user_nobody" }, "scope_id"],
     ["an unknown team", { scope: "team", scope_id: "team_nobody" }, "scope_id"],
-    ["an unknown project", { scope: "project", scope_id: "proj_nobody" }, "scope_id"],
+    ["a blank project_id", { scope: "project", scope_id: "  " }, "scope_id"],
+    ["a project_id over 200 characters", { scope: "project", scope_id: "p".repeat(201) }, "scope_id"],
     ["another org as org scope", { scope: "org", scope_id: "org_someone_else" }, "scope_id"]
   ])("422 for %s, naming the field", async (_what, over, field) => {
     const res = await post({ ...base(), ...over })

@@ -149,6 +149,18 @@ describe("verdicts", () => {
     expect(await levels("budget.exceeded")).toEqual([[100, 110], [200, 210]])
   })
 
+  it("a project rule names the project_id signals carry, whether or not it was registered", async () => {
+    const o = await org("project-rule")
+    const r = await rule(o, {
+      name: "No o3 in my-repo", type: "model_filter", scope: "project", scope_id: "my-repo",
+      condition: { model: { in: ["o3"] } }, action: "block", action_config: { message: "not in my-repo" }
+    })
+    expect(r.status).toBe(201)
+    await awaitRulesInForce(o)
+    expect((await signal(o, { model: "o3", project_id: "another-repo" })).body).toMatchObject({ ok: true })
+    expect((await signal(o, { model: "o3", project_id: "my-repo" })).body).toMatchObject({ ok: false, rule_id: r.body.id, message: "not in my-repo" })
+  })
+
   it("a per-user limit counts each user's own usage", async () => {
     const o = await org("limits")
     await rule(o, {

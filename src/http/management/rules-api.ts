@@ -8,6 +8,10 @@ import { BooleanParam } from "../query.ts"
 const Name = Schema.String.pipe(Schema.check(Schema.isMinLength(1), Schema.isMaxLength(200)))
 const Priority = Schema.Int.pipe(Schema.check(Schema.isBetween({ minimum: -1_000_000, maximum: 1_000_000 })))
   .annotate({ description: "lower runs first; ties: older rule first (default 100)" })
+const ScopeId = Schema.String.annotate({
+  description: "the id of the user, team or org; for project scope the project_id signals carry (1 to 200 characters), " +
+    "registered with POST /projects or not"
+})
 const ConditionInput = Schema.Record(Schema.String, Schema.Unknown).annotate({
   description: "must match the shape of the rule type exactly (unknown keys are rejected): " +
     "budget {window: daily|monthly, metric: cost_usd|tokens_in|tokens_out|tokens_total, threshold}; " +
@@ -36,12 +40,12 @@ export class RulesGroup extends HttpApiGroup.make("rules")
         name: Name,
         type: RuleType,
         scope: RuleScope,
-        scope_id: Schema.String,
-        priority: Schema.optional(Priority),
+        scope_id: ScopeId,
+        priority: Schema.optionalKey(Priority),
         condition: ConditionInput,
         action: RuleAction,
-        action_config: Schema.optional(ActionConfig),
-        enabled: Schema.optional(Schema.Boolean)
+        action_config: Schema.optionalKey(ActionConfig),
+        enabled: Schema.optionalKey(Schema.Boolean)
       }),
       success: Rule.pipe(HttpApiSchema.status(201)),
       error: Unprocessable
@@ -49,15 +53,15 @@ export class RulesGroup extends HttpApiGroup.make("rules")
     HttpApiEndpoint.put("update", "/rules/:id", {
       params: { id: Schema.String },
       payload: Schema.Struct({
-        name: Schema.optional(Name),
-        type: Schema.optional(RuleType),
-        scope: Schema.optional(RuleScope),
-        scope_id: Schema.optional(Schema.String),
-        priority: Schema.optional(Priority),
-        condition: Schema.optional(ConditionInput),
-        action: Schema.optional(RuleAction),
-        action_config: Schema.optional(ActionConfig),
-        enabled: Schema.optional(Schema.Boolean)
+        name: Schema.optionalKey(Name),
+        type: Schema.optionalKey(RuleType),
+        scope: Schema.optionalKey(RuleScope),
+        scope_id: Schema.optionalKey(ScopeId),
+        priority: Schema.optionalKey(Priority),
+        condition: Schema.optionalKey(ConditionInput),
+        action: Schema.optionalKey(RuleAction),
+        action_config: Schema.optionalKey(ActionConfig),
+        enabled: Schema.optionalKey(Schema.Boolean)
       }).annotate({ description: "only the fields sent change; the result must still be a valid rule" }),
       success: Rule,
       error: [NotFound, Unprocessable]

@@ -9,6 +9,8 @@ import { ManagementApi } from "./api.ts"
 
 type Draft = Omit<RuleFields, "condition"> & { readonly condition: unknown }
 
+const maxProjectIdLength = 200
+
 export const RulesHandlers = HttpApiBuilder.group(ManagementApi, "rules", (handlers) =>
   Effect.gen(function*() {
     const rules = yield* Rules
@@ -19,7 +21,12 @@ export const RulesHandlers = HttpApiBuilder.group(ManagementApi, "rules", (handl
       if ("error" in decoded) return yield* BadRequest.of(decoded.error, "invalid_condition")
       const fields: RuleFields = { ...draft, condition: decoded.ok }
       const problems = [...semanticProblems(fields)]
-      if (!(yield* rules.scopeExists(tenant.orgId, fields.scope, fields.scope_id))) {
+      if (fields.scope === "project") {
+        // A project is the project_id signals carry (spec §2.1), registered or not.
+        if (fields.scope_id.trim().length === 0 || fields.scope_id.length > maxProjectIdLength) {
+          problems.push(`scope_id: a project_id of 1 to ${maxProjectIdLength} characters, not blank`)
+        }
+      } else if (!(yield* rules.scopeExists(tenant.orgId, fields.scope, fields.scope_id))) {
         problems.push(`scope_id: no ${fields.scope} ${fields.scope_id} in this org`)
       }
       if (problems.length > 0) return yield* Unprocessable.of(problems.join("; "), "validation_error")
