@@ -60,6 +60,11 @@ export class PayloadTooLarge extends Schema.Error<PayloadTooLarge>("PayloadTooLa
   static of(error: string, code = "payload_too_large") { return new PayloadTooLarge(fields(error, code, 413)) }
 }
 
+export class UnsupportedMediaType extends Schema.Error<UnsupportedMediaType>("UnsupportedMediaType")(envelope, annotations(415, "Unsupported media type or content coding")) {
+  readonly _tag = "UnsupportedMediaType"
+  static of(error: string, code = "unsupported_media_type") { return new UnsupportedMediaType(fields(error, code, 415)) }
+}
+
 export class Unprocessable extends Schema.Error<Unprocessable>("Unprocessable")(envelope, annotations(422, "Validation error")) {
   readonly _tag = "Unprocessable"
   static of(error: string, code = "validation_error") { return new Unprocessable(fields(error, code, 422)) }
@@ -89,6 +94,7 @@ export type ApiError =
   | MethodNotAllowed
   | Conflict
   | PayloadTooLarge
+  | UnsupportedMediaType
   | Unprocessable
   | TooManyRequests
   | InternalError
@@ -103,6 +109,7 @@ const classes = [
   MethodNotAllowed,
   Conflict,
   PayloadTooLarge,
+  UnsupportedMediaType,
   Unprocessable,
   TooManyRequests,
   InternalError,

@@ -1,3 +1,4 @@
+import { isUtf8 } from "node:buffer"
 import { Cause, Effect, Option } from "effect"
 import { HttpRouter, HttpServerError, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HttpApiError } from "effect/http-api"
@@ -10,6 +11,7 @@ import {
   NotFound,
   PayloadTooLarge,
   TooManyRequests,
+  UnsupportedMediaType,
   type ApiError,
   type ErrorEnvelope
 } from "../domain/errors.ts"
@@ -69,6 +71,25 @@ const isManagementPath = (url: string) => {
 }
 
 const refuseText = (where: string) => Effect.fail(BadRequest.of(`the request ${where} ${unstorableTextMessage}`, "invalid_parameters"))
+
+/**
+ * What every body must be before an API reads it: not compressed (no `Content-Encoding` other
+ * than identity: 415, rather than an `invalid_json` for a gzipped body, or a plain one labelled
+ * gzip taken as it is), and UTF-8 (bytes that are not would be read as U+FFFD and stored as that,
+ * not as what was sent). A body this cannot read is left to the API, which answers for it.
+ */
+const checkBody = Effect.gen(function*() {
+  const request = yield* HttpServerRequest.HttpServerRequest
+  const coding = request.headers["content-encoding"]?.trim().toLowerCase()
+  if (coding !== undefined && coding !== "" && coding !== "identity") {
+    return yield* UnsupportedMediaType.of(`Content-Encoding ${coding} is not supported; send the body uncompressed`)
+  }
+  if (request.method === "GET" || request.method === "HEAD") return
+  const bytes = yield* Effect.option(request.arrayBuffer)
+  if (Option.isSome(bytes) && !isUtf8(bytes.value)) {
+    return yield* BadRequest.of("the request body is not valid UTF-8", "invalid_parameters")
+  }
+})
 
 /**
  * Text PostgreSQL cannot store (src/domain/text.ts) is refused in the URL of every request and
@@ -171,7 +192,7 @@ export const gateway = (routes: RouteTable) =>
         Effect.gen(function*() {
           const requestId = makeRequestId()
           const request = yield* HttpServerRequest.HttpServerRequest
-          const serve = Effect.andThen(checkText, httpEffect).pipe(
+          const serve = checkBody.pipe(Effect.andThen(checkText), Effect.andThen(httpEffect)).pipe(
             Effect.catchCause((cause) =>
               Cause.hasInterruptsOnly(cause) ? Effect.failCause(cause) : failureResponse(cause, requestId)
             ),

@@ -206,6 +206,33 @@ describe("400, 404, 405, 409, 413, 415, 422", () => {
     })
     expectEnvelope(res, 415, "unsupported_media_type")
   })
+  it("415 for a compressed body (Content-Encoding), on both APIs; identity is no encoding", async () => {
+    const body = JSON.stringify({ type: "stop", adapter: "coded", session_id: "c" })
+    for (const coding of ["gzip", "br", "deflate"]) {
+      const engine = await call(server, "POST", "/engine/v1/signals", { key: team.license_key, rawBody: body, headers: { "content-encoding": coding } })
+      expectEnvelope(engine, 415, "unsupported_media_type")
+      expect(engine.body.error).toContain(`Content-Encoding ${coding} is not supported`)
+      const management = await call(server, "POST", "/api/v1/projects", { key: team.api_key_test, body: { name: `coded-${coding}` }, headers: { "content-encoding": coding } })
+      expectEnvelope(management, 415, "unsupported_media_type")
+    }
+    const events = await call(server, "GET", "/api/v1/events?adapter=coded", { key: team.api_key_test })
+    expect(events.body.data).toEqual([])
+    const plain = await call(server, "POST", "/engine/v1/signals", { key: team.license_key, rawBody: body, headers: { "content-encoding": "identity" } })
+    expect(plain.status).toBe(200)
+  })
+  it("400 for a body that is not UTF-8, on both APIs, rather than storing U+FFFD", async () => {
+    const bytes = (json: string) => {
+      const b = Buffer.from(json, "latin1")
+      return new Uint8Array(b.buffer, b.byteOffset, b.length)
+    }
+    const engine = await call(server, "POST", "/engine/v1/signals", { key: team.license_key, rawBody: bytes(`{"type":"stop","adapter":"r\xff\xfe","session_id":"x"}`) })
+    expectEnvelope(engine, 400, "invalid_parameters")
+    expect(engine.body.error).toContain("not valid UTF-8")
+    const management = await call(server, "POST", "/api/v1/projects", { key: team.api_key_test, rawBody: bytes(`{"name":"caf\xe9"}`) })
+    expectEnvelope(management, 400, "invalid_parameters")
+    // The same text in UTF-8 is welcome.
+    expect((await call(server, "POST", "/api/v1/projects", { key: team.api_key_test, body: { name: "café" } })).status).toBe(201)
+  })
   it("422 for a reference to something that does not exist", async () => {
     const res = await call(server, "POST", "/api/v1/users", {
       key: team.api_key_test,

@@ -118,11 +118,17 @@ export const call = async (
   server: { readonly baseUrl: string },
   method: string,
   path: string,
-  options: { readonly key?: string; readonly body?: unknown; readonly rawBody?: string; readonly contentType?: string } = {}
+  options: {
+    readonly key?: string
+    readonly body?: unknown
+    readonly rawBody?: string | Uint8Array
+    readonly contentType?: string
+    readonly headers?: Readonly<Record<string, string>>
+  } = {}
 ): Promise<JsonResponse> => {
-  const headers: Record<string, string> = {}
+  const headers: Record<string, string> = { ...options.headers }
   if (options.key !== undefined) headers.authorization = `Bearer ${options.key}`
-  let body: string | undefined
+  let body: string | Uint8Array | undefined
   if (options.rawBody !== undefined) body = options.rawBody
   else if (options.body !== undefined) body = JSON.stringify(options.body)
   if (body !== undefined) headers["content-type"] = options.contentType ?? "application/json"
