@@ -365,6 +365,21 @@ const m0008_room_for_updates = Effect.gen(function*() {
   yield* sql`ALTER TABLE scope_usage SET (fillfactor = 70)`
 })
 
+/**
+ * An e-mail address names one user of an org whatever its letter case (`A@x.com` is `a@x.com`).
+ * An org that already has two users differing only in case keeps them (the index is not built
+ * there, and creating a user still checks case-insensitively); everywhere else the database
+ * enforces it.
+ */
+const m0009_user_email_any_case = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql.unsafe(`DO $$ BEGIN
+    IF NOT EXISTS (SELECT 1 FROM users GROUP BY org_id, lower(email) HAVING count(*) > 1) THEN
+      CREATE UNIQUE INDEX users_org_email_any_case ON users (org_id, lower(email));
+    END IF;
+  END $$`)
+})
+
 export const migrations = Migrator.fromRecord({
   "0001_tenancy": m0001_tenancy,
   "0002_signal_log": m0002_signal_log,
@@ -373,11 +388,12 @@ export const migrations = Migrator.fromRecord({
   "0005_webhooks": m0005_webhooks,
   "0006_scope_usage_and_goals": m0006_scope_usage_and_goals,
   "0007_events_without_signal_id_index": m0007_events_without_signal_id_index,
-  "0008_room_for_updates": m0008_room_for_updates
+  "0008_room_for_updates": m0008_room_for_updates,
+  "0009_user_email_any_case": m0009_user_email_any_case
 })
 
 /** The newest migration id; /readyz reports not ready until the database has it. */
-export const latestMigrationId = 8
+export const latestMigrationId = 9
 
 /**
  * The read indexes of `events` (as migration 0002 created them). A full replay drops them while

@@ -222,11 +222,18 @@ export class Tenancy extends Context.Service<Tenancy, {
           const missing = yield* missingIds("teams", orgId, teamIds)
           if (missing.length > 0) return yield* Unprocessable.of(`unknown team_ids: ${missing.join(", ")}`, "unknown_reference")
           const id = makeId(IdPrefix.user)
-          yield* sql.withTransaction(Effect.gen(function*() {
-            yield* sql`INSERT INTO users (id, org_id, email, name, role)
-              VALUES (${id}, ${orgId}, ${input.email}, ${input.name}, ${input.role})`
+          const taken = Conflict.of(`a user with email ${input.email} already exists`, "already_exists")
+          const inserted = yield* sql.withTransaction(Effect.gen(function*() {
+            // An address in any letter case is taken (the database's index says so too, migration 0009).
+            const rows = yield* sql`INSERT INTO users (id, org_id, email, name, role)
+              SELECT ${id}, ${orgId}, ${input.email}, ${input.name}, ${input.role}
+              WHERE NOT EXISTS (SELECT 1 FROM users WHERE org_id = ${orgId} AND lower(email) = lower(${input.email}))
+              RETURNING id`
+            if (rows.length === 0) return false
             for (const teamId of teamIds) yield* sql`INSERT INTO team_members (team_id, user_id) VALUES (${teamId}, ${id})`
-          })).pipe(uniqueAsConflict(`a user with email ${input.email} already exists`))
+            return true
+          })).pipe(uniqueAsConflict(taken.error))
+          if (!inserted) return yield* taken
           return yield* getUser(orgId, id).pipe(Effect.orDie)
         })
 

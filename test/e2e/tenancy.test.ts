@@ -152,6 +152,12 @@ describe("users, teams, projects", () => {
       key: acme.api_key_test,
       body: { email: "ada@acme.dev", name: "Ada again" }
     })).status).toBe(409)
+    // The same address in other letters is the same address.
+    const shouting = await call(server, "POST", "/api/v1/users", { key: acme.api_key_test, body: { email: "ADA@Acme.Dev", name: "Ada loud" } })
+    expect(shouting.status).toBe(409)
+    expect(shouting.body.code).toBe("already_exists")
+    const users = await call(server, "GET", "/api/v1/users?limit=100", { key: acme.api_key_test })
+    expect(users.body.data.filter((u: { email: string }) => u.email.toLowerCase() === "ada@acme.dev")).toHaveLength(1)
   })
   it("pages through a list with a cursor, newest first, across inserts", async () => {
     const org = await bootstrapOrg(server.databaseUrl, "pager", "team")

@@ -1,0 +1,37 @@
+import { Effect } from "effect"
+import { SqlClient } from "effect/sql"
+import { describe, expect, it } from "vitest"
+import { migrate } from "../../src/store/database.ts"
+import { bootstrapOrg, freshDatabase, withStore } from "../support/harness.ts"
+
+const withSql = <A>(databaseUrl: string, run: (sql: SqlClient.SqlClient) => Effect.Effect<A, unknown>) =>
+  withStore(databaseUrl, Effect.flatMap(SqlClient.SqlClient, run).pipe(Effect.orDie))
+
+describe("migration 0009: an e-mail address names one user of an org in any letter case", () => {
+  it("the database enforces it; an org that already has two users differing only in case keeps them, and the migration passes", async () => {
+    const databaseUrl = await freshDatabase()
+    const org = await bootstrapOrg(databaseUrl, "twins", "team")
+    const index = () => withSql(databaseUrl, (sql) => sql`SELECT indexname FROM pg_indexes WHERE indexname = 'users_org_email_any_case'`)
+    expect(await index()).toHaveLength(1)
+    const insertUser = (id: string, email: string) =>
+      withSql(databaseUrl, (sql) => sql`INSERT INTO users (id, org_id, email, name, role) VALUES (${id}, ${org.org_id}, ${email}, 'T', 'member')`)
+    await insertUser("user_twin_1", "twin@x.dev")
+    await expect(insertUser("user_twin_2", "Twin@X.dev")).rejects.toThrow()
+
+    // A database from before the migration, with such twins (in one go: opening a store migrates).
+    await withSql(databaseUrl, (sql) =>
+      Effect.gen(function*() {
+        yield* sql`DROP INDEX users_org_email_any_case`
+        yield* sql`DELETE FROM effect_sql_migrations WHERE migration_id = 9`
+        yield* sql`INSERT INTO users (id, org_id, email, name, role) VALUES ('user_twin_2', ${org.org_id}, 'Twin@X.dev', 'T', 'member')`
+      }))
+    // The migration goes through, without the index.
+    await withStore(databaseUrl, migrate)
+    expect(await withSql(databaseUrl, (sql) => sql`SELECT max(migration_id) AS id FROM effect_sql_migrations`)).toEqual([{ id: 9 }])
+    expect(await index()).toHaveLength(0)
+    expect(await withSql(databaseUrl, (sql) => sql`SELECT id FROM users WHERE lower(email) = 'twin@x.dev' ORDER BY id`)).toEqual([
+      { id: "user_twin_1" },
+      { id: "user_twin_2" }
+    ])
+  })
+})
