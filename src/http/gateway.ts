@@ -20,6 +20,7 @@ import { isStorableText, jsonProblem, unstorableTextMessage } from "../domain/te
 import { anonymousRateWindows, managementRateWindows } from "../domain/plans.ts"
 import { RateLimiter, type RateDecision } from "../store/rate-limits.ts"
 import { Authenticator } from "./auth.ts"
+import { Draining } from "./draining.ts"
 import { RequestId } from "./request-id.ts"
 import type { RouteTable } from "./route-table.ts"
 
@@ -140,6 +141,7 @@ export const gateway = (routes: RouteTable) =>
     Effect.gen(function*() {
       const authenticator = yield* Authenticator
       const limiter = yield* RateLimiter
+      const draining = yield* Draining
 
       const failureResponse = (cause: Cause.Cause<unknown>, requestId: string) =>
         Effect.gen(function*() {
@@ -221,7 +223,8 @@ export const gateway = (routes: RouteTable) =>
           } else {
             response = yield* serve
           }
-          return HttpServerResponse.setHeader(response, "x-request-id", requestId)
+          const withId = HttpServerResponse.setHeader(response, "x-request-id", requestId)
+          return draining.started() ? HttpServerResponse.setHeader(withId, "connection", "close") : withId
         })
     }),
     { global: true }

@@ -19,6 +19,7 @@ import { EngineAuthLive, ManagementAuthLive } from "./auth.ts"
 import { EngineApi } from "./engine/api.ts"
 import { EngineHandlers } from "./engine/handlers.ts"
 import { EnvelopeLive } from "./envelope.ts"
+import { Draining } from "./draining.ts"
 import { gateway } from "./gateway.ts"
 import { ManagementApi } from "./management/api.ts"
 import { ManagementHandlers } from "./management/handlers.ts"
@@ -185,12 +186,18 @@ export const HttpServerLive = Layer.unwrap(
   })
 )
 
+/**
+ * Serving. On the way down, draining starts before the server closes (this finalizer is added
+ * after the server's, so it runs first): responses from then on close their connections.
+ */
 export const serveApp = Layer.unwrap(
   Effect.gen(function*() {
     const config = yield* AppConfig
-    return HttpRouter.serve(AppRoutes, { disableLogger: true, disableListenLog: true }).pipe(
+    const serve = HttpRouter.serve(AppRoutes, { disableLogger: true, disableListenLog: true }).pipe(
       Layer.provide(Layer.succeed(HttpIncomingMessage.MaxBodySize, ByteSize.bytes(config.maxBodyBytes))),
       Layer.provide(Layer.succeed(HttpMiddleware.TracerDisabledWhen, () => true))
     )
+    const drainFirst = Layer.effectDiscard(Effect.flatMap(Draining, (draining) => Effect.addFinalizer(() => draining.start)))
+    return drainFirst.pipe(Layer.provide(serve), Layer.provideMerge(Draining.layer))
   })
 )

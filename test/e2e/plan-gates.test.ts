@@ -12,6 +12,7 @@ import { StoreLive } from "../../src/main.ts"
 import { databaseFromUrl } from "../../src/store/database.ts"
 import type { Bootstrapped } from "../../src/store/tenancy-repo.ts"
 import { bootstrapOrg, freshDatabase } from "../support/harness.ts"
+import { Draining } from "../../src/http/draining.ts"
 
 /**
  * The plan gate and the Deprecation header are mechanisms every engine endpoint gets from its
@@ -55,7 +56,7 @@ beforeAll(async () => {
   const app = Layer.mergeAll(
     HttpApiBuilder.layer(ProbeApi).pipe(Layer.provide(ProbeHandlers)),
     gateway(makeRouteTable([ProbeApi], []))
-  ).pipe(Layer.provide([EngineAuthLive, EnvelopeLive]), Layer.provideMerge(core), Layer.provide(HttpServer.layerServices))
+  ).pipe(Layer.provide([EngineAuthLive, EnvelopeLive, Draining.layer]), Layer.provideMerge(core), Layer.provide(HttpServer.layerServices))
   const web = HttpRouter.toWebHandler(app, { disableLogger: true })
   handler = (request) => web.handler(request)
   dispose = web.dispose

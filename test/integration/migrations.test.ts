@@ -1,7 +1,6 @@
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { describe, expect, it } from "vitest"
-import { migrate } from "../../src/store/database.ts"
 import { bootstrapOrg, freshDatabase, withStore } from "../support/harness.ts"
 
 const withSql = <A>(databaseUrl: string, run: (sql: SqlClient.SqlClient) => Effect.Effect<A, unknown>) =>
@@ -25,8 +24,7 @@ describe("migration 0009: an e-mail address names one user of an org in any lett
         yield* sql`DELETE FROM effect_sql_migrations WHERE migration_id = 9`
         yield* sql`INSERT INTO users (id, org_id, email, name, role) VALUES ('user_twin_2', ${org.org_id}, 'Twin@X.dev', 'T', 'member')`
       }))
-    // The migration goes through, without the index.
-    await withStore(databaseUrl, migrate)
+    // The migration goes through (opening the store runs it), without the index.
     expect(await withSql(databaseUrl, (sql) => sql`SELECT max(migration_id) AS id FROM effect_sql_migrations`)).toEqual([{ id: 9 }])
     expect(await index()).toHaveLength(0)
     expect(await withSql(databaseUrl, (sql) => sql`SELECT id FROM users WHERE lower(email) = 'twin@x.dev' ORDER BY id`)).toEqual([
