@@ -22,6 +22,7 @@ import { PgLog } from "./log/pg-log.ts"
 import type { SignalLog } from "./log/signal-log.ts"
 import { Projections } from "./store/projections.ts"
 import { ServingLock } from "./store/replay-lock.ts"
+import { RefuseAfterUnfinishedReplay } from "./store/unfinished-replays.ts"
 import { Webhooks } from "./store/webhooks-repo.ts"
 import { WebhookConfig } from "./webhooks/config.ts"
 import { WebhookDispatcher } from "./webhooks/dispatcher.ts"
@@ -101,6 +102,8 @@ export const appLayer = <E, R>(database: Layer.Layer<DatabaseInfo | SqlClient.Sq
   const core = Layer.unwrap(
     Effect.map(AppConfig, (config) =>
       Layer.mergeAll(Authenticator.layer({ apiKeyPrefix: config.apiKeyPrefix }), ProcessingLive, WebhookDispatcher).pipe(
+        // Checked once migrated, before anything is consumed.
+        Layer.provide(RefuseAfterUnfinishedReplay),
         Layer.provideMerge(StoreLive),
         // Held before the migrations: a node started during a replay waits for it to end.
         Layer.provide(Layer.orDie(ServingLock))

@@ -3,6 +3,7 @@ import { type LogEntry, SignalLog } from "../log/signal-log.ts"
 import { buildEventReadIndexes, dropEventReadIndexes } from "../store/migrations.ts"
 import { Projections } from "../store/projections.ts"
 import { holdForReplay } from "../store/replay-lock.ts"
+import { noteReplayFinished, noteReplayStarted } from "../store/unfinished-replays.ts"
 import { foldSettings } from "./fold-settings.ts"
 import { makePartitionWorker } from "./partition-worker.ts"
 
@@ -64,6 +65,8 @@ export const replay = Effect.fn("replay")(function*(options: {
   // A full rebuild (every partition, from the start) empties the projections at once, up front.
   const full = options.from === undefined && new Set(partitions).size === log.partitions
   let records = 0
+  // Noted before anything is emptied; each partition's note is cleared once it is written.
+  yield* noteReplayStarted(partitions)
   const replayPartition = Effect.fnUntraced(function*(partition: number) {
     const total = ends[partition] ?? 0
     if (!full) yield* projections.resetPartition(log.name, partition, options.from)
@@ -99,6 +102,7 @@ export const replay = Effect.fn("replay")(function*(options: {
       }))
     yield* processPending
     yield* worker.flush
+    yield* noteReplayFinished(partition)
   })
   const replayAll = Effect.forEach(partitions, replayPartition, { concurrency: Math.max(1, concurrency), discard: true })
   // A full rebuild writes every event again: without the read indexes, then one sort per index

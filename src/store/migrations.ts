@@ -380,6 +380,15 @@ const m0009_user_email_any_case = Effect.gen(function*() {
   END $$`)
 })
 
+/** Partitions a replay began to rebuild and has not finished (src/store/unfinished-replays.ts). */
+const m0010_unfinished_replays = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`CREATE TABLE unfinished_replays (
+    partition integer PRIMARY KEY,
+    started_at timestamptz NOT NULL DEFAULT now()
+  )`
+})
+
 export const migrations = Migrator.fromRecord({
   "0001_tenancy": m0001_tenancy,
   "0002_signal_log": m0002_signal_log,
@@ -389,11 +398,12 @@ export const migrations = Migrator.fromRecord({
   "0006_scope_usage_and_goals": m0006_scope_usage_and_goals,
   "0007_events_without_signal_id_index": m0007_events_without_signal_id_index,
   "0008_room_for_updates": m0008_room_for_updates,
-  "0009_user_email_any_case": m0009_user_email_any_case
+  "0009_user_email_any_case": m0009_user_email_any_case,
+  "0010_unfinished_replays": m0010_unfinished_replays
 })
 
 /** The newest migration id; /readyz reports not ready until the database has it. */
-export const latestMigrationId = 9
+export const latestMigrationId = 10
 
 /**
  * The read indexes of `events` (as migration 0002 created them). A full replay drops them while

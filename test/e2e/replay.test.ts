@@ -1,4 +1,4 @@
-import { execFile } from "node:child_process"
+import { execFile, spawn } from "node:child_process"
 import { join } from "node:path"
 import { promisify } from "node:util"
 import { Effect, Exit, Layer, Scope } from "effect"
@@ -9,6 +9,7 @@ import { databaseFromUrl } from "../../src/store/database.ts"
 import { holdForReplay } from "../../src/store/replay-lock.ts"
 import { deleteKafkaRecords } from "../support/kafka-admin.ts"
 import { childEnv, logVariants } from "../support/log-variants.ts"
+import { freePort } from "../support/ports.ts"
 import { waitFor } from "../support/wait.ts"
 
 const run = promisify(execFile)
@@ -160,6 +161,36 @@ describe.each(logVariants())("replay over %s", (_name, logEnv) => {
     expect(await snapshot(databaseUrl)).toEqual(before)
     // A full replay writes without the read indexes and builds them again: the same ones.
     expect(await eventIndexes(databaseUrl)).toEqual(indexes)
+  })
+
+  it("after a replay killed half-way the service refuses to start, naming the partitions, until a replay finishes", { timeout: 120_000 }, async () => {
+    const { databaseUrl, env, before } = await scenario(logEnv)
+    // The database refuses one adapter's events, so the replay cannot get past them; it is killed there.
+    await damage(databaseUrl, (sql) => sql`CREATE FUNCTION refuse_codex() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'refused by the test'; END $$`)
+    await damage(databaseUrl, (sql) => sql`CREATE TRIGGER refuse_codex BEFORE INSERT ON events FOR EACH ROW WHEN (NEW.adapter = 'codex') EXECUTE FUNCTION refuse_codex()`)
+    const replaying = spawn(process.execPath, [bin, "replay"], { env: { ...childEnv(env), DATABASE_URL: databaseUrl, NODE_NO_WARNINGS: "1" }, stdio: "ignore" })
+    const unfinished = () =>
+      withStore(databaseUrl, Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ readonly partition: number }>`SELECT partition FROM unfinished_replays ORDER BY partition`))
+    await waitFor(unfinished, (rows) => rows.length > 0, { what: "the replay under way" })
+    // Past the emptying: some of the events are gone.
+    await waitFor(() => snapshot(databaseUrl), (now) => now.events.length < before.events.length, { what: "the projections emptied" })
+    replaying.kill("SIGKILL")
+    await new Promise((resolve) => replaying.once("exit", resolve))
+    const left = (await unfinished()).map((r) => r.partition)
+    expect(left.length).toBeGreaterThan(0)
+
+    const refused = run(process.execPath, [bin, "serve"], {
+      env: { ...childEnv(env), DATABASE_URL: databaseUrl, NODE_NO_WARNINGS: "1", PORT: String(await freePort()), DEMO_BOOTSTRAP: "false" }
+    })
+    await expect(refused).rejects.toThrow(new RegExp(`signal-engine: a replay of partition\\(s\\) ${left.join(", ")} \\(started [^)]+\\) did not finish`))
+    await expect(refused).rejects.toMatchObject({ code: 1 })
+
+    await damage(databaseUrl, (sql) => sql`DROP TRIGGER refuse_codex ON events`)
+    expect(await replayCli(databaseUrl, env)).toMatch(/replayed \d+ records/)
+    expect(await unfinished()).toEqual([])
+    expect(await snapshot(databaseUrl)).toEqual(before)
+    const server = await startServer({ databaseUrl, env })
+    await server.stop()
   })
 
   it("start-up builds the read indexes a full replay interrupted half-way left missing", { timeout: 60_000 }, async () => {
