@@ -132,19 +132,22 @@ describe("GET /api/v1/events", () => {
 })
 
 describe("GET /api/v1/events/:id", () => {
-  it("one event", async () => {
+  it("one event, by its id or by the id of its signal (what the adapter was answered)", async () => {
     for (const e of [events[0]!, events.find((x) => x.error_code !== null)!, events.find((x) => x.model === null)!]) {
-      const res = await get(server, live, `/api/v1/events/${e.id}`)
-      expect(res.status).toBe(200)
-      expect(res.body).toEqual(eventJson(e))
+      for (const id of [e.id, e.signal_id]) {
+        const res = await get(server, live, `/api/v1/events/${id}`)
+        expect(res.status).toBe(200)
+        expect(res.body).toEqual(eventJson(e))
+      }
     }
   })
 
-  it("404 for an unknown id, a signal id, another org's event and another environment's event", async () => {
+  it("404 for an unknown id, an unknown signal id, another org's event or signal and another environment's event", async () => {
     for (const [key, id] of [
       [live, "evt_doesnotexist"],
-      [live, events[0]!.signal_id],
+      [live, "sig_doesnotexist"],
       [live, globexEvents[0]!.id],
+      [live, globexEvents[0]!.signal_id],
       [live, testEnvEvents[0]!.id],
       [acme.api_key_test, events[0]!.id]
     ] as const) {

@@ -103,9 +103,11 @@ export const seeder = (databaseUrl: string): Seeder => {
   }
 
   const event = async (seed: EventSeed): Promise<EventRow> => {
+    // As the service makes them: an event's id is its signal's, under another prefix.
+    const signalId = seed.signal_id ?? hexId("sig")
     const row: EventRow = {
-      id: hexId("evt"),
-      signal_id: hexId("sig"),
+      id: `evt_${signalId.slice(4)}`,
+      signal_id: signalId,
       project_id: null,
       type: "post-tool",
       adapter: "claude-code",

@@ -75,6 +75,9 @@ export class EventsGroup extends HttpApiGroup.make("events")
       .annotateMerge(OpenApi.annotations({ description: "Events (accepted signals), newest first." })),
     HttpApiEndpoint.get("get", "/events/:id", { params: Id, success: Event, error: NotFound })
       .annotate(RequiredScope, { resource: "events", access: "read" })
+      .annotateMerge(OpenApi.annotations({
+        description: "One event, by its id (evt_…) or by the id of its signal (sig_…, as POST /engine/v1/signals answered it)."
+      }))
   )
   .middleware(ManagementAuth)
   .middleware(Envelope)

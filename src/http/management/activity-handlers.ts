@@ -6,6 +6,7 @@ import { Activity, type Tenant } from "../../store/activity-repo.ts"
 import { ApiPrincipal } from "../contract.ts"
 import { instant } from "../query.ts"
 import { ManagementApi } from "./api.ts"
+import { eventIdFor } from "../../domain/sessionizer.ts"
 
 const tenant = (p: ApiKeyPrincipal): Tenant => ({ orgId: p.orgId, environment: p.environment })
 
@@ -54,5 +55,7 @@ export const EventsHandlers = HttpApiBuilder.group(ManagementApi, "events", Effe
           to: instant(query.to),
           error_only: query.error_only === "true"
         }, page(query))))
-    .handle("get", ({ params }) => ApiPrincipal.use((p) => activity.getEvent(tenant(p), params.id)))
+    // By its id, or by the id of its signal (what the adapter was answered): one event per signal.
+    .handle("get", ({ params }) =>
+      ApiPrincipal.use((p) => activity.getEvent(tenant(p), params.id.startsWith("sig_") ? eventIdFor(params.id) : params.id)))
 }))
