@@ -120,20 +120,24 @@ const make = Effect.gen(function*() {
 
   // Create the topic with the configured partitions, or check an existing one has them:
   // with another count, keys would land on other partitions than PgLog or earlier records.
-  yield* Effect.tryPromise({
-    try: () =>
-      admin.createTopics({
-        waitForLeaders: true,
-        topics: [{
-          topic,
-          numPartitions: partitions,
-          replicationFactor: settings.replicationFactor,
-          // The log is the record projections are rebuilt from: nothing is deleted by age or size.
-          configEntries: keepForever.map(([name, value]) => ({ name, value }))
-        }]
-      }),
-    catch: unavailable(`creating topic ${topic}`)
-  })
+  // Created only when missing: asked to create one that exists, kafkajs logs an error.
+  const existing = yield* Effect.tryPromise({ try: () => admin.listTopics(), catch: unavailable("listing the topics") })
+  if (!existing.includes(topic)) {
+    yield* Effect.tryPromise({
+      try: () =>
+        admin.createTopics({
+          waitForLeaders: true,
+          topics: [{
+            topic,
+            numPartitions: partitions,
+            replicationFactor: settings.replicationFactor,
+            // The log is the record projections are rebuilt from: nothing is deleted by age or size.
+            configEntries: keepForever.map(([name, value]) => ({ name, value }))
+          }]
+        }),
+      catch: unavailable(`creating topic ${topic}`)
+    })
+  }
   const metadata = yield* Effect.tryPromise({
     try: () => admin.fetchTopicMetadata({ topics: [topic] }),
     catch: unavailable(`reading the metadata of topic ${topic}`)

@@ -489,12 +489,14 @@ describe("KafkaLog topic settings", () => {
       await admin.disconnect()
     }
   }
-  /** Starts a KafkaLog on `topic` and answers the warnings it logged itself (not kafkajs's). */
+  /** Starts a KafkaLog on `topic` and answers the warnings it logged itself (not kafkajs's), and every error logged. */
   const start = async (topic: string) => {
     const warnings: Array<string> = []
+    const errors: Array<string> = []
     const capture = Logger.make(({ logLevel: level, message }) => {
       const line = (Array.isArray(message) ? message : [message]).map(String).join(" ")
       if (level === "Warn" && line.startsWith("KafkaLog:")) warnings.push(line)
+      if (level === "Error" || level === "Fatal") errors.push(line)
     })
     const id = randomBytes(6).toString("hex")
     await Effect.runPromise(
@@ -508,13 +510,15 @@ describe("KafkaLog topic settings", () => {
         Effect.provide(Logger.layer([capture]))
       )
     )
-    return warnings
+    return { warnings, errors }
   }
 
   it("creates the topic keeping every record (no retention by age or size, no compaction)", async () => {
     const topic = `signals-settings-${randomBytes(6).toString("hex")}`
-    expect(await start(topic)).toEqual([])
+    expect(await start(topic)).toEqual({ warnings: [], errors: [] })
     expect(await retentionOf(topic)).toEqual({ "retention.ms": "-1", "retention.bytes": "-1", "cleanup.policy": "delete" })
+    // Started again on the topic it made: nothing to warn or complain about.
+    expect(await start(topic)).toEqual({ warnings: [], errors: [] })
   })
 
   it("warns at start when an existing topic deletes records, and leaves its settings alone", async () => {
@@ -529,7 +533,7 @@ describe("KafkaLog topic settings", () => {
     } finally {
       await admin.disconnect()
     }
-    const warnings = await start(topic)
+    const { warnings } = await start(topic)
     expect(warnings).toHaveLength(1)
     expect(warnings[0]).toMatch(new RegExp(`topic ${topic} has retention\\.ms=86400000: the broker deletes records, and a replay cannot rebuild`))
     expect((await retentionOf(topic))["retention.ms"]).toBe("86400000")
