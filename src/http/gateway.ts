@@ -94,9 +94,9 @@ const checkBody = Effect.gen(function*() {
 
 /**
  * Text PostgreSQL cannot store (src/domain/text.ts) is refused in the URL of every request and
- * in the body of every management request, as is a management body nested too deep. Engine bodies are checked by their schemas instead,
- * so that a batch refuses only the signal that has it. A body this cannot read or parse is left
- * to the API, which answers for it.
+ * in the body of every management request, as is a management body nested too deep. Engine
+ * bodies are checked by their schemas instead, so that a batch refuses only the signal that has
+ * it. A body this cannot read or parse is left to the API, which answers for it.
  */
 const checkText = Effect.gen(function*() {
   const request = yield* HttpServerRequest.HttpServerRequest
