@@ -25,7 +25,7 @@ describe("migration 0009: an e-mail address names one user of an org in any lett
         yield* sql`INSERT INTO users (id, org_id, email, name, role) VALUES ('user_twin_2', ${org.org_id}, 'Twin@X.dev', 'T', 'member')`
       }))
     // The migration goes through (opening the store runs it), without the index.
-    expect(await withSql(databaseUrl, (sql) => sql`SELECT max(migration_id) AS id FROM effect_sql_migrations`)).toEqual([{ id: 9 }])
+    expect(await withSql(databaseUrl, (sql) => sql`SELECT migration_id AS id FROM effect_sql_migrations WHERE migration_id = 9`)).toEqual([{ id: 9 }])
     expect(await index()).toHaveLength(0)
     expect(await withSql(databaseUrl, (sql) => sql`SELECT id FROM users WHERE lower(email) = 'twin@x.dev' ORDER BY id`)).toEqual([
       { id: "user_twin_1" },
