@@ -114,6 +114,26 @@ describe("orgs are isolated", () => {
   })
 })
 
+describe("scopes a key can grant", () => {
+  it("a key grants only scopes it holds (write implies read), duplicates dropped; admin:write alone is not every scope", async () => {
+    const make = (key: string, scopes: ReadonlyArray<string>) =>
+      call(server, "POST", "/api/v1/api-keys", { key, body: { name: "granted", scopes } })
+    const admin = await make(acme.api_key_test, ["admin:write", "rules:write"])
+    expect(admin.status).toBe(201)
+    const escalated = await make(admin.body.key, ["webhooks:write", "rules:write"])
+    expect(escalated.status).toBe(403)
+    expect(escalated.body.code).toBe("insufficient_scope")
+    expect(escalated.body.error).toContain("lacks webhooks:write")
+    const within = await make(admin.body.key, ["rules:read", "rules:write", "rules:read", "admin:read"])
+    expect(within.status).toBe(201)
+    expect(within.body.scopes).toEqual(["rules:read", "rules:write", "admin:read"])
+    // The refused key was never made: the list holds the two that were.
+    const names = (await call(server, "GET", "/api/v1/api-keys?limit=100", { key: acme.api_key_test })).body.data
+      .filter((k: { name: string }) => k.name === "granted")
+    expect(names).toHaveLength(2)
+  })
+})
+
 describe("revocation", () => {
   it("a revoked API key or license key stops authenticating", async () => {
     const key = await call(server, "POST", "/api/v1/api-keys", { key: acme.api_key_test, body: { name: "tmp", scopes: ["admin:read"] } })

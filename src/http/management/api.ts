@@ -1,6 +1,6 @@
 import { Schema } from "effect"
 import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
-import { Conflict, NotFound, Unprocessable } from "../../domain/errors.ts"
+import { Conflict, Forbidden, NotFound, Unprocessable } from "../../domain/errors.ts"
 import { sessionTimeoutBounds } from "../../domain/org-settings.ts"
 import { Scope } from "../../domain/scopes.ts"
 import { ApiKey, LicenseKey, Org, Project, Role, Team, User } from "../../domain/tenancy.ts"
@@ -105,8 +105,12 @@ export class ApiKeysGroup extends HttpApiGroup.make("apiKeys")
         scopes: Schema.Array(Scope).pipe(Schema.check(Schema.isMinLength(1)))
       }),
       success: CreatedApiKey.pipe(HttpApiSchema.status(201)),
-      error: Unprocessable
-    }).annotate(RequiredScope, { resource: "admin", access: "write" }),
+      error: [Unprocessable, Forbidden]
+    }).annotate(RequiredScope, { resource: "admin", access: "write" })
+      .annotateMerge(OpenApi.annotations({
+        description: "Creates an API key of the caller's environment with the given scopes (duplicates dropped), " +
+          "each of which the calling key must hold itself (write implies read): else 403 insufficient_scope. The key is shown once."
+      })),
     HttpApiEndpoint.delete("revoke", "/api-keys/:id", {
       params: Id,
       success: HttpApiSchema.NoContent,

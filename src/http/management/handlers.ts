@@ -1,11 +1,12 @@
 import { Effect, Layer } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
-import { NotFound, Unprocessable } from "../../domain/errors.ts"
+import { Forbidden, NotFound, Unprocessable } from "../../domain/errors.ts"
 import { IdPrefix } from "../../domain/ids.ts"
 import { validateOrgSettings } from "../../domain/org-settings.ts"
 import { defaultPageSize } from "../../domain/pagination.ts"
 import { managementRateWindows } from "../../domain/plans.ts"
 import type { ApiKeyPrincipal } from "../../domain/principal.ts"
+import { type Access, hasScope, type Resource } from "../../domain/scopes.ts"
 import type { Org } from "../../domain/tenancy.ts"
 import { type OrgRecord, Tenancy } from "../../store/tenancy-repo.ts"
 import { ApiPrincipal } from "../contract.ts"
@@ -81,10 +82,21 @@ export const ApiKeysHandlers = HttpApiBuilder.group(ManagementApi, "apiKeys", Ef
       ApiPrincipal.use((p) => tenancy.listApiKeys(p.orgId, p.environment, page(query))))
     .handle("create", ({ payload }) =>
       ApiPrincipal.use((p) =>
-        tenancy.createApiKey(p.orgId, { environment: p.environment, ...payload }).pipe(
-          Effect.map(({ key, record }) => ({ ...record, key })),
-          Effect.catchTag("NotFound", Effect.die)
-        )))
+        Effect.gen(function*() {
+          // A key hands out only what it holds itself: an admin:write key is not every scope.
+          const scopes = [...new Set(payload.scopes)]
+          const beyond = scopes.filter((scope) => {
+            const [resource, access] = scope.split(":") as [Resource, Access]
+            return !hasScope(p.scopes, resource, access)
+          })
+          if (beyond.length > 0) {
+            return yield* Forbidden.of(`a key can grant only scopes it has itself; this one lacks ${beyond.join(", ")}`, "insufficient_scope")
+          }
+          const { key, record } = yield* tenancy.createApiKey(p.orgId, { environment: p.environment, name: payload.name, scopes }).pipe(
+            Effect.catchTag("NotFound", Effect.die)
+          )
+          return { ...record, key }
+        })))
     .handle("revoke", ({ params }) =>
       ApiPrincipal.use((p) =>
         params.id.startsWith(`${IdPrefix.apiKey}_`)
