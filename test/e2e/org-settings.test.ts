@@ -13,8 +13,8 @@ beforeAll(async () => {
 })
 afterAll(() => server?.stop())
 
-const patchOrg = (body: unknown, key = org.api_key_test) => call(server, "PATCH", "/api/v1/org", { key, body })
-const getOrg = (key = org.api_key_test) => call(server, "GET", "/api/v1/org", { key })
+const patchOrg = (body: unknown, key = org.api_key_live!) => call(server, "PATCH", "/api/v1/org", { key, body })
+const getOrg = (key = org.api_key_live!) => call(server, "GET", "/api/v1/org", { key })
 
 const expectEnvelope = (res: JsonResponse, status: number, code: string) => {
   expect(res.status, JSON.stringify(res.body)).toBe(status)
@@ -43,15 +43,27 @@ describe("PATCH /api/v1/org", () => {
     expect((await getOrg()).body).toMatchObject({ time_zone: "Europe/Berlin", session_timeout: 900 })
   })
 
-  it("sets both at once; the org is the same from the live key", async () => {
+  it("sets both at once; the org is the same from the test key", async () => {
     const res = await patchOrg({ time_zone: "America/New_York", session_timeout: 86_400 })
     expect(res.status).toBe(200)
-    expect(res.body).toMatchObject({ environment: "test", time_zone: "America/New_York", session_timeout: 86_400 })
-    expect((await getOrg(org.api_key_live!)).body).toMatchObject({
-      environment: "live",
+    expect(res.body).toMatchObject({ environment: "live", time_zone: "America/New_York", session_timeout: 86_400 })
+    expect((await getOrg(org.api_key_test)).body).toMatchObject({
+      environment: "test",
       time_zone: "America/New_York",
       session_timeout: 86_400
     })
+  })
+
+  it("a test key cannot change them where the plan has live keys (they apply to live data); below it, it can", async () => {
+    const before = (await getOrg()).body
+    const refused = await patchOrg({ time_zone: "Pacific/Kiritimati" }, org.api_key_test)
+    expectEnvelope(refused, 403, "live_key_required")
+    expect((await getOrg()).body).toEqual(before)
+    const small = await bootstrapOrg(server.databaseUrl, "settings-developer", "developer")
+    expect(small.api_key_live).toBeNull()
+    const res = await patchOrg({ time_zone: "Europe/Oslo" }, small.api_key_test)
+    expect(res.status).toBe(200)
+    expect(res.body).toMatchObject({ id: small.org_id, time_zone: "Europe/Oslo" })
   })
 
   it("an empty body changes nothing", async () => {

@@ -30,10 +30,11 @@ const OrgSettingsPayload = Schema.Struct({
 export class OrgGroup extends HttpApiGroup.make("org")
   .add(
     HttpApiEndpoint.get("get", "/org", { success: Org }).annotate(RequiredScope, { resource: "admin", access: "read" }),
-    HttpApiEndpoint.patch("update", "/org", { payload: OrgSettingsPayload, success: Org, error: Unprocessable })
+    HttpApiEndpoint.patch("update", "/org", { payload: OrgSettingsPayload, success: Org, error: [Unprocessable, Forbidden] })
       .annotate(RequiredScope, { resource: "admin", access: "write" })
       .annotateMerge(OpenApi.annotations({
-        description: "Sets the org's time zone and session inactivity timeout and answers the updated org. Signals " +
+        description: "Sets the org's time zone and session inactivity timeout and answers the updated org. The settings " +
+          "apply to both environments: on plans with live keys only a live key may change them (403 live_key_required). Signals " +
           "take the org's settings from their license key's lookup, which is cached for AUTH_CACHE_TTL (default " +
           "5 s): a change applies to the signals accepted from at most that long after this answers."
       }))

@@ -4,7 +4,7 @@ import { Forbidden, NotFound, Unprocessable } from "../../domain/errors.ts"
 import { IdPrefix } from "../../domain/ids.ts"
 import { validateOrgSettings } from "../../domain/org-settings.ts"
 import { defaultPageSize } from "../../domain/pagination.ts"
-import { managementRateWindows } from "../../domain/plans.ts"
+import { allowsLiveKeys, managementRateWindows } from "../../domain/plans.ts"
 import type { ApiKeyPrincipal } from "../../domain/principal.ts"
 import { type Access, hasScope, type Resource } from "../../domain/scopes.ts"
 import type { Org } from "../../domain/tenancy.ts"
@@ -44,6 +44,11 @@ export const OrgHandlers = HttpApiBuilder.group(ManagementApi, "org", Effect.fn(
     .handle("update", ({ payload }) =>
       Effect.gen(function*() {
         const principal = yield* ApiPrincipal
+        // The settings are the org's, live data included: where the plan has live keys, a test
+        // key (handed to CI, to a staging adapter) cannot change how live signals are counted.
+        if (principal.environment === "test" && allowsLiveKeys(principal.plan)) {
+          return yield* Forbidden.of("org settings apply to both environments; change them with a live key", "live_key_required")
+        }
         const settings = validateOrgSettings(payload)
         if ("problems" in settings) return yield* Unprocessable.of(settings.problems.join("; "), "validation_error")
         const org = yield* tenancy.updateOrg(principal.orgId, settings.ok).pipe(Effect.orDie)
