@@ -6,7 +6,7 @@ import { allowsLiveKeys, minimumPlanFor, type Plan, planHasFeature } from "../do
 import type { ApiKeyPrincipal, LicensePrincipal } from "../domain/principal.ts"
 import { hasScope } from "../domain/scopes.ts"
 import { Tenancy } from "../store/tenancy-repo.ts"
-import { ApiPrincipal, EngineAuth, EnginePrincipal, ManagementAuth, RequiredFeature, RequiredScope } from "./contract.ts"
+import { ApiPrincipal, EngineAuth, EnginePrincipal, KeyHousekeeping, ManagementAuth, RequiredFeature, RequiredScope } from "./contract.ts"
 
 export type Authentication<P> =
   | { readonly _tag: "Missing" }
@@ -66,14 +66,15 @@ const liveKeyOnLowerPlan = (plan: string) =>
 /** What both surfaces ask of a credential: present, valid, and not live on a plan without live keys. */
 const requirePrincipal = <P extends { readonly environment: Environment; readonly plan: Plan }>(
   auth: Authentication<P>,
-  credential: { readonly name: string; readonly code: string }
+  credential: { readonly name: string; readonly code: string },
+  liveOnLowerPlan = false
 ): Effect.Effect<P, Unauthorized | Forbidden> => {
   if (auth._tag === "Missing") {
     return Effect.fail(Unauthorized.of(`${credential.name} is required: Authorization: Bearer <${credential.name}>`, `missing_${credential.code}`))
   }
   if (auth._tag === "Invalid") return Effect.fail(Unauthorized.of(`the ${credential.name} is invalid or revoked`, `invalid_${credential.code}`))
   const { principal } = auth
-  return principal.environment === "live" && !allowsLiveKeys(principal.plan)
+  return principal.environment === "live" && !allowsLiveKeys(principal.plan) && !liveOnLowerPlan
     ? Effect.fail(liveKeyOnLowerPlan(principal.plan))
     : Effect.succeed(principal)
 }
@@ -87,7 +88,11 @@ export const ManagementAuthLive = Layer.effect(
       apiKey: (httpEffect, { credential, endpoint }) =>
         Effect.gen(function*() {
           const auth = yield* authenticator.apiKey(Redacted.value(credential))
-          const principal = yield* requirePrincipal(auth, { name: "API key", code: "api_key" })
+          const principal = yield* requirePrincipal(
+            auth,
+            { name: "API key", code: "api_key" },
+            Context.getOrUndefined(endpoint.annotations, KeyHousekeeping) === true
+          )
           const required = Context.getOrUndefined(endpoint.annotations, RequiredScope)
           if (required && !hasScope(principal.scopes, required.resource, required.access)) {
             return yield* Forbidden.of(

@@ -21,6 +21,13 @@ export class RequiredScope extends Context.Service<RequiredScope, {
   readonly access: Access
 }>()("signal-engine/http/RequiredScope") {}
 
+/**
+ * Marks the endpoints that list and revoke keys: a live key of an org whose plan no longer has
+ * live keys may still call them, so that a leaked live key can be found and revoked after a
+ * downgrade (everything else answers such a key 403 plan_upgrade_required).
+ */
+export class KeyHousekeeping extends Context.Service<KeyHousekeeping, true>()("signal-engine/http/KeyHousekeeping") {}
+
 /** The plan feature an engine endpoint belongs to (annotation read by the engine auth middleware). */
 export class RequiredFeature extends Context.Service<RequiredFeature, EngineFeature>()(
   "signal-engine/http/RequiredFeature"

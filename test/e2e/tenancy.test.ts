@@ -1,6 +1,8 @@
+import { Effect } from "effect"
+import { SqlClient } from "effect/sql"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { Bootstrapped } from "../../src/store/tenancy-repo.ts"
-import { bootstrapOrg, call, startServer, type TestServer } from "../support/harness.ts"
+import { bootstrapOrg, call, startServer, type TestServer, withStore } from "../support/harness.ts"
 
 let server: TestServer
 let acme: Bootstrapped
@@ -135,6 +137,30 @@ describe("scopes a key can grant", () => {
 })
 
 describe("revocation", () => {
+  it("after a downgrade below the team plan a live key can still list and revoke keys, and nothing else", async () => {
+    const org = await bootstrapOrg(server.databaseUrl, "downgraded", "team")
+    const spare = await call(server, "POST", "/api/v1/api-keys", { key: org.api_key_live!, body: { name: "leaked", scopes: ["events:read"] } })
+    expect(spare.status).toBe(201)
+    await withStore(server.databaseUrl, Effect.flatMap(SqlClient.SqlClient, (sql) => sql`UPDATE orgs SET plan = 'developer' WHERE id = ${org.org_id}`))
+    const rules = await call(server, "GET", "/api/v1/rules", { key: org.api_key_live! })
+    expect(rules.status).toBe(403)
+    expect(rules.body.code).toBe("plan_upgrade_required")
+    expect((await call(server, "GET", "/engine/v1/sessions", { key: org.license_key })).body.code).toBe("plan_upgrade_required")
+
+    const keys = await call(server, "GET", "/api/v1/api-keys?limit=100", { key: org.api_key_live! })
+    expect(keys.status).toBe(200)
+    expect(keys.body.data.map((k: { id: string }) => k.id)).toContain(spare.body.id)
+    expect((await call(server, "DELETE", `/api/v1/api-keys/${spare.body.id}`, { key: org.api_key_live! })).status).toBe(204)
+    const licenses = await call(server, "GET", "/api/v1/license-keys?limit=100", { key: org.api_key_live! })
+    expect(licenses.status).toBe(200)
+    const [live] = licenses.body.data
+    expect((await call(server, "DELETE", `/api/v1/license-keys/${live.id}`, { key: org.api_key_live! })).status).toBe(204)
+    // Both are gone for good, whatever the plan becomes.
+    await withStore(server.databaseUrl, Effect.flatMap(SqlClient.SqlClient, (sql) => sql`UPDATE orgs SET plan = 'team' WHERE id = ${org.org_id}`))
+    expect((await call(server, "GET", "/api/v1/events", { key: spare.body.key })).body.code).toBe("invalid_api_key")
+    expect((await call(server, "GET", "/engine/v1/sessions", { key: org.license_key })).body.code).toBe("invalid_license_key")
+  })
+
   it("a revoked API key or license key stops authenticating", async () => {
     const key = await call(server, "POST", "/api/v1/api-keys", { key: acme.api_key_test, body: { name: "tmp", scopes: ["admin:read"] } })
     expect((await call(server, "GET", "/api/v1/org", { key: key.body.key })).status).toBe(200)

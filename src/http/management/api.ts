@@ -4,7 +4,7 @@ import { Conflict, Forbidden, NotFound, Unprocessable } from "../../domain/error
 import { sessionTimeoutBounds } from "../../domain/org-settings.ts"
 import { Scope } from "../../domain/scopes.ts"
 import { ApiKey, LicenseKey, Org, Project, Role, Team, User } from "../../domain/tenancy.ts"
-import { Envelope, ManagementAuth, PageQuery, pageOf, RequiredScope } from "../contract.ts"
+import { Envelope, KeyHousekeeping, ManagementAuth, PageQuery, pageOf, RequiredScope } from "../contract.ts"
 import { EventsGroup, SessionsGroup } from "./activity-api.ts"
 import { AlertsGroup, WebhooksGroup } from "./webhooks-api.ts"
 import { RulesGroup } from "./rules-api.ts"
@@ -99,7 +99,9 @@ const CreatedApiKey = Schema.Struct({
 
 export class ApiKeysGroup extends HttpApiGroup.make("apiKeys")
   .add(
-    HttpApiEndpoint.get("list", "/api-keys", { query: PageQuery, success: pageOf(ApiKey) }).annotate(RequiredScope, { resource: "admin", access: "read" }),
+    HttpApiEndpoint.get("list", "/api-keys", { query: PageQuery, success: pageOf(ApiKey) })
+      .annotate(RequiredScope, { resource: "admin", access: "read" })
+      .annotate(KeyHousekeeping, true),
     HttpApiEndpoint.post("create", "/api-keys", {
       payload: Schema.Struct({
         name: Name,
@@ -117,6 +119,7 @@ export class ApiKeysGroup extends HttpApiGroup.make("apiKeys")
       success: HttpApiSchema.NoContent,
       error: NotFound
     }).annotate(RequiredScope, { resource: "admin", access: "write" })
+      .annotate(KeyHousekeeping, true)
   )
   .middleware(ManagementAuth)
   .middleware(Envelope)
@@ -133,7 +136,9 @@ const CreatedLicenseKey = Schema.Struct({
 
 export class LicenseKeysGroup extends HttpApiGroup.make("licenseKeys")
   .add(
-    HttpApiEndpoint.get("list", "/license-keys", { query: PageQuery, success: pageOf(LicenseKey) }).annotate(RequiredScope, { resource: "admin", access: "read" }),
+    HttpApiEndpoint.get("list", "/license-keys", { query: PageQuery, success: pageOf(LicenseKey) })
+      .annotate(RequiredScope, { resource: "admin", access: "read" })
+      .annotate(KeyHousekeeping, true),
     HttpApiEndpoint.post("create", "/license-keys", {
       payload: Schema.Struct({ user_id: Schema.String }),
       success: CreatedLicenseKey.pipe(HttpApiSchema.status(201)),
@@ -144,6 +149,7 @@ export class LicenseKeysGroup extends HttpApiGroup.make("licenseKeys")
       success: HttpApiSchema.NoContent,
       error: NotFound
     }).annotate(RequiredScope, { resource: "admin", access: "write" })
+      .annotate(KeyHousekeeping, true)
   )
   .middleware(ManagementAuth)
   .middleware(Envelope)
