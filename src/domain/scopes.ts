@@ -28,6 +28,12 @@ export const hasScope = (granted: ReadonlyArray<Scope>, resource: Resource, acce
   granted.includes(requiredScope(resource, access)) ||
   (access === "read" && granted.includes(requiredScope(resource, "write")))
 
+/** Whether the granted scopes include this one (its own, or its resource's write for a read). */
+export const holdsScope = (granted: ReadonlyArray<Scope>, scope: Scope): boolean => {
+  const [resource, access] = scope.split(":") as [Resource, Access]
+  return hasScope(granted, resource, access)
+}
+
 /** Parses a comma-separated scope list as given on the command line; `all` expands to every scope. */
 export const parseScopes = (input: string): ReadonlyArray<Scope> | string => {
   const parts = input.split(",").map((s) => s.trim()).filter((s) => s.length > 0)

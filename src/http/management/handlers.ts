@@ -6,7 +6,7 @@ import { validateOrgSettings } from "../../domain/org-settings.ts"
 import { defaultPageSize } from "../../domain/pagination.ts"
 import { allowsLiveKeys, managementRateWindows } from "../../domain/plans.ts"
 import type { ApiKeyPrincipal } from "../../domain/principal.ts"
-import { type Access, hasScope, type Resource } from "../../domain/scopes.ts"
+import { holdsScope } from "../../domain/scopes.ts"
 import type { Org } from "../../domain/tenancy.ts"
 import { type OrgRecord, Tenancy } from "../../store/tenancy-repo.ts"
 import { ApiPrincipal } from "../contract.ts"
@@ -90,10 +90,7 @@ export const ApiKeysHandlers = HttpApiBuilder.group(ManagementApi, "apiKeys", Ef
         Effect.gen(function*() {
           // A key hands out only what it holds itself: an admin:write key is not every scope.
           const scopes = [...new Set(payload.scopes)]
-          const beyond = scopes.filter((scope) => {
-            const [resource, access] = scope.split(":") as [Resource, Access]
-            return !hasScope(p.scopes, resource, access)
-          })
+          const beyond = scopes.filter((scope) => !holdsScope(p.scopes, scope))
           if (beyond.length > 0) {
             return yield* Forbidden.of(`a key can grant only scopes it has itself; this one lacks ${beyond.join(", ")}`, "insufficient_scope")
           }
