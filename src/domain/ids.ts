@@ -1,4 +1,4 @@
-import { randomFillSync } from "node:crypto"
+import { createHash, randomFillSync } from "node:crypto"
 
 /**
  * Resource ids: `<prefix>_<12 hex of milliseconds><20 hex random>`.
@@ -54,6 +54,15 @@ export const IdPrefix = {
   licenseKey: "lk",
   request: "req"
 } as const
+
+/**
+ * The id of a signal sent with an idempotency key: the same for every copy of it (a retry), so
+ * whichever copy a client was answered for names the one stored signal. A hash of who sent it
+ * and the key (`sig_` and 32 hex, the shape of minted ids); unlike minted ids it carries no time,
+ * which no query needs: events and sessions are ordered by their timestamps, ids only break ties.
+ */
+export const signalIdForKey = (orgId: string, environment: string, userId: string, key: string): string =>
+  `sig_${createHash("sha256").update(`${orgId}\u0000${environment}\u0000${userId}\u0000${key}`).digest("hex").slice(0, 32)}`
 
 /** Request ids are not stored; 12 random bytes are enough to correlate logs and reports. */
 export const makeRequestId = (): string => `${IdPrefix.request}_${randomHex(12)}`

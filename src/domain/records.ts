@@ -20,7 +20,10 @@ const common = {
 export const SignalRecord = Schema.Struct({
   ...common,
   kind: Schema.Literal("signal"),
-  signal_id: Schema.String.annotate({ description: "sig_ id assigned at ingestion" }),
+  signal_id: Schema.String.annotate({ description: "sig_ id assigned at ingestion (derived from the idempotency key where there is one)" }),
+  idempotency_key: Schema.optional(Schema.String).annotate({
+    description: "the client's key for this signal: a later record of the user with the same key is a retry, not counted again"
+  }),
   type: SignalType,
   adapter: Schema.String,
   client_session_id: Schema.String.annotate({ description: "the adapter's own session_id" }),

@@ -131,6 +131,16 @@ export interface EventRow {
   readonly metadata: Readonly<Record<string, unknown>>
   readonly log_partition: number
   readonly log_offset: number
+  /** For a signal sent with an idempotency key: what the rules decided (a retry is answered with it). */
+  readonly verdict?: StoredVerdict | undefined
+}
+
+/** A verdict as an event keeps it: the signal's ids are the event's own. */
+export interface StoredVerdict {
+  readonly ok: boolean
+  readonly action?: "block" | "warn" | "log" | "notify"
+  readonly rule_id?: string
+  readonly message?: string
 }
 
 /** The projection of a goal (GET /goals reads it). */

@@ -33,13 +33,14 @@ import {
   type EventRow,
   type GoalRow,
   type SessionRow,
+  type StoredVerdict,
   timeoutDue,
   usageIn,
   type UserState
 } from "../domain/sessionizer.ts"
 import { type Notice, notice, type OutboxEvent, toOutboxEvent } from "../domain/webhooks.ts"
 import type { LogEntry } from "../log/signal-log.ts"
-import { type ActorSnapshot, Projections } from "../store/projections.ts"
+import { type ActorSnapshot, type KnownEvent, Projections } from "../store/projections.ts"
 import type { RuleCache } from "./rule-cache.ts"
 import { makeTimerIndex } from "./timer-index.ts"
 import type { Outcome, Verdict } from "./verdicts.ts"
@@ -160,6 +161,20 @@ export const makePartitionWorker = Effect.fnUntraced(function*(options: {
     }
   }
 
+  /**
+   * The stored events of the batch's signals sent with an idempotency key (their ids derive from
+   * the key, so a retry has its first copy's id), by event id; the batch adds its own first copies.
+   */
+  const firstCopies = (entries: ReadonlyArray<LogEntry>) =>
+    Effect.gen(function*() {
+      const ids = new Set<string>()
+      for (const { record } of entries) {
+        if (record.kind === "signal" && record.idempotency_key !== undefined) ids.add(eventIdFor(record.signal_id))
+      }
+      const found = ids.size === 0 ? [] : yield* projections.findEvents([...ids])
+      return new Map<string, KnownEvent>(found.map((e) => [e.id, e]))
+    })
+
   const attempt = (entries: ReadonlyArray<LogEntry>, now: number) =>
     Effect.gen(function*() {
       const users = [...new Set(entries.map((e) => e.key))]
@@ -185,9 +200,19 @@ export const makePartitionWorker = Effect.fnUntraced(function*(options: {
       const notices: Array<OutboxEvent> = []
       const outcomes: Array<Outcome> = []
       const drifts: Array<{ readonly record: SignalRecord; readonly drift: DriftDetected }> = []
+      const firsts = yield* firstCopies(entries)
       for (const entry of entries) {
         const before = states.get(entry.key)!
         const record = entry.record
+        const keyed = record.kind === "signal" && record.idempotency_key !== undefined
+        if (keyed) {
+          // A retry: the user sent this key before. Nothing is counted again; it is answered as the first copy was.
+          const first = firsts.get(eventIdFor(record.signal_id))
+          if (first !== undefined && (first.log_partition !== entry.partition || first.log_offset !== entry.offset)) {
+            outcomes.push(retried(record.signal_id, first))
+            continue
+          }
+        }
         const result = fold(before, record, entry, settings)
         states.set(entry.key, result.state)
         // The signal's project as its event has it (its own, else its session's): project rules
@@ -217,7 +242,20 @@ export const makePartitionWorker = Effect.fnUntraced(function*(options: {
         if (options.projectFrom !== undefined && Date.parse(record.ts) < options.projectFrom) continue
         for (const s of result.sessions) sessions.set(s.id, s)
         for (const g of result.goals ?? []) goals.set(g.id, g)
-        events.push(...result.events)
+        if (keyed && record.kind === "signal" && result.sessionId !== undefined) {
+          // The first copy of a keyed signal: its event keeps the verdict, for the retries.
+          const verdict = stored(judged?.verdict)
+          for (const e of result.events) events.push(e.signal_id === record.signal_id && verdict ? { ...e, verdict } : e)
+          firsts.set(eventIdFor(record.signal_id), {
+            id: eventIdFor(record.signal_id),
+            session_id: result.sessionId,
+            log_partition: entry.partition,
+            log_offset: entry.offset,
+            verdict: verdict ?? null
+          })
+        } else {
+          events.push(...result.events)
+        }
         if (notify) for (const n of result.notices) if (planAllows(record, n)) notices.push(toOutboxEvent(n))
         if (record.kind === "signal" && result.sessionId !== undefined) {
           outcomes.push(judged?.verdict ?? { ok: true, signal_id: record.signal_id, session_id: result.sessionId })
@@ -373,11 +411,33 @@ const usageOf = (r: SignalRecord): Usage => ({
   tokens_out: count(r.metadata.tokens_out)
 })
 
+/** What an event keeps of a verdict (nothing where no rule decided: a retry is then answered `ok`). */
+const stored = (verdict: Verdict | undefined): StoredVerdict | undefined =>
+  verdict === undefined || (verdict.ok && verdict.action === undefined)
+    ? undefined
+    : {
+      ok: verdict.ok,
+      ...(verdict.action !== undefined ? { action: verdict.action } : {}),
+      ...(verdict.rule_id !== undefined ? { rule_id: verdict.rule_id } : {}),
+      ...(verdict.message !== undefined ? { message: verdict.message } : {})
+    }
+
+/** The answer to a retry of a keyed signal: what its first copy got, in the session it was counted in. */
+const retried = (signalId: string, first: KnownEvent): Verdict => ({
+  ok: first.verdict?.ok ?? true,
+  signal_id: signalId,
+  session_id: first.session_id,
+  ...(first.verdict?.action !== undefined ? { action: first.verdict.action } : {}),
+  ...(first.verdict?.rule_id !== undefined ? { rule_id: first.verdict.rule_id } : {}),
+  ...(first.verdict?.message !== undefined ? { message: first.verdict.message } : {}),
+  duplicate: true
+})
+
 /**
  * The goal-drift signal the engine appends for a user whose off-goal streak reached the
  * configured length: in the session of the prompt that completed it, stamped now.
  */
-const driftSignal = (r: SignalRecord, drift: DriftDetected, now: number): SignalRecord => ({
+const driftSignal = ({ idempotency_key: _key, ...r }: SignalRecord, drift: DriftDetected, now: number): SignalRecord => ({
   ...r,
   ts: new Date(now).toISOString(),
   signal_id: makeId("sig", now),

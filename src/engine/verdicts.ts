@@ -10,6 +10,8 @@ export interface Verdict {
   readonly action?: "block" | "warn" | "log" | "notify"
   readonly rule_id?: string
   readonly message?: string
+  /** A retry: the user sent a signal with this idempotency key before; this answers what that one got. */
+  readonly duplicate?: true
 }
 
 /** What a request waits for: the verdict of a signal, or what a goal command came to. */
@@ -37,7 +39,6 @@ export class VerdictRegistry extends Context.Service<VerdictRegistry, {
   /** Registers a wait that ends at `deadline` (epoch ms) with `undefined` unless its outcome came first. */
   readonly register: (id: string, deadline: number) => Effect.Effect<Deferred.Deferred<Outcome | undefined>>
   readonly complete: (outcomes: ReadonlyArray<Outcome>) => Effect.Effect<void>
-  readonly forget: (id: string) => Effect.Effect<void>
   /** The outcome of a record, waiting up to `timeout` for it. */
   readonly await: (id: string, timeout: Duration.Input) => Effect.Effect<Option.Option<Outcome>>
 }>()("signal-engine/engine/VerdictRegistry") {
@@ -78,11 +79,8 @@ export class VerdictRegistry extends Context.Service<VerdictRegistry, {
           return deferred
         })
 
-      const forget = (id: string) => Effect.sync(() => void waiting.delete(id))
-
       return VerdictRegistry.of({
         register,
-        forget,
         complete: (outcomes) =>
           Effect.sync(() => {
             const now = Date.now()

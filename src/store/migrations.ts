@@ -389,6 +389,15 @@ const m0010_unfinished_replays = Effect.gen(function*() {
   )`
 })
 
+/**
+ * What the rules decided about a signal sent with an idempotency key, kept with its event: a
+ * retry of it is answered the same (the verdict is not in the log, it depends on the rules then).
+ */
+const m0011_event_verdicts = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`ALTER TABLE events ADD COLUMN verdict jsonb`
+})
+
 export const migrations = Migrator.fromRecord({
   "0001_tenancy": m0001_tenancy,
   "0002_signal_log": m0002_signal_log,
@@ -399,11 +408,12 @@ export const migrations = Migrator.fromRecord({
   "0007_events_without_signal_id_index": m0007_events_without_signal_id_index,
   "0008_room_for_updates": m0008_room_for_updates,
   "0009_user_email_any_case": m0009_user_email_any_case,
-  "0010_unfinished_replays": m0010_unfinished_replays
+  "0010_unfinished_replays": m0010_unfinished_replays,
+  "0011_event_verdicts": m0011_event_verdicts
 })
 
 /** The newest migration id; /readyz reports not ready until the database has it. */
-export const latestMigrationId = 10
+export const latestMigrationId = 11
 
 /**
  * The read indexes of `events` (as migration 0002 created them). A full replay drops them while

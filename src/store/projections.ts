@@ -3,7 +3,7 @@ import { Context, Duration, Effect, Exit, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { makeBatcher } from "../log/batcher.ts"
 import type { ScopeUsageRow } from "../domain/scope-usage.ts"
-import type { EventRow, GoalRow, SessionRow, UserState } from "../domain/sessionizer.ts"
+import type { EventRow, GoalRow, SessionRow, StoredVerdict, UserState } from "../domain/sessionizer.ts"
 import type { OutboxEvent } from "../domain/webhooks.ts"
 import { copyRows, makePgWriter, type WriteFailed } from "./pg-writer.ts"
 
@@ -43,7 +43,7 @@ const hasOpenSessions = (state: UserState) => Object.keys(state.open).length > 0
 const eventColumns = [
   "id", "signal_id", "org_id", "environment", "session_id", "user_id", "project_id", "ts", "type", "adapter", "model",
   "tokens_in", "tokens_out", "latency_ms", "cost_usd", "cost_estimated", "model_known", "error_code", "metadata",
-  "log_partition", "log_offset"
+  "log_partition", "log_offset", "verdict"
 ] as const satisfies ReadonlyArray<keyof EventRow>
 
 /**
@@ -53,8 +53,19 @@ const eventColumns = [
  * as one JSON parameter per table (json_to_recordset), all in one statement, and events by `COPY`
  * after it, on a connection of their own (`pg-writer.ts`); reads go through the SQL pool.
  */
+/** A stored event as a retry of its signal needs it: where it was counted and what it got. */
+export interface KnownEvent {
+  readonly id: string
+  readonly session_id: string
+  readonly log_partition: number
+  readonly log_offset: number
+  readonly verdict: StoredVerdict | null
+}
+
 export class Projections extends Context.Service<Projections, {
   readonly nextOffset: (log: string, partition: number) => Effect.Effect<number>
+  /** The stored events of these ids (those that exist). */
+  readonly findEvents: (ids: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<KnownEvent>>
   readonly loadActors: (userIds: ReadonlyArray<string>) => Effect.Effect<ReadonlyMap<string, UserState>>
   readonly actorsWithOpenSessions: (partition: number) => Effect.Effect<ReadonlyArray<ActorSnapshot>>
   /** A partition's counts of the shared scopes in recent windows. */
@@ -94,6 +105,13 @@ export class Projections extends Context.Service<Projections, {
         const rows = yield* sql<{ readonly user_id: string; readonly state: UserState }>`
           SELECT user_id, state FROM actor_state WHERE user_id IN ${sql.in(userIds)}`.pipe(Effect.orDie)
         return new Map(rows.map((r) => [r.user_id, r.state]))
+      })
+
+      const findEvents = Effect.fn("Projections.findEvents")(function*(ids: ReadonlyArray<string>) {
+        if (ids.length === 0) return []
+        const rows = yield* sql<Omit<KnownEvent, "log_offset"> & { readonly log_offset: string | number }>`
+          SELECT id, session_id, log_partition, log_offset, verdict FROM events WHERE id IN ${sql.in(ids)}`.pipe(Effect.orDie)
+        return rows.map((r) => ({ ...r, log_offset: Number(r.log_offset) }))
       })
 
       const actorsWithOpenSessions = Effect.fn("Projections.actorsWithOpenSessions")(function*(partition: number) {
@@ -180,7 +198,8 @@ export class Projections extends Context.Service<Projections, {
                 id text, signal_id text, org_id text, environment text, session_id text, user_id text,
                 project_id text, ts timestamptz, type text, adapter text, model text, tokens_in bigint,
                 tokens_out bigint, latency_ms double precision, cost_usd double precision, cost_estimated boolean,
-                model_known boolean, error_code text, metadata jsonb, log_partition integer, log_offset bigint)
+                model_known boolean, error_code text, metadata jsonb, log_partition integer, log_offset bigint,
+                verdict jsonb)
               WHERE ${held("r.log_partition")}
               ON CONFLICT (id) DO NOTHING)`)
           }
@@ -348,7 +367,7 @@ export class Projections extends Context.Service<Projections, {
         }))
       }, Effect.orDie)
 
-      return Projections.of({ nextOffset, loadActors, actorsWithOpenSessions, loadScopeUsage, commitBatch, resetPartition, resetAll })
+      return Projections.of({ nextOffset, findEvents, loadActors, actorsWithOpenSessions, loadScopeUsage, commitBatch, resetPartition, resetAll })
     })
   )
 }

@@ -78,6 +78,19 @@ const scenario = async (logEnv: () => Record<string, string>) => {
       accepted++
     }
   }
+  // A signal sent with an idempotency key, and its retry: one signal in the projections, two records in the log.
+  const sendKeyed = async (key: string, idempotencyKey: string, adapter: string) => {
+    const res = await call(server, "POST", "/engine/v1/signals", {
+      key,
+      body: { type: "post-tool", adapter, session_id: `${adapter}-1`, metadata: { model: "gpt-4o", tokens_in: 7, tokens_out: 3 } },
+      headers: { "idempotency-key": idempotencyKey }
+    })
+    expect(res.status).toBe(200)
+    return res.body
+  }
+  const keyed = await sendKeyed(keys[3]!, "replay-k1", "cursor")
+  expect(await sendKeyed(keys[3]!, "replay-k1", "cursor")).toEqual({ ...keyed, duplicate: true })
+  accepted++
   await send(keys[1]!, "session-end", "cursor")
   accepted++
   // Now shorten the timeout; one more signal in each open session carries it, and those
@@ -100,6 +113,11 @@ const scenario = async (logEnv: () => Record<string, string>) => {
     phase2 ??= (await call(server, "GET", `/api/v1/events/evt_${res.body.signal_id.slice(4)}`, { key: org.api_key_live! })).body.ts
     accepted++
   }
+  // A retry of a signal from before, after its session ended (it opens none), and a new keyed signal sent twice.
+  expect((await sendKeyed(keys[3]!, "replay-k1", "cursor")).duplicate).toBe(true)
+  await sendKeyed(keys[3]!, "replay-k2", "codex")
+  expect((await sendKeyed(keys[3]!, "replay-k2", "codex")).duplicate).toBe(true)
+  accepted++
   const before = await waitFor(() => snapshot(databaseUrl), (s) => s.events.length === accepted, { what: "all signals projected" })
   expect(before.sessions.filter((s: { end_reason: string }) => s.end_reason === "timeout")).toHaveLength(3)
   expect(before.events.filter((e: { type: string }) => e.type === "goal-drift")).toHaveLength(1)
@@ -221,7 +239,7 @@ describe.each(logVariants())("replay over %s", (_name, logEnv) => {
     expect(after.scopeUsage).toEqual(before.scopeUsage)
     const late = (e: { ts: string }) => Date.parse(e.ts) >= Date.parse(phase2)
     expect(after.events.filter(late)).toEqual(before.events.filter(late))
-    expect(after.events.filter(late)).toHaveLength(4)
+    expect(after.events.filter(late)).toHaveLength(5)
     const early = after.events.filter((e: { ts: string; model: string | null }) => !late(e) && e.model !== null)
     expect(early.length).toBeGreaterThan(0)
     expect(early.every((e: { model: string }) => e.model === "damaged-before")).toBe(true)

@@ -23,13 +23,15 @@ describe("migration 0009: an e-mail address names one user of an org in any lett
         // As it was before 0009 (the migrator runs what comes after the latest it applied).
         yield* sql`DROP INDEX users_org_email_any_case`
         yield* sql`DROP TABLE unfinished_replays`
+        yield* sql`ALTER TABLE events DROP COLUMN verdict`
         yield* sql`DELETE FROM effect_sql_migrations WHERE migration_id >= 9`
         yield* sql`INSERT INTO users (id, org_id, email, name, role) VALUES ('user_twin_2', ${org.org_id}, 'Twin@X.dev', 'T', 'member')`
       }))
     // The migration goes through (opening the store runs it), without the index.
     expect(await withSql(databaseUrl, (sql) => sql`SELECT migration_id AS id FROM effect_sql_migrations WHERE migration_id >= 9 ORDER BY 1`)).toEqual([
       { id: 9 },
-      { id: 10 }
+      { id: 10 },
+      { id: 11 }
     ])
     expect(await index()).toHaveLength(0)
     expect(await withSql(databaseUrl, (sql) => sql`SELECT id FROM users WHERE lower(email) = 'twin@x.dev' ORDER BY id`)).toEqual([

@@ -21,6 +21,15 @@ export const memoryProjections = () => {
 
   const layer = Layer.succeed(Projections, Projections.of({
     nextOffset: (log, partition) => Effect.sync(() => offsets.get(`${log}/${partition}`) ?? 0),
+    findEvents: (ids) =>
+      Effect.sync(() =>
+        ids.flatMap((id) => {
+          const e = events.get(id)
+          return e
+            ? [{ id, session_id: e.session_id, log_partition: e.log_partition, log_offset: e.log_offset, verdict: e.verdict ?? null }]
+            : []
+        })
+      ),
     loadActors: (userIds) =>
       Effect.sync(() =>
         new Map(userIds.flatMap((u) => {

@@ -32,15 +32,39 @@ export const SignalMetadata = Schema.StructWithRest(
   [Schema.Record(Schema.String, Schema.Unknown)]
 )
 
-/** Every string of a signal (metadata keys and values included) is checked for storable text. */
-export const SignalInput = Schema.Struct({
+const signalFields = {
   type: Schema.String.annotate({
     description: `one of: ${SignalType.literals.join(", ")}; anything else is 400 invalid_signal_type`
   }),
   adapter: bounded(100).annotate({ description: "the adapter's name, e.g. claude-code" }),
   session_id: bounded(200).annotate({ description: "the adapter's own session id" }),
   metadata: Schema.optional(SignalMetadata)
+}
+
+/** Every string of a signal (metadata keys and values included) is checked for storable text. */
+export const SignalInput = Schema.Struct(signalFields).pipe(Schema.check(storableJson))
+
+/**
+ * An idempotency key: 1 to 255 visible ASCII characters (a UUID, say). The user's signals with
+ * one key are one signal: a copy sent again (a retry after a timeout or a cut connection) is
+ * answered as the first was and counted nowhere a second time.
+ */
+export const IdempotencyKey = Schema.String.pipe(
+  Schema.check(Schema.isMinLength(1), Schema.isMaxLength(255), Schema.isPattern(/^[\x21-\x7e]+$/))
+)
+
+const keyDescription = "the key of this signal: a signal the user already sent with this key is not counted again, " +
+  "and is answered as it was then, with `duplicate: true`"
+
+/** A signal of a batch: as POST /signals takes it, with its idempotency key in the body. */
+export const BatchSignalInput = Schema.Struct({
+  ...signalFields,
+  idempotency_key: Schema.optional(IdempotencyKey.annotate({ description: keyDescription }))
 }).pipe(Schema.check(storableJson))
+
+export const IngestHeaders = Schema.Struct({
+  "idempotency-key": Schema.optional(IdempotencyKey.annotate({ description: `Idempotency-Key: ${keyDescription}` }))
+})
 
 export const SignalAccepted = Schema.Struct({
   ok: Schema.Boolean.annotate({ description: "false exactly when a rule blocked the signal" }),
@@ -51,7 +75,10 @@ export const SignalAccepted = Schema.Struct({
       "pending: the signal is durable but was not processed within the wait, no verdict yet"
   })),
   rule_id: Schema.optional(Schema.String.annotate({ description: "the rule that decided" })),
-  message: Schema.optional(Schema.String.annotate({ description: "for block: the rule's message, to show when aborting" }))
+  message: Schema.optional(Schema.String.annotate({ description: "for block: the rule's message, to show when aborting" })),
+  duplicate: Schema.optional(Schema.Literal(true).annotate({
+    description: "the signal's idempotency key was used before: this answers what that signal got, and nothing was counted again"
+  }))
 })
 
 /** Most signals one batch may carry. */
@@ -62,7 +89,8 @@ export const SignalsBatchInput = Schema.Struct({
     Schema.check(Schema.isMinLength(1), Schema.isMaxLength(maxBatchSignals))
   ).annotate({
     description: `1 to ${maxBatchSignals} signals of the authenticated user, appended in this order; ` +
-      "each is validated on its own, so an invalid one does not reject the others"
+      "each is validated on its own, so an invalid one does not reject the others; " +
+      "each may carry its `idempotency_key` (as the Idempotency-Key header of POST /signals)"
   })
 })
 
@@ -84,12 +112,15 @@ export class SignalsGroup extends HttpApiGroup.make("signals")
   .add(
     HttpApiEndpoint.post("ingest", "/signals", {
       payload: SignalInput,
+      headers: IngestHeaders,
       success: SignalAccepted,
       error: ServiceUnavailable
     })
       .annotate(RequiredFeature, "signals")
       .annotateMerge(OpenApi.annotations({
-        description: "Accepts one signal. Once answered `ok`, the signal is durable and will appear in its session."
+        description: "Accepts one signal. Once answered `ok`, the signal is durable and will appear in its session. " +
+          "With an Idempotency-Key header (extension), sending the same signal again is safe: the copy is answered " +
+          "as the first was (same signal_id and verdict, `duplicate: true`) and counted nowhere."
       }))
   )
   .add(

@@ -7,10 +7,10 @@ import { Engine, type Submitted } from "../../engine/engine.ts"
 import { Pricing } from "../../engine/pricing.ts"
 import { EnginePrincipal } from "../contract.ts"
 import { EngineApi } from "./api.ts"
-import { SignalInput, type SignalsBatchAccepted } from "./signals-api.ts"
+import { BatchSignalInput, type SignalsBatchAccepted } from "./signals-api.ts"
 import { toSignalRecord } from "./signals-records.ts"
 
-const decodeSignal = Schema.decodeUnknownResult(SignalInput)
+const decodeSignal = Schema.decodeUnknownResult(BatchSignalInput)
 
 const logUnavailable = () =>
   Effect.fail(ServiceUnavailable.of("the signal log is unavailable; the signal was not accepted, retry", "log_unavailable"))
@@ -34,9 +34,10 @@ export const SignalsHandlers = HttpApiBuilder.group(EngineApi, "signals", (handl
     })
 
     return handlers
-      .handle("ingest", ({ payload }) =>
+      .handle("ingest", ({ headers, payload }) =>
         Effect.gen(function*() {
-          const record = toSignalRecord(payload, yield* context)
+          const key = headers["idempotency-key"]
+          const record = toSignalRecord(key === undefined ? payload : { ...payload, idempotency_key: key }, yield* context)
           if (Result.isFailure(record)) return yield* record.failure
           const submitted = yield* engine.submit(record.success).pipe(Effect.catchTag("LogUnavailable", logUnavailable))
           return accepted(submitted)

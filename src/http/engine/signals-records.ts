@@ -1,6 +1,6 @@
 import { Result } from "effect"
 import { BadRequest } from "../../domain/errors.ts"
-import { makeId } from "../../domain/ids.ts"
+import { makeId, signalIdForKey } from "../../domain/ids.ts"
 import type { LicensePrincipal } from "../../domain/principal.ts"
 import type { SignalRecord } from "../../domain/records.ts"
 import { SignalType } from "../../domain/signals.ts"
@@ -15,7 +15,7 @@ const signalTypes: ReadonlySet<string> = new Set(SignalType.literals)
  * priced the same way whether it came alone or in a batch.
  */
 export const toSignalRecord = (
-  payload: typeof SignalInput.Type,
+  payload: typeof SignalInput.Type & { readonly idempotency_key?: string | undefined },
   context: {
     readonly principal: LicensePrincipal
     readonly pricing: Pricing["Service"]
@@ -30,6 +30,7 @@ export const toSignalRecord = (
     ))
   }
   const { principal, pricing, maxMetadataBytes, now } = context
+  const key = payload.idempotency_key
   const metadata = payload.metadata ?? {}
   if (Buffer.byteLength(JSON.stringify(metadata)) > maxMetadataBytes) {
     return Result.fail(BadRequest.of(`metadata is larger than ${maxMetadataBytes} bytes`, "metadata_too_large"))
@@ -41,7 +42,10 @@ export const toSignalRecord = (
     environment: principal.environment,
     user_id: principal.userId,
     ts: new Date(now).toISOString(),
-    signal_id: makeId("sig", now),
+    signal_id: key === undefined
+      ? makeId("sig", now)
+      : signalIdForKey(principal.orgId, principal.environment, principal.userId, key),
+    ...(key === undefined ? {} : { idempotency_key: key }),
     type: payload.type as SignalType,
     adapter: payload.adapter,
     client_session_id: payload.session_id,
