@@ -102,3 +102,39 @@ export const toEngineSession = (s: Session): EngineSession => ({
 
 /** Sort direction of a list: by time, then id. */
 export type Order = "asc" | "desc"
+
+/** What a usage report groups by: who, which model, which project, which adapter, or which day. */
+export const UsageGroupBy = Schema.Literals(["user", "model", "project", "adapter", "day"])
+export type UsageGroupBy = typeof UsageGroupBy.Type
+
+const usageFigures = {
+  signals: Schema.Int.annotate({ description: "signals accepted (every one counts, blocked or not)" }),
+  sessions: Schema.Int.annotate({ description: "sessions with activity in the group" }),
+  tokens_in: Schema.Int,
+  tokens_out: Schema.Int,
+  cost_usd: Schema.Number.annotate({ description: "USD, to the nano-dollar" }),
+  error_count: Schema.Int.annotate({ description: "signals whose model call returned an error" })
+}
+
+export const UsageTotals = Schema.Struct(usageFigures)
+export type UsageTotals = typeof UsageTotals.Type
+
+export const UsageGroup = Schema.Struct({
+  key: Schema.NullOr(Schema.String).annotate({
+    description: "the user id, model, project id, adapter, or day (YYYY-MM-DD in the org's time zone); " +
+      "null for the signals without a model or project"
+  }),
+  ...usageFigures
+})
+export type UsageGroup = typeof UsageGroup.Type
+
+export interface UsageReport {
+  readonly group_by: UsageGroupBy
+  readonly from: string
+  readonly to: string
+  readonly time_zone: string
+  readonly totals: UsageTotals
+  readonly data: ReadonlyArray<UsageGroup>
+  readonly cursor: string
+  readonly has_more: boolean
+}

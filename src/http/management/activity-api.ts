@@ -1,6 +1,6 @@
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
-import { Event, Session, SessionDetail } from "../../domain/activity.ts"
+import { Event, Session, SessionDetail, UsageGroup, UsageGroupBy, UsageTotals } from "../../domain/activity.ts"
 import { NotFound } from "../../domain/errors.ts"
 import { ActivityPageQuery, Envelope, ManagementAuth, pageOf, RequiredScope } from "../contract.ts"
 import { BooleanParam, instantParam, OrderParam } from "../query.ts"
@@ -82,4 +82,44 @@ export class EventsGroup extends HttpApiGroup.make("events")
   .middleware(ManagementAuth)
   .middleware(Envelope)
   .annotateMerge(OpenApi.annotations({ title: "Events", description: "One event per accepted signal; immutable." }))
+{}
+
+export const UsageReportSchema = Schema.Struct({
+  group_by: UsageGroupBy,
+  from: Schema.String.annotate({ description: "the range's start (inclusive), ISO 8601" }),
+  to: Schema.String.annotate({ description: "the range's end (exclusive), ISO 8601" }),
+  time_zone: Schema.String.annotate({ description: "the org's time zone, which days are counted in" }),
+  totals: UsageTotals.annotate({ description: "the whole range, over every group (all pages)" }),
+  ...pageOf(UsageGroup).fields
+})
+
+export class UsageGroupApi extends HttpApiGroup.make("usage")
+  .add(
+    HttpApiEndpoint.get("report", "/usage", {
+      query: {
+        group_by: Schema.optional(UsageGroupBy.annotate({ description: "`user` (default), `model`, `project`, `adapter` or `day`" })),
+        from: Schema.optional(instantParam("events at or after this instant (default: 30 days before `to`)")),
+        to: Schema.optional(instantParam("events before this instant (default: now)")),
+        user_id: Schema.optional(Schema.String.annotate({ description: "only this user's events" })),
+        project_id: Schema.optional(Schema.String.annotate({ description: "only events of this project" })),
+        model: Schema.optional(Schema.String.annotate({ description: "model, exact match" })),
+        adapter: Schema.optional(Schema.String.annotate({ description: "adapter name" })),
+        ...ActivityPageQuery
+      },
+      success: UsageReportSchema
+    })
+      .annotate(RequiredScope, { resource: "events", access: "read" })
+      .annotateMerge(OpenApi.annotations({
+        description: "Extension: tokens, cost, signals, sessions and errors in a time range, in total and per user, " +
+          "model, project, adapter or day (in the org's time zone). Groups come by cost, highest first (days: newest " +
+          "first), a page at a time; `totals` covers every group. Computed when asked from the events, so a range " +
+          "that ends in the past gives the same answer every time."
+      }))
+  )
+  .middleware(ManagementAuth)
+  .middleware(Envelope)
+  .annotateMerge(OpenApi.annotations({
+    title: "Usage",
+    description: "Usage reports over the events: who and what spent how much."
+  }))
 {}

@@ -1,4 +1,5 @@
 import { Effect } from "effect"
+import { BadRequest } from "../../domain/errors.ts"
 import { HttpApiBuilder } from "effect/http-api"
 import { defaultPageSize } from "../../domain/pagination.ts"
 import type { ApiKeyPrincipal } from "../../domain/principal.ts"
@@ -58,4 +59,32 @@ export const EventsHandlers = HttpApiBuilder.group(ManagementApi, "events", Effe
     // By its id, or by the id of its signal (what the adapter was answered): one event per signal.
     .handle("get", ({ params }) =>
       ApiPrincipal.use((p) => activity.getEvent(tenant(p), params.id.startsWith("sig_") ? eventIdFor(params.id) : params.id)))
+}))
+
+/** A report's default range: the 30 days before now. */
+const defaultSpanMs = 30 * 24 * 3600 * 1000
+
+export const UsageHandlers = HttpApiBuilder.group(ManagementApi, "usage", Effect.fn(function*(handlers) {
+  const activity = yield* Activity
+  return handlers
+    .handle("report", ({ query }) =>
+      ApiPrincipal.use((p) =>
+        Effect.gen(function*() {
+          const to = instant(query.to) ?? new Date().toISOString()
+          const from = instant(query.from) ?? new Date(Date.parse(to) - defaultSpanMs).toISOString()
+          if (Date.parse(from) >= Date.parse(to)) {
+            return yield* BadRequest.of("from must be before to", "invalid_parameters")
+          }
+          return yield* activity.usage(tenant(p), {
+            group_by: query.group_by ?? "user",
+            from,
+            to,
+            user_id: query.user_id,
+            project_id: query.project_id,
+            model: query.model,
+            adapter: query.adapter,
+            limit: query.limit ?? defaultPageSize,
+            cursor: query.cursor
+          })
+        })))
 }))

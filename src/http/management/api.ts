@@ -5,7 +5,7 @@ import { sessionTimeoutBounds } from "../../domain/org-settings.ts"
 import { Scope } from "../../domain/scopes.ts"
 import { ApiKey, LicenseKey, Org, Project, Role, Team, User } from "../../domain/tenancy.ts"
 import { Envelope, KeyHousekeeping, ManagementAuth, PageQuery, pageOf, RequiredScope } from "../contract.ts"
-import { EventsGroup, SessionsGroup } from "./activity-api.ts"
+import { EventsGroup, SessionsGroup, UsageGroupApi } from "./activity-api.ts"
 import { AlertsGroup, WebhooksGroup } from "./webhooks-api.ts"
 import { RulesGroup } from "./rules-api.ts"
 
@@ -163,6 +163,7 @@ export class ManagementApi extends HttpApi.make("management")
   .add(OrgGroup, UsersGroup, TeamsGroup, ProjectsGroup, ApiKeysGroup, LicenseKeysGroup, SessionsGroup, EventsGroup)
   .add(WebhooksGroup, AlertsGroup)
   .add(RulesGroup)
+  .add(UsageGroupApi)
   .prefix("/api/v1")
   // A field this API does not know is a mistake to point out (a typo answered 200 and changed
   // nothing), so every management body refuses unknown fields with 400.

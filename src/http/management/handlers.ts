@@ -10,7 +10,7 @@ import { holdsScope } from "../../domain/scopes.ts"
 import type { Org } from "../../domain/tenancy.ts"
 import { type OrgRecord, Tenancy } from "../../store/tenancy-repo.ts"
 import { ApiPrincipal } from "../contract.ts"
-import { EventsHandlers, SessionsHandlers } from "./activity-handlers.ts"
+import { EventsHandlers, SessionsHandlers, UsageHandlers } from "./activity-handlers.ts"
 import { AlertsHandlers, WebhooksHandlers } from "./webhooks-handlers.ts"
 import { ManagementApi } from "./api.ts"
 import { RulesHandlers } from "./rules-handlers.ts"
@@ -135,5 +135,6 @@ export const ManagementHandlers = Layer.mergeAll(
   ApiKeysHandlers,
   LicenseKeysHandlers,
   SessionsHandlers,
-  EventsHandlers
+  EventsHandlers,
+  UsageHandlers
 )
