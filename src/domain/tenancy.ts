@@ -26,12 +26,19 @@ export type Org = typeof Org.Type
 export const Role = Schema.Literals(["admin", "member"])
 export type Role = typeof Role.Type
 
+export const UserStatus = Schema.Literals(["active", "deactivated"])
+export type UserStatus = typeof UserStatus.Type
+
 export const User = Schema.Struct({
   id: Schema.String,
   email: Schema.String,
   name: Schema.String,
   role: Role,
   team_ids: Schema.Array(Schema.String),
+  status: UserStatus.annotate({
+    description: "`deactivated`: offboarded; the user's license keys were revoked and teams left, its activity stays"
+  }),
+  deactivated_at: Schema.NullOr(Timestamp),
   created_at: Timestamp
 })
 export type User = typeof User.Type

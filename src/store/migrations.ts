@@ -398,6 +398,12 @@ const m0011_event_verdicts = Effect.gen(function*() {
   yield* sql`ALTER TABLE events ADD COLUMN verdict jsonb`
 })
 
+/** Users can be deactivated (offboarded): their keys revoked, their activity kept. */
+const m0012_user_deactivation = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`ALTER TABLE users ADD COLUMN deactivated_at timestamptz`
+})
+
 export const migrations = Migrator.fromRecord({
   "0001_tenancy": m0001_tenancy,
   "0002_signal_log": m0002_signal_log,
@@ -409,11 +415,12 @@ export const migrations = Migrator.fromRecord({
   "0008_room_for_updates": m0008_room_for_updates,
   "0009_user_email_any_case": m0009_user_email_any_case,
   "0010_unfinished_replays": m0010_unfinished_replays,
-  "0011_event_verdicts": m0011_event_verdicts
+  "0011_event_verdicts": m0011_event_verdicts,
+  "0012_user_deactivation": m0012_user_deactivation
 })
 
 /** The newest migration id; /readyz reports not ready until the database has it. */
-export const latestMigrationId = 11
+export const latestMigrationId = 12
 
 /**
  * The read indexes of `events` (as migration 0002 created them). A full replay drops them while

@@ -10,7 +10,7 @@ import { decodeCursor, type Page, toPage } from "../domain/pagination.ts"
 import { allowsLiveKeys, type Plan } from "../domain/plans.ts"
 import type { ApiKeyPrincipal, LicensePrincipal } from "../domain/principal.ts"
 import { allScopes, type Scope } from "../domain/scopes.ts"
-import type { ApiKey, LicenseKey, Project, Role, Team, User } from "../domain/tenancy.ts"
+import type { ApiKey, LicenseKey, Project, Role, Team, User, UserStatus } from "../domain/tenancy.ts"
 
 export interface OrgRecord {
   readonly id: string
@@ -22,6 +22,14 @@ export interface OrgRecord {
   readonly rate_limit_per_hour: number | null
   readonly rate_limit_per_day: number | null
   readonly created_at: string
+}
+
+/** What PATCH /users/:id may change; absent fields stay as they are. `team_ids` replaces the user's teams. */
+export interface UserChanges {
+  readonly name?: string | undefined
+  readonly role?: Role | undefined
+  readonly team_ids?: ReadonlyArray<string> | undefined
+  readonly status?: UserStatus | undefined
 }
 
 export interface PageRequest {
@@ -69,9 +77,19 @@ interface UserRow {
   readonly name: string
   readonly role: Role
   readonly team_ids: ReadonlyArray<string> | null
+  readonly deactivated_at: Date | null
   readonly created_at: Date
 }
-const toUser = (r: UserRow): User => ({ ...r, team_ids: [...(r.team_ids ?? [])], created_at: isoNN(r.created_at) })
+const toUser = (r: UserRow): User => ({
+  id: r.id,
+  email: r.email,
+  name: r.name,
+  role: r.role,
+  team_ids: [...(r.team_ids ?? [])],
+  status: r.deactivated_at === null ? "active" : "deactivated",
+  deactivated_at: iso(r.deactivated_at),
+  created_at: isoNN(r.created_at)
+})
 
 interface TeamRow {
   readonly id: string
@@ -108,6 +126,18 @@ export class Tenancy extends Context.Service<Tenancy, {
   ) => Effect.Effect<User, Conflict | Unprocessable>
   readonly getUser: (orgId: string, userId: string) => Effect.Effect<User, NotFound>
   readonly listUsers: (orgId: string, page: PageRequest) => Effect.Effect<Page<User>>
+  /**
+   * Changes a user. Deactivating revokes the user's license keys (both environments) and takes it
+   * out of its teams; a deactivated user is in no team and gets no key until reactivated.
+   */
+  readonly updateUser: (orgId: string, userId: string, input: UserChanges) => Effect.Effect<User, NotFound | Conflict | Unprocessable>
+  readonly getTeam: (orgId: string, teamId: string) => Effect.Effect<Team, NotFound>
+  /** Renames a team or replaces its members. */
+  readonly updateTeam: (
+    orgId: string,
+    teamId: string,
+    input: { readonly name?: string | undefined; readonly member_ids?: ReadonlyArray<string> | undefined }
+  ) => Effect.Effect<Team, NotFound | Conflict | Unprocessable>
   readonly createTeam: (
     orgId: string,
     input: { readonly name: string; readonly member_ids?: ReadonlyArray<string> | undefined }
@@ -123,7 +153,7 @@ export class Tenancy extends Context.Service<Tenancy, {
   readonly createLicenseKey: (
     orgId: string,
     input: { readonly environment: Environment; readonly user_id: string }
-  ) => Effect.Effect<{ readonly record: LicenseKey; readonly key: string }, NotFound | Unprocessable>
+  ) => Effect.Effect<{ readonly record: LicenseKey; readonly key: string }, NotFound | Conflict | Unprocessable>
   readonly listLicenseKeys: (orgId: string, environment: Environment, page: PageRequest) => Effect.Effect<Page<LicenseKey>>
   /** Revokes an API or license key by id; scoped to an org and environment when given. */
   readonly revokeKey: (
@@ -202,7 +232,7 @@ export class Tenancy extends Context.Service<Tenancy, {
             )
 
         const userSelect = (orgId: string) => sql`
-          SELECT u.id, u.email, u.name, u.role, u.created_at,
+          SELECT u.id, u.email, u.name, u.role, u.created_at, u.deactivated_at,
             coalesce(array_agg(tm.team_id ORDER BY tm.team_id) FILTER (WHERE tm.team_id IS NOT NULL), '{}') AS team_ids
           FROM users u LEFT JOIN team_members tm ON tm.user_id = u.id
           WHERE u.org_id = ${orgId}`
@@ -237,6 +267,50 @@ export class Tenancy extends Context.Service<Tenancy, {
           return yield* getUser(orgId, id).pipe(Effect.orDie)
         })
 
+        /** The ids among `userIds` of deactivated users (they can be in no team). */
+        const deactivatedIds = (orgId: string, userIds: ReadonlyArray<string>) =>
+          userIds.length === 0
+            ? Effect.succeed([] as ReadonlyArray<string>)
+            : sql<{ readonly id: string }>`SELECT id FROM users
+                WHERE org_id = ${orgId} AND id IN ${sql.in(userIds)} AND deactivated_at IS NOT NULL ORDER BY id`.pipe(
+              Effect.map((rows) => rows.map((r) => r.id)),
+              Effect.orDie
+            )
+        const deactivatedConflict = (ids: ReadonlyArray<string>) =>
+          Conflict.of(`deactivated user(s) cannot be team members: ${ids.join(", ")}`, "user_deactivated")
+
+        const updateUser = Effect.fn("Tenancy.updateUser")(function*(orgId: string, userId: string, input: UserChanges) {
+          const current = yield* getUser(orgId, userId)
+          const deactivating = input.status === "deactivated" && current.status === "active"
+          const staysDeactivated = input.status === undefined ? current.status === "deactivated" : input.status === "deactivated"
+          const teamIds = input.team_ids === undefined ? undefined : [...new Set(input.team_ids)]
+          if (teamIds !== undefined && teamIds.length > 0 && staysDeactivated) {
+            return yield* Conflict.of(`user ${userId} is deactivated and can be in no team; reactivate it first`, "user_deactivated")
+          }
+          if (teamIds !== undefined) {
+            const missing = yield* missingIds("teams", orgId, teamIds)
+            if (missing.length > 0) return yield* Unprocessable.of(`unknown team_ids: ${missing.join(", ")}`, "unknown_reference")
+          }
+          yield* sql.withTransaction(Effect.gen(function*() {
+            yield* sql`UPDATE users SET
+                name = coalesce(${input.name ?? null}, name),
+                role = coalesce(${input.role ?? null}, role),
+                deactivated_at = CASE ${input.status ?? null}::text
+                  WHEN 'deactivated' THEN coalesce(deactivated_at, now())
+                  WHEN 'active' THEN NULL
+                  ELSE deactivated_at END
+              WHERE org_id = ${orgId} AND id = ${userId}`
+            if (deactivating) {
+              yield* sql`UPDATE license_keys SET revoked_at = now() WHERE user_id = ${userId} AND revoked_at IS NULL`
+              yield* sql`DELETE FROM team_members WHERE user_id = ${userId}`
+            } else if (teamIds !== undefined) {
+              yield* sql`DELETE FROM team_members WHERE user_id = ${userId}`
+              for (const teamId of teamIds) yield* sql`INSERT INTO team_members (team_id, user_id) VALUES (${teamId}, ${userId})`
+            }
+          })).pipe(Effect.orDie)
+          return yield* getUser(orgId, userId).pipe(Effect.orDie)
+        })
+
         const pageAfter = (cursor: string | undefined) => {
           const after = cursor === undefined ? undefined : decodeCursor(cursor)
           return after === undefined ? sql`` : sql`AND id < ${after}`
@@ -262,6 +336,8 @@ export class Tenancy extends Context.Service<Tenancy, {
           const memberIds = [...new Set(input.member_ids ?? [])]
           const missing = yield* missingIds("users", orgId, memberIds)
           if (missing.length > 0) return yield* Unprocessable.of(`unknown member_ids: ${missing.join(", ")}`, "unknown_reference")
+          const deactivated = yield* deactivatedIds(orgId, memberIds)
+          if (deactivated.length > 0) return yield* deactivatedConflict(deactivated)
           const id = makeId(IdPrefix.team)
           yield* sql.withTransaction(Effect.gen(function*() {
             yield* sql`INSERT INTO teams (id, org_id, name) VALUES (${id}, ${orgId}, ${input.name})`
@@ -269,6 +345,36 @@ export class Tenancy extends Context.Service<Tenancy, {
           })).pipe(uniqueAsConflict(`a team named ${input.name} already exists`))
           const rows = yield* sql<TeamRow>`${teamSelect(orgId)} AND t.id = ${id} GROUP BY t.id`.pipe(Effect.orDie)
           return toTeam(rows[0]!)
+        })
+
+        const getTeam = Effect.fn("Tenancy.getTeam")(function*(orgId: string, teamId: string) {
+          const rows = yield* sql<TeamRow>`${teamSelect(orgId)} AND t.id = ${teamId} GROUP BY t.id`.pipe(Effect.orDie)
+          const row = rows[0]
+          if (!row) return yield* NotFound.of(`team ${teamId} not found`)
+          return toTeam(row)
+        })
+
+        const updateTeam = Effect.fn("Tenancy.updateTeam")(function*(
+          orgId: string,
+          teamId: string,
+          input: { readonly name?: string | undefined; readonly member_ids?: ReadonlyArray<string> | undefined }
+        ) {
+          yield* getTeam(orgId, teamId)
+          const memberIds = input.member_ids === undefined ? undefined : [...new Set(input.member_ids)]
+          if (memberIds !== undefined) {
+            const missing = yield* missingIds("users", orgId, memberIds)
+            if (missing.length > 0) return yield* Unprocessable.of(`unknown member_ids: ${missing.join(", ")}`, "unknown_reference")
+            const deactivated = yield* deactivatedIds(orgId, memberIds)
+            if (deactivated.length > 0) return yield* deactivatedConflict(deactivated)
+          }
+          yield* sql.withTransaction(Effect.gen(function*() {
+            if (input.name !== undefined) yield* sql`UPDATE teams SET name = ${input.name} WHERE org_id = ${orgId} AND id = ${teamId}`
+            if (memberIds !== undefined) {
+              yield* sql`DELETE FROM team_members WHERE team_id = ${teamId}`
+              for (const userId of memberIds) yield* sql`INSERT INTO team_members (team_id, user_id) VALUES (${teamId}, ${userId})`
+            }
+          })).pipe(uniqueAsConflict(`a team named ${input.name} already exists`))
+          return yield* getTeam(orgId, teamId).pipe(Effect.orDie)
         })
 
         const listTeams = Effect.fn("Tenancy.listTeams")(function*(orgId: string, page: PageRequest) {
@@ -322,6 +428,9 @@ export class Tenancy extends Context.Service<Tenancy, {
           if (input.environment === "live" && !allowsLiveKeys(org.plan)) return yield* liveKeysRefused(org.plan)
           const missing = yield* missingIds("users", orgId, [input.user_id])
           if (missing.length > 0) return yield* Unprocessable.of(`unknown user_id: ${input.user_id}`, "unknown_reference")
+          if ((yield* deactivatedIds(orgId, [input.user_id])).length > 0) {
+            return yield* Conflict.of(`user ${input.user_id} is deactivated; reactivate it before giving it a key`, "user_deactivated")
+          }
           const key = generateLicenseKey()
           const rows = yield* sql<LicenseKeyRow>`
             INSERT INTO license_keys (id, org_id, user_id, environment, key_hash, key_hint)
@@ -445,6 +554,9 @@ export class Tenancy extends Context.Service<Tenancy, {
           createUser,
           getUser,
           listUsers,
+          updateUser,
+          getTeam,
+          updateTeam,
           createTeam,
           listTeams,
           createProject,

@@ -24,6 +24,7 @@ describe("migration 0009: an e-mail address names one user of an org in any lett
         yield* sql`DROP INDEX users_org_email_any_case`
         yield* sql`DROP TABLE unfinished_replays`
         yield* sql`ALTER TABLE events DROP COLUMN verdict`
+        yield* sql`ALTER TABLE users DROP COLUMN deactivated_at`
         yield* sql`DELETE FROM effect_sql_migrations WHERE migration_id >= 9`
         yield* sql`INSERT INTO users (id, org_id, email, name, role) VALUES ('user_twin_2', ${org.org_id}, 'Twin@X.dev', 'T', 'member')`
       }))
@@ -31,7 +32,8 @@ describe("migration 0009: an e-mail address names one user of an org in any lett
     expect(await withSql(databaseUrl, (sql) => sql`SELECT migration_id AS id FROM effect_sql_migrations WHERE migration_id >= 9 ORDER BY 1`)).toEqual([
       { id: 9 },
       { id: 10 },
-      { id: 11 }
+      { id: 11 },
+      { id: 12 }
     ])
     expect(await index()).toHaveLength(0)
     expect(await withSql(databaseUrl, (sql) => sql`SELECT id FROM users WHERE lower(email) = 'twin@x.dev' ORDER BY id`)).toEqual([

@@ -3,7 +3,7 @@ import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "
 import { Conflict, Forbidden, NotFound, Unprocessable } from "../../domain/errors.ts"
 import { sessionTimeoutBounds } from "../../domain/org-settings.ts"
 import { Scope } from "../../domain/scopes.ts"
-import { ApiKey, LicenseKey, Org, Project, Role, Team, User } from "../../domain/tenancy.ts"
+import { ApiKey, LicenseKey, Org, Project, Role, Team, User, UserStatus } from "../../domain/tenancy.ts"
 import { Envelope, KeyHousekeeping, ManagementAuth, PageQuery, pageOf, RequiredScope } from "../contract.ts"
 import { EventsGroup, SessionsGroup, UsageGroupApi } from "./activity-api.ts"
 import { AlertsGroup, WebhooksGroup } from "./webhooks-api.ts"
@@ -26,6 +26,10 @@ const OrgSettingsPayload = Schema.Struct({
       "other integers are 422"
   }))
 }).annotate({ description: "only the fields sent change; unknown fields are rejected (400)" })
+
+const userChangeNote = "Users and teams belong to both environments: on plans with live keys only a live key may " +
+  "change them (403 live_key_required). Team budgets count a signal in the teams its user was in when it was accepted; " +
+  "license key lookups are cached for AUTH_CACHE_TTL (default 5 s), so a change applies to signals from at most that long after."
 
 export class OrgGroup extends HttpApiGroup.make("org")
   .add(
@@ -57,7 +61,29 @@ export class UsersGroup extends HttpApiGroup.make("users")
       }),
       success: User.pipe(HttpApiSchema.status(201)),
       error: [Conflict, Unprocessable]
-    }).annotate(RequiredScope, { resource: "admin", access: "write" })
+    }).annotate(RequiredScope, { resource: "admin", access: "write" }),
+    HttpApiEndpoint.patch("update", "/users/:id", {
+      params: Id,
+      payload: Schema.Struct({
+        name: Schema.optionalKey(Name),
+        role: Schema.optionalKey(Role),
+        team_ids: Schema.optionalKey(Ids.annotate({ description: "the user's teams, all of them (replaces its memberships)" })),
+        status: Schema.optionalKey(UserStatus.annotate({
+          description: "`deactivated` offboards the user (as DELETE does); `active` reactivates it (with no keys and no teams)"
+        }))
+      }).annotate({ description: "only the fields sent change; unknown fields are rejected (400)" }),
+      success: User,
+      error: [NotFound, Conflict, Unprocessable, Forbidden]
+    })
+      .annotate(RequiredScope, { resource: "admin", access: "write" })
+      .annotateMerge(OpenApi.annotations({ description: userChangeNote })),
+    HttpApiEndpoint.delete("deactivate", "/users/:id", { params: Id, error: [NotFound, Forbidden] })
+      .annotate(RequiredScope, { resource: "admin", access: "write" })
+      .annotateMerge(OpenApi.annotations({
+        description: "Offboards the user: revokes its license keys (both environments) and takes it out of its teams. " +
+          "The user, its sessions and events stay (status `deactivated`); 204, also when it was deactivated already. " +
+          userChangeNote
+      }))
   )
   .middleware(ManagementAuth)
   .middleware(Envelope)
@@ -71,7 +97,20 @@ export class TeamsGroup extends HttpApiGroup.make("teams")
       payload: Schema.Struct({ name: Name, member_ids: Schema.optional(Ids) }),
       success: Team.pipe(HttpApiSchema.status(201)),
       error: [Conflict, Unprocessable]
-    }).annotate(RequiredScope, { resource: "admin", access: "write" })
+    }).annotate(RequiredScope, { resource: "admin", access: "write" }),
+    HttpApiEndpoint.get("get", "/teams/:id", { params: Id, success: Team, error: NotFound })
+      .annotate(RequiredScope, { resource: "admin", access: "read" }),
+    HttpApiEndpoint.patch("update", "/teams/:id", {
+      params: Id,
+      payload: Schema.Struct({
+        name: Schema.optionalKey(Name),
+        member_ids: Schema.optionalKey(Ids.annotate({ description: "the team's members, all of them (replaces them)" }))
+      }).annotate({ description: "only the fields sent change; unknown fields are rejected (400)" }),
+      success: Team,
+      error: [NotFound, Conflict, Unprocessable, Forbidden]
+    })
+      .annotate(RequiredScope, { resource: "admin", access: "write" })
+      .annotateMerge(OpenApi.annotations({ description: "Renames the team or replaces its members. " + userChangeNote }))
   )
   .middleware(ManagementAuth)
   .middleware(Envelope)
@@ -142,7 +181,7 @@ export class LicenseKeysGroup extends HttpApiGroup.make("licenseKeys")
     HttpApiEndpoint.post("create", "/license-keys", {
       payload: Schema.Struct({ user_id: Schema.String }),
       success: CreatedLicenseKey.pipe(HttpApiSchema.status(201)),
-      error: Unprocessable
+      error: [Unprocessable, Conflict]
     }).annotate(RequiredScope, { resource: "admin", access: "write" }),
     HttpApiEndpoint.delete("revoke", "/license-keys/:id", {
       params: Id,

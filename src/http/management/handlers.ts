@@ -32,6 +32,17 @@ const orgView = (principal: ApiKeyPrincipal, org: OrgRecord): Org => ({
   created_at: org.created_at
 })
 
+/**
+ * Org settings, users and teams belong to both environments. Where the plan has live keys, a test
+ * key (handed to CI, to a staging adapter) cannot change what live signals are counted under.
+ */
+const liveKeyForBothEnvironments = Effect.gen(function*() {
+  const principal = yield* ApiPrincipal
+  if (principal.environment === "test" && allowsLiveKeys(principal.plan)) {
+    return yield* Forbidden.of("this applies to both environments; change it with a live key", "live_key_required")
+  }
+})
+
 export const OrgHandlers = HttpApiBuilder.group(ManagementApi, "org", Effect.fn(function*(handlers) {
   const tenancy = yield* Tenancy
   return handlers
@@ -43,12 +54,8 @@ export const OrgHandlers = HttpApiBuilder.group(ManagementApi, "org", Effect.fn(
       }))
     .handle("update", ({ payload }) =>
       Effect.gen(function*() {
+        yield* liveKeyForBothEnvironments
         const principal = yield* ApiPrincipal
-        // The settings are the org's, live data included: where the plan has live keys, a test
-        // key (handed to CI, to a staging adapter) cannot change how live signals are counted.
-        if (principal.environment === "test" && allowsLiveKeys(principal.plan)) {
-          return yield* Forbidden.of("org settings apply to both environments; change them with a live key", "live_key_required")
-        }
         const settings = validateOrgSettings(payload)
         if ("problems" in settings) return yield* Unprocessable.of(settings.problems.join("; "), "validation_error")
         const org = yield* tenancy.updateOrg(principal.orgId, settings.ok).pipe(Effect.orDie)
@@ -64,6 +71,18 @@ export const UsersHandlers = HttpApiBuilder.group(ManagementApi, "users", Effect
     .handle("create", ({ payload }) =>
       ApiPrincipal.use((p) =>
         tenancy.createUser(p.orgId, { ...payload, role: payload.role ?? "member" })))
+    .handle("update", ({ params, payload }) =>
+      Effect.andThen(liveKeyForBothEnvironments, ApiPrincipal.use((p) => tenancy.updateUser(p.orgId, params.id, payload))))
+    .handle("deactivate", ({ params }) =>
+      Effect.andThen(
+        liveKeyForBothEnvironments,
+        ApiPrincipal.use((p) =>
+          tenancy.updateUser(p.orgId, params.id, { status: "deactivated" }).pipe(
+            // Deactivating touches no team list, so nothing else can conflict.
+            Effect.catchTags({ Conflict: Effect.die, Unprocessable: Effect.die }),
+            Effect.asVoid
+          ))
+      ))
 }))
 
 export const TeamsHandlers = HttpApiBuilder.group(ManagementApi, "teams", Effect.fn(function*(handlers) {
@@ -71,6 +90,9 @@ export const TeamsHandlers = HttpApiBuilder.group(ManagementApi, "teams", Effect
   return handlers
     .handle("list", ({ query }) => ApiPrincipal.use((p) => tenancy.listTeams(p.orgId, page(query))))
     .handle("create", ({ payload }) => ApiPrincipal.use((p) => tenancy.createTeam(p.orgId, payload)))
+    .handle("get", ({ params }) => ApiPrincipal.use((p) => tenancy.getTeam(p.orgId, params.id)))
+    .handle("update", ({ params, payload }) =>
+      Effect.andThen(liveKeyForBothEnvironments, ApiPrincipal.use((p) => tenancy.updateTeam(p.orgId, params.id, payload))))
 }))
 
 export const ProjectsHandlers = HttpApiBuilder.group(ManagementApi, "projects", Effect.fn(function*(handlers) {
