@@ -6,6 +6,7 @@ import { AppConfig } from "./config.ts"
 import { Authenticator } from "./http/auth.ts"
 import { HttpServerLive, serveApp } from "./http/server.ts"
 import { Activity } from "./store/activity-repo.ts"
+import { Budgets } from "./store/budgets-repo.ts"
 import { DatabaseInfo, DatabaseLive, migrate } from "./store/database.ts"
 import { RateLimiter } from "./store/rate-limits.ts"
 import { Rules } from "./store/rules-repo.ts"
@@ -41,7 +42,7 @@ const WebhooksStore = Webhooks.layer.pipe(Layer.provide(SecretBox.layer), Layer.
 /** Repositories over a migrated database (the database layer itself is provided by the caller). */
 export const StoreLive = Layer.unwrap(
   Effect.map(AppConfig, (config) =>
-    Layer.mergeAll(Tenancy.layer({ apiKeyPrefix: config.apiKeyPrefix }), Activity.layer, Rules.layer, Goals.layer, RateLimiter.layer, WebhooksStore).pipe(
+    Layer.mergeAll(Tenancy.layer({ apiKeyPrefix: config.apiKeyPrefix }), Activity.layer, Rules.layer, Budgets.layer, Goals.layer, RateLimiter.layer, WebhooksStore).pipe(
       Layer.provideMerge(Migrated)
     ))
 )

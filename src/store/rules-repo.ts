@@ -26,6 +26,8 @@ export interface RuleFields {
 
 export interface RuleFilter {
   readonly type?: RuleType | undefined
+  /** Any of these types. */
+  readonly types?: ReadonlyArray<RuleType> | undefined
   readonly scope?: RuleScope | undefined
   readonly scope_id?: string | undefined
   readonly enabled?: boolean | undefined
@@ -90,6 +92,7 @@ export class Rules extends Context.Service<Rules, {
           sql`org_id = ${tenant.orgId}`,
           sql`environment = ${tenant.environment}`,
           ...(filter.type === undefined ? [] : [sql`type = ${filter.type}`]),
+          ...(filter.types === undefined ? [] : [sql`type IN ${sql.in(filter.types)}`]),
           ...(filter.scope === undefined ? [] : [sql`scope = ${filter.scope}`]),
           ...(filter.scope_id === undefined ? [] : [sql`scope_id = ${filter.scope_id}`]),
           ...(filter.enabled === undefined ? [] : [sql`enabled = ${filter.enabled}`]),

@@ -7,7 +7,7 @@ import { ApiKey, LicenseKey, Org, Project, Role, Team, User, UserStatus } from "
 import { Envelope, KeyHousekeeping, ManagementAuth, PageQuery, pageOf, RequiredScope } from "../contract.ts"
 import { EventsGroup, SessionsGroup, UsageGroupApi } from "./activity-api.ts"
 import { AlertsGroup, WebhooksGroup } from "./webhooks-api.ts"
-import { RulesGroup } from "./rules-api.ts"
+import { BudgetsGroup, RulesGroup } from "./rules-api.ts"
 
 const Id = { id: Schema.String }
 const Name = Schema.String.pipe(Schema.check(Schema.isMinLength(1), Schema.isMaxLength(200)))
@@ -201,7 +201,7 @@ export class LicenseKeysGroup extends HttpApiGroup.make("licenseKeys")
 export class ManagementApi extends HttpApi.make("management")
   .add(OrgGroup, UsersGroup, TeamsGroup, ProjectsGroup, ApiKeysGroup, LicenseKeysGroup, SessionsGroup, EventsGroup)
   .add(WebhooksGroup, AlertsGroup)
-  .add(RulesGroup)
+  .add(RulesGroup, BudgetsGroup)
   .add(UsageGroupApi)
   .prefix("/api/v1")
   // A field this API does not know is a mistake to point out (a typo answered 200 and changed

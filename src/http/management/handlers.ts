@@ -13,7 +13,7 @@ import { ApiPrincipal } from "../contract.ts"
 import { EventsHandlers, SessionsHandlers, UsageHandlers } from "./activity-handlers.ts"
 import { AlertsHandlers, WebhooksHandlers } from "./webhooks-handlers.ts"
 import { ManagementApi } from "./api.ts"
-import { RulesHandlers } from "./rules-handlers.ts"
+import { BudgetsHandlers, RulesHandlers } from "./rules-handlers.ts"
 
 const page = (query: { readonly limit?: number | undefined; readonly cursor?: string | undefined }) => ({
   limit: query.limit ?? defaultPageSize,
@@ -150,6 +150,7 @@ export const ManagementHandlers = Layer.mergeAll(
   WebhooksHandlers,
   AlertsHandlers,
   RulesHandlers,
+  BudgetsHandlers,
   OrgHandlers,
   UsersHandlers,
   TeamsHandlers,

@@ -1,6 +1,7 @@
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { NotFound, Unprocessable } from "../../domain/errors.ts"
+import { BudgetStatus } from "../../domain/budgets.ts"
 import { ActionConfig, Rule, RuleAction, RuleScope, RuleType } from "../../domain/rules.ts"
 import { Envelope, ManagementAuth, PageQuery, pageOf, RequiredScope } from "../contract.ts"
 import { BooleanParam } from "../query.ts"
@@ -77,5 +78,27 @@ export class RulesGroup extends HttpApiGroup.make("rules")
   .annotateMerge(OpenApi.annotations({
     title: "Rules",
     description: "Policies evaluated on every signal: budgets, model filters, per-user limits, org policies"
+  }))
+{}
+
+export class BudgetsGroup extends HttpApiGroup.make("budgets")
+  .add(
+    HttpApiEndpoint.get("list", "/budgets", {
+      query: {
+        ...PageQuery,
+        type: Schema.optional(Schema.Literals(["budget", "user_limit"])),
+        scope: Schema.optional(RuleScope),
+        scope_id: Schema.optional(Schema.String),
+        enabled: Schema.optional(BooleanParam)
+      },
+      success: pageOf(BudgetStatus)
+    }).annotate(RequiredScope, { resource: "rules", access: "read" })
+  )
+  .middleware(ManagementAuth)
+  .middleware(Envelope)
+  .annotateMerge(OpenApi.annotations({
+    title: "Budgets",
+    description: "Where each budget and per-user limit (rules of type budget and user_limit) stands in its current window, " +
+      "in the order and pages of the rules list"
   }))
 {}

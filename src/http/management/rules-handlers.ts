@@ -1,11 +1,14 @@
-import { Effect } from "effect"
+import { DateTime, Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { BadRequest, Unprocessable } from "../../domain/errors.ts"
 import { defaultPageSize } from "../../domain/pagination.ts"
 import { decodeCondition, semanticProblems } from "../../domain/rules.ts"
+import { Budgets } from "../../store/budgets-repo.ts"
 import { type RuleFields, Rules, type Tenant } from "../../store/rules-repo.ts"
 import { ApiPrincipal } from "../contract.ts"
 import { ManagementApi } from "./api.ts"
+
+const tenantOfPrincipal = ApiPrincipal.use((p) => Effect.succeed<Tenant>({ orgId: p.orgId, environment: p.environment }))
 
 type Draft = Omit<RuleFields, "condition"> & { readonly condition: unknown }
 
@@ -33,7 +36,7 @@ export const RulesHandlers = HttpApiBuilder.group(ManagementApi, "rules", (handl
       return fields
     })
 
-    const tenantOf = ApiPrincipal.use((p) => Effect.succeed<Tenant>({ orgId: p.orgId, environment: p.environment }))
+    const tenantOf = tenantOfPrincipal
 
     return handlers
       .handle("list", ({ query }) =>
@@ -83,4 +86,26 @@ export const RulesHandlers = HttpApiBuilder.group(ManagementApi, "rules", (handl
           return yield* rules.replace(tenant, params.id, fields)
         }))
       .handle("remove", ({ params }) => Effect.flatMap(tenantOf, (tenant) => rules.remove(tenant, params.id)))
+  }))
+
+export const BudgetsHandlers = HttpApiBuilder.group(ManagementApi, "budgets", (handlers) =>
+  Effect.gen(function*() {
+    const rules = yield* Rules
+    const budgets = yield* Budgets
+    return handlers.handle("list", ({ query }) =>
+      Effect.gen(function*() {
+        const tenant = yield* tenantOfPrincipal
+        const page = yield* rules.list(
+          tenant,
+          {
+            types: query.type === undefined ? ["budget", "user_limit"] : [query.type],
+            scope: query.scope,
+            scope_id: query.scope_id,
+            enabled: query.enabled === undefined ? undefined : query.enabled === "true"
+          },
+          { limit: query.limit ?? defaultPageSize, cursor: query.cursor }
+        )
+        const now = DateTime.toDateUtc(yield* DateTime.now)
+        return { ...page, data: yield* budgets.standing(tenant, page.data, now) }
+      }))
   }))
