@@ -27,6 +27,11 @@ export interface LoadSpec {
   /** Send each key exactly once (memory scenario) instead of for a duration. */
   readonly oncePerKey?: boolean
   readonly warmupS?: number
+  /**
+   * Each request carries an Idempotency-Key of its own (a batch: each signal an idempotency_key),
+   * as an adapter that retries safely sends them.
+   */
+  readonly idempotencyKeys?: boolean
 }
 
 export interface LoadResult {
@@ -36,6 +41,8 @@ export interface LoadResult {
   readonly errors: number
   readonly refused: number
   readonly pending: number
+  /** Answers with `duplicate: true` (a retry of a keyed signal; none expected from unique keys). */
+  readonly duplicates: number
   readonly latencyMs: { readonly p50: number; readonly p99: number; readonly max: number; readonly mean: number }
   readonly probes: number
   readonly dropped: number
@@ -48,8 +55,11 @@ const agent = new Agent({ keepAlive: true, maxSockets: spec.concurrency, maxFree
 const tools = ["Edit", "Read", "Bash", "Grep", "Write"]
 const models = ["claude-sonnet-4-20250514", "gpt-4o", "claude-opus-4", "gemini-2.5-pro"]
 let counter = 0
+/** Unique per run, so keys of one run never repeat another's against the same database. */
+const keyPrefix = `bench-${process.pid}-${Date.now().toString(36)}`
 
 const signal = (n: number, probe?: number) => ({
+  ...(spec.idempotencyKeys && spec.batch > 1 ? { idempotency_key: `${keyPrefix}-${n}` } : {}),
   type: n % 10 === 0 ? "user-prompt" : "post-tool",
   adapter: "claude-code",
   session_id: `bench-${n % 7}`,
@@ -74,7 +84,7 @@ interface Answer {
   readonly body: string
 }
 
-const post = (key: string, body: string): Promise<Answer> =>
+const post = (key: string, body: string, idempotencyKey?: string): Promise<Answer> =>
   new Promise((resolve, reject) => {
     const req = request({
       agent,
@@ -82,7 +92,12 @@ const post = (key: string, body: string): Promise<Answer> =>
       port: spec.port,
       method: "POST",
       path: spec.path,
-      headers: { "content-type": "application/json", "content-length": Buffer.byteLength(body), authorization: `Bearer ${key}` }
+      headers: {
+        "content-type": "application/json",
+        "content-length": Buffer.byteLength(body),
+        authorization: `Bearer ${key}`,
+        ...(idempotencyKey === undefined ? {} : { "idempotency-key": idempotencyKey })
+      }
     }, (res) => {
       const chunks: Array<Buffer> = []
       res.on("data", (c: Buffer) => chunks.push(c))
@@ -99,11 +114,12 @@ let signals = 0
 let errors = 0
 let refused = 0
 let pending = 0
+let duplicates = 0
 let probes = 0
 let dropped = 0
 let measuring = false
 
-interface Outcome { ok: boolean; action?: string }
+interface Outcome { ok: boolean; action?: string; duplicate?: boolean }
 
 const classify = (answer: Answer) => {
   if (answer.status < 200 || answer.status >= 300) {
@@ -115,6 +131,7 @@ const classify = (answer: Answer) => {
   for (const r of parsed.results ?? [parsed]) {
     if (r.ok === false) refused += 1
     else if (r.action === "pending") pending += 1
+    if (r.duplicate === true) duplicates += 1
   }
 }
 
@@ -122,7 +139,7 @@ const one = async (n: number, key: string, probe?: number) => {
   const body = bodyFor(n, probe)
   const started = performance.now()
   try {
-    const answer = await post(key, body)
+    const answer = await post(key, body, spec.idempotencyKeys && spec.batch <= 1 ? `${keyPrefix}-${n}` : undefined)
     if (!measuring) return
     latencies.push(performance.now() - started)
     requests += 1
@@ -216,6 +233,7 @@ const main = async () => {
     errors,
     refused,
     pending,
+    duplicates,
     latencyMs: {
       p50: percentile(sorted, 50),
       p99: percentile(sorted, 99),

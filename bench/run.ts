@@ -24,7 +24,7 @@ import { topSelfTime } from "./profile-top.ts"
 
 const root = join(import.meta.dirname, "..")
 const run = promisify(execFile)
-const allScenarios = ["http_baseline", "ingest", "ingest_batch", "lag", "ingest_rules", "replay", "memory"] as const
+const allScenarios = ["http_baseline", "ingest", "ingest_batch", "lag", "ingest_keyed", "ingest_rules", "replay", "memory"] as const
 type Scenario = (typeof allScenarios)[number]
 type LogName = "pg" | "kafka"
 
@@ -78,6 +78,8 @@ for (const l of options.logs) if (l !== "pg" && l !== "kafka") throw new Error(`
 const say = (line: string) => process.stderr.write(`bench: ${line}\n`)
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 const wants = (s: Scenario) => options.scenarios.includes(s)
+/** The scenarios measured against one service over one log, one after the other. */
+const ingestGroup: ReadonlyArray<Scenario> = ["ingest", "ingest_batch", "lag", "ingest_keyed", "ingest_rules"]
 
 // ---------------------------------------------------------------- processes
 
@@ -476,12 +478,12 @@ const ingestScenarios = async (log: LogName) => {
   }
   const ingestLoad = () => measured(service.pid, ingestSpec)
   try {
-    if (options.serverWarmupS > 0 && (wants("ingest") || wants("lag") || wants("ingest_rules") || wants("ingest_batch"))) {
+    if (options.serverWarmupS > 0 && ingestGroup.some(wants)) {
       say(`warming up the service over ${log} (${options.serverWarmupS} s of ingest, not measured)`)
       await load({ ...ingestSpec, durationS: options.serverWarmupS, warmupS: 0 })
     }
     let maxRate: number | undefined
-    if (wants("ingest") || wants("lag") || wants("ingest_rules")) {
+    if (wants("ingest") || wants("lag") || wants("ingest_keyed") || wants("ingest_rules")) {
       say(`ingest over ${log}`)
       const { result, serverCpuMs } = await ingestLoad()
       maxRate = result.signals / result.seconds
@@ -512,6 +514,19 @@ const ingestScenarios = async (log: LogName) => {
     if (wants("lag") && maxRate !== undefined) {
       say(`lag over ${log} at 80% of ${Math.round(maxRate)} signals/s`)
       await lag(service, url, tenant, maxRate * 0.8, log)
+    }
+    if (wants("ingest_keyed")) {
+      say(`ingest_keyed over ${log}: every request with an Idempotency-Key of its own`)
+      const { result, serverCpuMs } = await measured(service.pid, { ...ingestSpec, idempotencyKeys: true })
+      rows.push({
+        scenario: "ingest_keyed",
+        log,
+        figures: {
+          ...throughputFigures(result, serverCpuMs),
+          duplicates: result.duplicates,
+          ratio_to_ingest: maxRate === undefined ? "n/a" : round(result.signals / result.seconds / maxRate, 3)
+        }
+      })
     }
     if (wants("ingest_rules")) {
       say(`ingest_rules over ${log}: ${ruleCount} enabled rules`)
@@ -836,7 +851,7 @@ try {
     await httpBaseline()
   }
   for (const log of options.logs) {
-    if (wants("ingest") || wants("ingest_batch") || wants("lag") || wants("ingest_rules")) await ingestScenarios(log)
+    if (ingestGroup.some(wants)) await ingestScenarios(log)
     if (wants("replay")) await replayScenario(log)
     if (wants("memory")) await memory(log)
   }
