@@ -22,7 +22,8 @@ export interface ReplayProgress {
  * Rebuilds projections from the log: forgets what the given partitions projected, then folds
  * every record again, from the earliest offset, exactly as the live workers do. It completes
  * no verdicts, starts no timers, enqueues no webhook events and appends nothing: the log already holds every tick, so the
- * result is the projections the live run wrote. It refuses to run while a node serves on the
+ * result is the projections the live run wrote. The verdicts stored with keyed signals' events,
+ * which the log does not hold, are kept across the rebuild (Projections.restoreVerdicts). It refuses to run while a node serves on the
  * database (replay-lock.ts), and holds the database until it ends.
  *
  * With `from`, only what happened at or after that time is forgotten and written again; the
@@ -102,6 +103,7 @@ export const replay = Effect.fn("replay")(function*(options: {
       }))
     yield* processPending
     yield* worker.flush
+    yield* projections.restoreVerdicts(partition)
     yield* noteReplayFinished(partition)
   })
   const replayAll = Effect.forEach(partitions, replayPartition, { concurrency: Math.max(1, concurrency), discard: true })

@@ -404,6 +404,21 @@ const m0012_user_deactivation = Effect.gen(function*() {
   yield* sql`ALTER TABLE users ADD COLUMN deactivated_at timestamptz`
 })
 
+/**
+ * Verdicts are not in the log, so a replay keeps the stored ones of the events it rewrites
+ * (`kept_verdicts`, filled in the transaction that forgets the events, emptied once each
+ * partition is rebuilt). Found by a scan of the events being forgotten: no index for it, so live
+ * writes pay nothing for what only a replay reads (and a replay rewrites every such row anyway).
+ */
+const m0013_kept_verdicts = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`CREATE TABLE kept_verdicts (
+    event_id text PRIMARY KEY,
+    log_partition integer NOT NULL,
+    verdict jsonb NOT NULL
+  )`
+})
+
 export const migrations = Migrator.fromRecord({
   "0001_tenancy": m0001_tenancy,
   "0002_signal_log": m0002_signal_log,
@@ -416,11 +431,12 @@ export const migrations = Migrator.fromRecord({
   "0009_user_email_any_case": m0009_user_email_any_case,
   "0010_unfinished_replays": m0010_unfinished_replays,
   "0011_event_verdicts": m0011_event_verdicts,
-  "0012_user_deactivation": m0012_user_deactivation
+  "0012_user_deactivation": m0012_user_deactivation,
+  "0013_kept_verdicts": m0013_kept_verdicts
 })
 
 /** The newest migration id; /readyz reports not ready until the database has it. */
-export const latestMigrationId = 12
+export const latestMigrationId = 13
 
 /**
  * The read indexes of `events` (as migration 0002 created them). A full replay drops them while

@@ -87,6 +87,11 @@ export class Projections extends Context.Service<Projections, {
    * rows to skip and vacuum.
    */
   readonly resetAll: (log: string) => Effect.Effect<void>
+  /**
+   * Gives a rebuilt partition's events back the verdicts its reset kept (replay only): a retry of
+   * a keyed signal is answered what its first copy got, after a replay too.
+   */
+  readonly restoreVerdicts: (partition: number) => Effect.Effect<void>
 }>()("signal-engine/store/Projections") {
   static readonly layer = Layer.effect(
     Projections,
@@ -345,10 +350,31 @@ export class Projections extends Context.Service<Projections, {
       const commitBatch = (batch: BatchWrite): Effect.Effect<CommitOutcome> =>
         coalesced([batch]).pipe(Effect.orDie, Effect.flatMap((outcomes) => outcomes[0]!))
 
+      /**
+       * The stored verdicts of events about to be forgotten (keyed signals a rule decided): the log
+       * does not hold them, so a replay would lose what a retry must be answered. Kept until the
+       * partition is rebuilt; a replay run again after a failed one keeps the first copies.
+       */
+      const keepVerdicts = (of?: { readonly partition: number; readonly since: Date | undefined }) =>
+        sql`INSERT INTO kept_verdicts (event_id, log_partition, verdict)
+          SELECT id, log_partition, verdict FROM events WHERE verdict IS NOT NULL
+            ${of === undefined ? sql`` : sql`AND log_partition = ${of.partition}`}
+            ${of?.since === undefined ? sql`` : sql`AND ts >= ${of.since}`}
+          ON CONFLICT (event_id) DO NOTHING`
+
+      const restoreVerdicts = Effect.fn("Projections.restoreVerdicts")(function*(partition: number) {
+        yield* sql.withTransaction(Effect.gen(function*() {
+          yield* sql`UPDATE events e SET verdict = k.verdict FROM kept_verdicts k
+            WHERE k.log_partition = ${partition} AND e.id = k.event_id`
+          yield* sql`DELETE FROM kept_verdicts WHERE log_partition = ${partition}`
+        }))
+      }, Effect.orDie)
+
       const resetPartition = Effect.fn("Projections.resetPartition")(function*(log: string, partition: number, since?: Date) {
         yield* sql.withTransaction(Effect.gen(function*() {
           const eventsSince = since === undefined ? sql`` : sql`AND ts >= ${since}`
           const sessionsSince = since === undefined ? sql`` : sql`AND last_activity_at >= ${since}`
+          yield* keepVerdicts({ partition, since })
           yield* sql`DELETE FROM events WHERE log_partition = ${partition} ${eventsSince}`
           yield* sql`DELETE FROM sessions WHERE user_id IN (SELECT user_id FROM actor_state WHERE partition = ${partition}) ${sessionsSince}`
           yield* sql`DELETE FROM actor_state WHERE partition = ${partition}`
@@ -362,12 +388,13 @@ export class Projections extends Context.Service<Projections, {
 
       const resetAll = Effect.fn("Projections.resetAll")(function*(log: string) {
         yield* sql.withTransaction(Effect.gen(function*() {
+          yield* keepVerdicts()
           yield* sql`TRUNCATE events, sessions, actor_state, scope_usage, goals`
           yield* sql`DELETE FROM partition_offsets WHERE log = ${log}`
         }))
       }, Effect.orDie)
 
-      return Projections.of({ nextOffset, findEvents, loadActors, actorsWithOpenSessions, loadScopeUsage, commitBatch, resetPartition, resetAll })
+      return Projections.of({ nextOffset, findEvents, loadActors, actorsWithOpenSessions, loadScopeUsage, commitBatch, resetPartition, resetAll, restoreVerdicts })
     })
   )
 }

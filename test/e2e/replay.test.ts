@@ -91,6 +91,26 @@ const scenario = async (logEnv: () => Record<string, string>) => {
   const keyed = await sendKeyed(keys[3]!, "replay-k1", "cursor")
   expect(await sendKeyed(keys[3]!, "replay-k1", "cursor")).toEqual({ ...keyed, duplicate: true })
   accepted++
+  // A rule blocks a model; a keyed signal it blocked keeps its verdict for its retries (the log does not hold it).
+  const rule = await call(server, "POST", "/api/v1/rules", {
+    key: org.api_key_live!,
+    body: { name: "no forbidden", type: "model_filter", scope: "org", scope_id: org.org_id, condition: { model: { in: ["forbidden-model"] } }, action: "block", action_config: { message: "not that one" } }
+  })
+  expect(rule.status).toBe(201)
+  await waitFor(async () => {
+    accepted++
+    return (await send(keys[2]!, "post-tool", "claude-code", { model: "forbidden-model" })).body
+  }, (b) => b.ok === false, { what: "the rule in force" })
+  const blocked = { ok: false, action: "block", rule_id: rule.body.id, message: "not that one" }
+  const sendBlocked = (idempotencyKey: string) =>
+    call(server, "POST", "/engine/v1/signals", {
+      key: keys[3]!,
+      body: { type: "post-tool", adapter: "cursor", session_id: "cursor-1", metadata: { model: "forbidden-model" } },
+      headers: { "idempotency-key": idempotencyKey }
+    }).then((r) => r.body)
+  expect(await sendBlocked("replay-b1")).toMatchObject(blocked)
+  expect(await sendBlocked("replay-b1")).toMatchObject({ ...blocked, duplicate: true })
+  accepted++
   await send(keys[1]!, "session-end", "cursor")
   accepted++
   // Now shorten the timeout; one more signal in each open session carries it, and those
@@ -118,13 +138,32 @@ const scenario = async (logEnv: () => Record<string, string>) => {
   await sendKeyed(keys[3]!, "replay-k2", "codex")
   expect((await sendKeyed(keys[3]!, "replay-k2", "codex")).duplicate).toBe(true)
   accepted++
+  expect(await sendBlocked("replay-b2")).toMatchObject(blocked)
+  accepted++
   const before = await waitFor(() => snapshot(databaseUrl), (s) => s.events.length === accepted, { what: "all signals projected" })
   expect(before.sessions.filter((s: { end_reason: string }) => s.end_reason === "timeout")).toHaveLength(3)
   expect(before.events.filter((e: { type: string }) => e.type === "goal-drift")).toHaveLength(1)
   expect(before.goals.map((g: { status: string }) => g.status).sort()).toEqual(["active", "completed"])
   expect(before.scopeUsage.length).toBeGreaterThan(0)
+  expect(before.events.filter((e: { verdict: unknown }) => e.verdict !== null)).toHaveLength(2)
   await server.stop()
-  return { databaseUrl, env, before, phase2: phase2! }
+  /** After the replay, on a service started again: the retries are answered the stored verdict. */
+  const retriesBlocked = async () => {
+    const again = await startServer({ databaseUrl, env })
+    try {
+      for (const key of ["replay-b1", "replay-b2"]) {
+        const res = await call(again, "POST", "/engine/v1/signals", {
+          key: keys[3]!,
+          body: { type: "post-tool", adapter: "cursor", session_id: "cursor-1", metadata: { model: "forbidden-model" } },
+          headers: { "idempotency-key": key }
+        })
+        expect(res.body).toMatchObject({ ...blocked, duplicate: true })
+      }
+    } finally {
+      await again.stop()
+    }
+  }
+  return { databaseUrl, env, before, phase2: phase2!, retriesBlocked }
 }
 
 const replayCli = async (databaseUrl: string, env: Record<string, string>, ...args: Array<string>) => {
@@ -156,11 +195,13 @@ const damage = (databaseUrl: string, statements: (sql: SqlClient.SqlClient) => E
   withStore(databaseUrl, Effect.flatMap(SqlClient.SqlClient, statements))
 
 describe.each(logVariants())("replay over %s", (_name, logEnv) => {
-  it("rebuilds projections equal to the originals, sessions closed by timeout included", { timeout: 120_000 }, async () => {
-    const { databaseUrl, env, before } = await scenario(logEnv)
+  it("rebuilds projections equal to the originals, sessions closed by timeout and stored verdicts included", { timeout: 120_000 }, async () => {
+    const { databaseUrl, env, before, retriesBlocked } = await scenario(logEnv)
     // Damage the projections, so only a real rebuild can bring them back.
     await damage(databaseUrl, (sql) => Effect.all([
-      sql`DELETE FROM events WHERE type = 'post-tool'`,
+      // (Events with a stored verdict are damaged, not deleted: the verdict is what the replay must keep.)
+      sql`DELETE FROM events WHERE type = 'post-tool' AND verdict IS NULL`,
+      sql`UPDATE events SET model = 'damaged', tokens_in = 99 WHERE verdict IS NOT NULL`,
       sql`UPDATE sessions SET signal_count = 0, ended_at = NULL, end_reason = NULL`,
       sql`DELETE FROM actor_state`,
       sql`DELETE FROM goals`,
@@ -179,6 +220,7 @@ describe.each(logVariants())("replay over %s", (_name, logEnv) => {
     expect(await snapshot(databaseUrl)).toEqual(before)
     // A full replay writes without the read indexes and builds them again: the same ones.
     expect(await eventIndexes(databaseUrl)).toEqual(indexes)
+    await retriesBlocked()
   })
 
   it("after a replay killed half-way the service refuses to start, naming the partitions, until a replay finishes", { timeout: 120_000 }, async () => {
@@ -226,7 +268,9 @@ describe.each(logVariants())("replay over %s", (_name, logEnv) => {
     const { databaseUrl, env, before, phase2 } = await scenario(logEnv)
     await damage(databaseUrl, (sql) => Effect.all([
       sql`UPDATE events SET model = 'damaged-before' WHERE ts < ${phase2}::timestamptz AND model IS NOT NULL`,
-      sql`DELETE FROM events WHERE ts >= ${phase2}::timestamptz`,
+      // Gone, except an event with a stored verdict: damaged, so the replay must rewrite it and keep its verdict.
+      sql`DELETE FROM events WHERE ts >= ${phase2}::timestamptz AND verdict IS NULL`,
+      sql`UPDATE events SET model = 'damaged-after' WHERE ts >= ${phase2}::timestamptz`,
       sql`UPDATE sessions SET signal_count = 99 WHERE last_activity_at >= ${phase2}::timestamptz`
     ]))
     // Only a full replay rebuilds the read indexes, so only its report says how long that took.
@@ -239,7 +283,8 @@ describe.each(logVariants())("replay over %s", (_name, logEnv) => {
     expect(after.scopeUsage).toEqual(before.scopeUsage)
     const late = (e: { ts: string }) => Date.parse(e.ts) >= Date.parse(phase2)
     expect(after.events.filter(late)).toEqual(before.events.filter(late))
-    expect(after.events.filter(late)).toHaveLength(5)
+    expect(after.events.filter(late)).toHaveLength(6)
+    expect(after.events.filter((e: { verdict: unknown }) => e.verdict !== null)).toHaveLength(2)
     const early = after.events.filter((e: { ts: string; model: string | null }) => !late(e) && e.model !== null)
     expect(early.length).toBeGreaterThan(0)
     expect(early.every((e: { model: string }) => e.model === "damaged-before")).toBe(true)

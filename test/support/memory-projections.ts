@@ -63,7 +63,8 @@ export const memoryProjections = () => {
         return Effect.succeed({ _tag: "Committed", others: [] } as const)
       }),
     resetPartition: () => Effect.die("not used"),
-    resetAll: () => Effect.die("not used")
+    resetAll: () => Effect.die("not used"),
+    restoreVerdicts: () => Effect.die("not used")
   }))
 
   return {
