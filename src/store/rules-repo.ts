@@ -1,7 +1,7 @@
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import type { Environment } from "../domain/environments.ts"
-import { NotFound } from "../domain/errors.ts"
+import { NotFound, Unprocessable } from "../domain/errors.ts"
 import { makeId } from "../domain/ids.ts"
 import { decodeCursor, type Page, toPage } from "../domain/pagination.ts"
 import type { Condition, Rule, RuleAction, RuleScope, RuleType } from "../domain/rules.ts"
@@ -56,10 +56,11 @@ const columns = "id, name, type, enabled, scope, scope_id, priority, condition, 
 
 /** Rules of an org's environment. SQL failures are defects. */
 export class Rules extends Context.Service<Rules, {
-  readonly create: (tenant: Tenant, fields: RuleFields) => Effect.Effect<Rule>
+  /** Fails (422) when a team scope names a team deleted meanwhile. */
+  readonly create: (tenant: Tenant, fields: RuleFields) => Effect.Effect<Rule, Unprocessable>
   readonly get: (tenant: Tenant, id: string) => Effect.Effect<Rule, NotFound>
   readonly list: (tenant: Tenant, filter: RuleFilter, page: PageRequest) => Effect.Effect<Page<Rule>>
-  readonly replace: (tenant: Tenant, id: string, fields: RuleFields) => Effect.Effect<Rule, NotFound>
+  readonly replace: (tenant: Tenant, id: string, fields: RuleFields) => Effect.Effect<Rule, NotFound | Unprocessable>
   readonly remove: (tenant: Tenant, id: string) => Effect.Effect<void, NotFound>
   /** Whether `scope_id` names a user or team of the org (or is the org itself). */
   readonly scopeExists: (orgId: string, scope: Exclude<RuleScope, "project">, scopeId: string) => Effect.Effect<boolean>
@@ -70,13 +71,26 @@ export class Rules extends Context.Service<Rules, {
       const sql = yield* SqlClient.SqlClient
       const notFound = (id: string) => NotFound.of(`rule ${id} not found`)
 
+      /**
+       * A team scope holds only while the team exists: checked in the writing statement, with the
+       * team's row locked against a concurrent delete (which refuses while rules name the team),
+       * so no rule is left scoped to a deleted team.
+       */
+      const scopeHolds = (tenant: Tenant, f: RuleFields) =>
+        f.scope === "team"
+          ? sql`EXISTS (SELECT 1 FROM teams WHERE id = ${f.scope_id} AND org_id = ${tenant.orgId} FOR KEY SHARE)`
+          : sql`true`
+      const teamGone = (f: RuleFields) => Unprocessable.of(`scope_id: no team ${f.scope_id} in this org`, "validation_error")
+
       const create = Effect.fn("Rules.create")(function*(tenant: Tenant, f: RuleFields) {
         const rows = yield* sql<Row>`
           INSERT INTO rules (id, org_id, environment, name, type, enabled, scope, scope_id, priority, condition, action, action_config)
-          VALUES (${makeId("rule")}, ${tenant.orgId}, ${tenant.environment}, ${f.name}, ${f.type}, ${f.enabled}, ${f.scope},
-            ${f.scope_id}, ${f.priority}, ${JSON.stringify(f.condition)}::jsonb, ${f.action}, ${JSON.stringify(f.action_config)}::jsonb)
+          SELECT ${makeId("rule")}, ${tenant.orgId}, ${tenant.environment}, ${f.name}, ${f.type}, ${f.enabled}, ${f.scope},
+            ${f.scope_id}, ${f.priority}, ${JSON.stringify(f.condition)}::jsonb, ${f.action}, ${JSON.stringify(f.action_config)}::jsonb
+          WHERE ${scopeHolds(tenant, f)}
           RETURNING ${sql.literal(columns)}`.pipe(Effect.orDie)
-        return toRule(rows[0]!)
+        if (!rows[0]) return yield* teamGone(f)
+        return toRule(rows[0])
       })
 
       const get = Effect.fn("Rules.get")(function*(tenant: Tenant, id: string) {
@@ -108,9 +122,12 @@ export class Rules extends Context.Service<Rules, {
             scope = ${f.scope}, scope_id = ${f.scope_id}, priority = ${f.priority},
             condition = ${JSON.stringify(f.condition)}::jsonb, action = ${f.action},
             action_config = ${JSON.stringify(f.action_config)}::jsonb, updated_at = now()
-          WHERE id = ${id} AND org_id = ${tenant.orgId} AND environment = ${tenant.environment}
+          WHERE id = ${id} AND org_id = ${tenant.orgId} AND environment = ${tenant.environment} AND ${scopeHolds(tenant, f)}
           RETURNING ${sql.literal(columns)}`.pipe(Effect.orDie)
-        if (!rows[0]) return yield* notFound(id)
+        if (!rows[0]) {
+          yield* get(tenant, id)
+          return yield* teamGone(f)
+        }
         return toRule(rows[0])
       })
 

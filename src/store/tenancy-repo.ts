@@ -143,8 +143,11 @@ export class Tenancy extends Context.Service<Tenancy, {
     input: { readonly name: string; readonly member_ids?: ReadonlyArray<string> | undefined }
   ) => Effect.Effect<Team, Conflict | Unprocessable>
   readonly listTeams: (orgId: string, page: PageRequest) => Effect.Effect<Page<Team>>
+  /** Deletes a team and its memberships; refused while a rule of either environment is scoped to it. */
+  readonly deleteTeam: (orgId: string, teamId: string) => Effect.Effect<void, NotFound | Conflict>
   readonly createProject: (orgId: string, input: { readonly name: string }) => Effect.Effect<Project, Conflict>
   readonly listProjects: (orgId: string, page: PageRequest) => Effect.Effect<Page<Project>>
+  readonly deleteProject: (orgId: string, projectId: string) => Effect.Effect<void, NotFound>
   readonly createApiKey: (
     orgId: string,
     input: { readonly environment: Environment; readonly name: string; readonly scopes: ReadonlyArray<Scope> }
@@ -384,6 +387,30 @@ export class Tenancy extends Context.Service<Tenancy, {
           return toPage(rows.map(toTeam), page.limit, (t) => t.id)
         })
 
+        const deleteTeam = Effect.fn("Tenancy.deleteTeam")(function*(orgId: string, teamId: string) {
+          yield* sql.withTransaction(Effect.gen(function*() {
+            // Locked, so a rule scoped to it cannot be created between the check and the delete
+            // (a rule's write checks its team under a key-share lock: rules-repo.ts).
+            const team = yield* sql`SELECT id FROM teams WHERE org_id = ${orgId} AND id = ${teamId} FOR UPDATE`
+            if (team.length === 0) return yield* NotFound.of(`team ${teamId} not found`)
+            const rules = yield* sql<{ readonly id: string }>`SELECT id FROM rules
+              WHERE org_id = ${orgId} AND scope = 'team' AND scope_id = ${teamId} ORDER BY id`
+            if (rules.length > 0) {
+              return yield* Conflict.of(
+                `rules are scoped to team ${teamId}: ${rules.map((r) => r.id).join(", ")}; delete or re-scope them first`,
+                "team_in_use"
+              )
+            }
+            yield* sql`DELETE FROM team_members WHERE team_id = ${teamId}`
+            yield* sql`DELETE FROM teams WHERE id = ${teamId}`
+          })).pipe(Effect.catchTag("SqlError", Effect.die))
+        })
+
+        const deleteProject = Effect.fn("Tenancy.deleteProject")(function*(orgId: string, projectId: string) {
+          const rows = yield* sql`DELETE FROM projects WHERE org_id = ${orgId} AND id = ${projectId} RETURNING id`.pipe(Effect.orDie)
+          if (rows.length === 0) return yield* NotFound.of(`project ${projectId} not found`)
+        })
+
         const createProject = Effect.fn("Tenancy.createProject")(function*(orgId: string, input: { readonly name: string }) {
           const rows = yield* sql<ProjectRow>`INSERT INTO projects (id, org_id, name)
             VALUES (${makeId(IdPrefix.project)}, ${orgId}, ${input.name}) RETURNING id, name, created_at`.pipe(
@@ -557,6 +584,8 @@ export class Tenancy extends Context.Service<Tenancy, {
           updateUser,
           getTeam,
           updateTeam,
+          deleteTeam,
+          deleteProject,
           createTeam,
           listTeams,
           createProject,

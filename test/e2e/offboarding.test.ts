@@ -14,7 +14,8 @@ const as = (key: string) => ({
   get: (path: string) => call(server, "GET", `/api/v1${path}`, { key }),
   post: (path: string, body: unknown) => call(server, "POST", `/api/v1${path}`, { key, body }),
   patch: (path: string, body: unknown) => call(server, "PATCH", `/api/v1${path}`, { key, body }),
-  del: (path: string) => call(server, "DELETE", `/api/v1${path}`, { key })
+  del: (path: string) => call(server, "DELETE", `/api/v1${path}`, { key }),
+  call: (method: string, path: string, body?: unknown) => call(server, method, `/api/v1${path}`, { key, body })
 })
 
 const setUp = async (name: string) => {
@@ -159,6 +160,7 @@ describe("offboarding (DELETE /users/:id)", () => {
     expectEnvelope(await test.patch(`/users/${u}`, { name: "X" }), 403, "live_key_required")
     expectEnvelope(await test.del(`/users/${u}`), 403, "live_key_required")
     expectEnvelope(await test.patch(`/teams/${t}`, { name: "X" }), 403, "live_key_required")
+    expectEnvelope(await test.del(`/teams/${t}`), 403, "live_key_required")
     expect((await api.get(`/users/${u}`)).body).toMatchObject({ name: "u@test-key.dev", status: "active" })
     expect((await test.get(`/teams/${t}`)).status).toBe(200)
 
@@ -166,5 +168,67 @@ describe("offboarding (DELETE /users/:id)", () => {
     const smallApi = as(small.api_key_test)
     expect((await smallApi.patch(`/users/${small.user_id}`, { name: "Solo" })).body).toMatchObject({ name: "Solo" })
     expect((await smallApi.del(`/users/${small.user_id}`)).status).toBe(204)
+  })
+
+  it("DELETE /teams/:id deletes a team no rule is scoped to; its members stay, and a rule cannot name it after", async () => {
+    const { org, api, team, user } = await setUp("teams-delete")
+    const t = await team("doomed")
+    const u = await user("u@teams-delete.dev", [t])
+    // A rule of either environment scoped to the team holds it.
+    const budget = { name: "team budget", type: "budget", scope: "team", scope_id: t, condition: { window: "daily", metric: "tokens_total", threshold: 10 }, action: "log" }
+    const rule = await as(org.api_key_test).post("/rules", budget)
+    expect(rule.status).toBe(201)
+    const refused = await api.del(`/teams/${t}`)
+    expectEnvelope(refused, 409, "team_in_use")
+    expect(refused.body.error).toContain(rule.body.id)
+    expect((await api.get(`/teams/${t}`)).status).toBe(200)
+    // Re-scoped to the org, the rule lets go.
+    expect((await as(org.api_key_test).call("PUT", `/rules/${rule.body.id}`, { scope: "org", scope_id: org.org_id })).status).toBe(200)
+
+    expect((await api.del(`/teams/${t}`)).status).toBe(204)
+    expectEnvelope(await api.get(`/teams/${t}`), 404, "not_found")
+    expect((await api.get("/teams")).body.data.map((x: { id: string }) => x.id)).not.toContain(t)
+    expect((await api.get(`/users/${u}`)).body).toMatchObject({ id: u, status: "active", team_ids: [] })
+    expectEnvelope(await api.del(`/teams/${t}`), 404, "not_found")
+    expectEnvelope(await api.post("/rules", budget), 422, "validation_error")
+    expectEnvelope(await as(org.api_key_test).call("PUT", `/rules/${rule.body.id}`, { scope: "team", scope_id: t }), 422, "validation_error")
+    // The name is free again.
+    expect((await api.post("/teams", { name: "doomed" })).status).toBe(201)
+    expectEnvelope(await api.del("/teams/team_nope"), 404, "not_found")
+  })
+
+  it("a team deleted while a rule is created for it: one of the two is refused, never a rule over a deleted team", async () => {
+    const { api, team } = await setUp("teams-race")
+    for (let i = 0; i < 15; i++) {
+      const t = await team(`race-${i}`)
+      const [created, deleted] = await Promise.all([
+        api.post("/rules", { name: "r", type: "model_filter", scope: "team", scope_id: t, condition: { model: { in: ["x"] } }, action: "log" }),
+        api.del(`/teams/${t}`)
+      ])
+      expect([["201", "409"], ["422", "204"]].map((o) => o.join("/"))).toContain(`${created.status}/${deleted.status}`)
+    }
+    const rules = (await api.get("/rules?limit=100")).body.data as Array<{ scope_id: string }>
+    const teams = new Set(((await api.get("/teams?limit=100")).body.data as Array<{ id: string }>).map((t) => t.id))
+    expect(rules.every((r) => teams.has(r.scope_id))).toBe(true)
+  })
+
+  it("DELETE /projects/:id deletes a registration; project rules over its id are not touched", async () => {
+    const { org, api } = await setUp("projects-delete")
+    const project = await api.post("/projects", { name: "web" })
+    expect(project.status).toBe(201)
+    const rule = await api.post("/rules", {
+      name: "web cost", type: "budget", scope: "project", scope_id: project.body.id, condition: { window: "monthly", metric: "cost_usd", threshold: 5 }, action: "warn"
+    })
+    expect(rule.status).toBe(201)
+    expectEnvelope(await as(org.api_key_test).del(`/projects/${project.body.id}`), 403, "live_key_required")
+    expect((await api.del(`/projects/${project.body.id}`)).status).toBe(204)
+    expect((await api.get("/projects")).body.data).toEqual([])
+    expectEnvelope(await api.del(`/projects/${project.body.id}`), 404, "not_found")
+    expect((await api.get(`/rules/${rule.body.id}`)).body).toMatchObject({ scope: "project", scope_id: project.body.id })
+    // Another org's project is not this org's to delete.
+    const other = await setUp("projects-delete-other")
+    const theirs = await other.api.post("/projects", { name: "web" })
+    expectEnvelope(await api.del(`/projects/${theirs.body.id}`), 404, "not_found")
+    expect((await other.api.get("/projects")).body.data).toHaveLength(1)
   })
 })

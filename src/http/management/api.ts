@@ -110,7 +110,14 @@ export class TeamsGroup extends HttpApiGroup.make("teams")
       error: [NotFound, Conflict, Unprocessable, Forbidden]
     })
       .annotate(RequiredScope, { resource: "admin", access: "write" })
-      .annotateMerge(OpenApi.annotations({ description: "Renames the team or replaces its members. " + userChangeNote }))
+      .annotateMerge(OpenApi.annotations({ description: "Renames the team or replaces its members. " + userChangeNote })),
+    HttpApiEndpoint.delete("delete", "/teams/:id", { params: Id, error: [NotFound, Conflict, Forbidden] })
+      .annotate(RequiredScope, { resource: "admin", access: "write" })
+      .annotateMerge(OpenApi.annotations({
+        description: "Deletes the team and its memberships (the users stay); 204. `409 team_in_use` while a rule " +
+          "(of either environment) is scoped to the team: delete or re-scope those rules first. Signals accepted " +
+          "before keep counting in the team's budget windows they fell in. " + userChangeNote
+      }))
   )
   .middleware(ManagementAuth)
   .middleware(Envelope)
@@ -124,7 +131,13 @@ export class ProjectsGroup extends HttpApiGroup.make("projects")
       payload: Schema.Struct({ name: Name }),
       success: Project.pipe(HttpApiSchema.status(201)),
       error: Conflict
-    }).annotate(RequiredScope, { resource: "admin", access: "write" })
+    }).annotate(RequiredScope, { resource: "admin", access: "write" }),
+    HttpApiEndpoint.delete("delete", "/projects/:id", { params: Id, error: [NotFound, Forbidden] })
+      .annotate(RequiredScope, { resource: "admin", access: "write" })
+      .annotateMerge(OpenApi.annotations({
+        description: "Deletes the project's registration; 204. Signals, events and project rules name project_ids " +
+          "as strings and are not changed. " + userChangeNote
+      }))
   )
   .middleware(ManagementAuth)
   .middleware(Envelope)

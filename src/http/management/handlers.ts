@@ -93,6 +93,8 @@ export const TeamsHandlers = HttpApiBuilder.group(ManagementApi, "teams", Effect
     .handle("get", ({ params }) => ApiPrincipal.use((p) => tenancy.getTeam(p.orgId, params.id)))
     .handle("update", ({ params, payload }) =>
       Effect.andThen(liveKeyForBothEnvironments, ApiPrincipal.use((p) => tenancy.updateTeam(p.orgId, params.id, payload))))
+    .handle("delete", ({ params }) =>
+      Effect.andThen(liveKeyForBothEnvironments, ApiPrincipal.use((p) => tenancy.deleteTeam(p.orgId, params.id))))
 }))
 
 export const ProjectsHandlers = HttpApiBuilder.group(ManagementApi, "projects", Effect.fn(function*(handlers) {
@@ -100,6 +102,8 @@ export const ProjectsHandlers = HttpApiBuilder.group(ManagementApi, "projects", 
   return handlers
     .handle("list", ({ query }) => ApiPrincipal.use((p) => tenancy.listProjects(p.orgId, page(query))))
     .handle("create", ({ payload }) => ApiPrincipal.use((p) => tenancy.createProject(p.orgId, payload)))
+    .handle("delete", ({ params }) =>
+      Effect.andThen(liveKeyForBothEnvironments, ApiPrincipal.use((p) => tenancy.deleteProject(p.orgId, params.id))))
 }))
 
 export const ApiKeysHandlers = HttpApiBuilder.group(ManagementApi, "apiKeys", Effect.fn(function*(handlers) {
