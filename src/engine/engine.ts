@@ -151,10 +151,12 @@ export class Engine extends Context.Service<Engine, {
         idOf: (record: SignalRecord | GoalRecord) => string
       ) {
         const deadline = (yield* Clock.currentTimeMillis) + Duration.toMillis(wait)
-        // A wait left by a failed append ends at its deadline like any other. It is not taken out
-        // at once: a retry of a keyed signal has its first copy's id, and so may share its wait.
+        // One wait per record, each answered by its own record's outcome (copies of a keyed
+        // signal share an id, and queue); the waits of records never appended are taken out.
         const deferreds = yield* Effect.forEach(records, (record) => verdicts.register(idOf(record), deadline))
-        yield* log.append(records)
+        yield* log.append(records).pipe(
+          Effect.onError(() => Effect.forEach(records, (record, i) => verdicts.cancel(idOf(record), deferreds[i]!), { discard: true }))
+        )
         const answers: Array<Option.Option<Outcome>> = []
         for (let i = 0; i < records.length; i++) {
           const record = records[i]!
@@ -167,16 +169,11 @@ export class Engine extends Context.Service<Engine, {
 
       const submitMany = Effect.fnUntraced(function*(records: ReadonlyArray<SignalRecord>) {
         const outcomes = yield* appendAndWait(records, signalId)
-        // Copies of one keyed signal in one call share a wait: all but the first are retries.
-        const seen = new Set<string>()
-        return outcomes.map((outcome, i): Submitted => {
-          const id = records[i]!.signal_id
-          const again = seen.has(id)
-          seen.add(id)
-          return Option.isSome(outcome) && "signal_id" in outcome.value
-            ? { _tag: "Processed", verdict: again ? { ...outcome.value, duplicate: true } : outcome.value }
-            : { _tag: "Pending", signal_id: id }
-        })
+        return outcomes.map((outcome, i): Submitted =>
+          Option.isSome(outcome) && "signal_id" in outcome.value
+            ? { _tag: "Processed", verdict: outcome.value }
+            : { _tag: "Pending", signal_id: records[i]!.signal_id }
+        )
       })
 
       const submitGoal = Effect.fnUntraced(function*(record: GoalRecord) {

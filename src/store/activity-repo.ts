@@ -5,6 +5,7 @@ import type { Environment } from "../domain/environments.ts"
 import { BadRequest, NotFound } from "../domain/errors.ts"
 import { decodePosition, encodePosition, type Position } from "../domain/keyset.ts"
 import type { Page } from "../domain/pagination.ts"
+import { isStorableText } from "../domain/text.ts"
 
 /** Every query is confined to one org and one environment: the caller's. */
 export interface Tenant {
@@ -65,11 +66,19 @@ interface UsagePosition {
 }
 
 const encodeUsagePosition = (p: UsagePosition) => Buffer.from(JSON.stringify(p)).toString("base64url")
+/** `YYYY-MM-DD` naming a day that exists. */
+const isCalendarDate = (k: string): boolean => {
+  const day = new Date(`${k}T00:00:00Z`)
+  return /^\d{4}-\d{2}-\d{2}$/.test(k) && !Number.isNaN(day.getTime()) && day.toISOString().slice(0, 10) === k
+}
+
 const decodeUsagePosition = (cursor: string, groupBy: UsageGroupBy): UsagePosition | undefined => {
   try {
     const p = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")) as Partial<UsagePosition>
-    if (p.g !== groupBy || typeof p.k !== "string") return undefined
-    if (groupBy === "day") return { g: p.g, k: p.k }
+    // A key this endpoint could have returned: text PostgreSQL stores (a crafted one is a 400, not
+    // a failed query), and for days a real calendar date.
+    if (p.g !== groupBy || typeof p.k !== "string" || !isStorableText(p.k)) return undefined
+    if (groupBy === "day") return isCalendarDate(p.k) ? { g: p.g, k: p.k } : undefined
     return typeof p.c === "string" && /^\d+(\.\d+)?$/.test(p.c) ? { g: p.g, k: p.k, c: p.c } : undefined
   } catch {
     return undefined

@@ -180,9 +180,11 @@ export class Tenancy extends Context.Service<Tenancy, {
           created_at: isoNN(r.created_at)
         })
 
+        /** A unique violation as a 409 with `message`; any other SQL failure is a defect. */
+        const conflictIfUnique = (message: string) => (e: SqlError) =>
+          e.reason._tag === "UniqueViolation" ? Effect.fail(Conflict.of(message, "already_exists")) : Effect.die(e)
         const uniqueAsConflict = (message: string) => <A, R>(self: Effect.Effect<A, SqlError, R>) =>
-          Effect.catchTag(self, "SqlError", (e) =>
-            e.reason._tag === "UniqueViolation" ? Effect.fail(Conflict.of(message, "already_exists")) : Effect.die(e))
+          Effect.catchTag(self, "SqlError", conflictIfUnique(message))
 
         const createOrg = Effect.fn("Tenancy.createOrg")(function*(input: { readonly name: string; readonly plan: Plan }) {
           const rows = yield* sql<Omit<OrgRecord, "created_at"> & { created_at: Date }>`
@@ -282,9 +284,26 @@ export class Tenancy extends Context.Service<Tenancy, {
         const deactivatedConflict = (ids: ReadonlyArray<string>) =>
           Conflict.of(`deactivated user(s) cannot be team members: ${ids.join(", ")}`, "user_deactivated")
 
+        /**
+         * Puts active users in a team, inside the caller's transaction. Each user's row is share-
+         * locked as it is checked, so a deactivation running at the same time either waits for this
+         * transaction (and then takes the user out of the team) or has committed first, and then
+         * the user is not added and this fails with 409 (rolling the transaction back).
+         */
+        const addMembers = Effect.fnUntraced(function*(orgId: string, teamId: string, userIds: ReadonlyArray<string>) {
+          if (userIds.length === 0) return
+          const added = yield* sql<{ readonly user_id: string }>`
+            INSERT INTO team_members (team_id, user_id)
+            SELECT ${teamId}, u.id FROM (
+              SELECT id FROM users WHERE org_id = ${orgId} AND id IN ${sql.in(userIds)} AND deactivated_at IS NULL FOR SHARE
+            ) u
+            RETURNING user_id`
+          const gone = userIds.filter((id) => !added.some((r) => r.user_id === id))
+          if (gone.length > 0) return yield* deactivatedConflict(gone)
+        })
+
         const updateUser = Effect.fn("Tenancy.updateUser")(function*(orgId: string, userId: string, input: UserChanges) {
           const current = yield* getUser(orgId, userId)
-          const deactivating = input.status === "deactivated" && current.status === "active"
           const staysDeactivated = input.status === undefined ? current.status === "deactivated" : input.status === "deactivated"
           const teamIds = input.team_ids === undefined ? undefined : [...new Set(input.team_ids)]
           if (teamIds !== undefined && teamIds.length > 0 && staysDeactivated) {
@@ -295,22 +314,28 @@ export class Tenancy extends Context.Service<Tenancy, {
             if (missing.length > 0) return yield* Unprocessable.of(`unknown team_ids: ${missing.join(", ")}`, "unknown_reference")
           }
           yield* sql.withTransaction(Effect.gen(function*() {
-            yield* sql`UPDATE users SET
+            // The update locks the user's row: what it returns is the state every check below holds for.
+            const [row] = yield* sql<{ readonly deactivated_at: Date | null }>`UPDATE users SET
                 name = coalesce(${input.name ?? null}, name),
                 role = coalesce(${input.role ?? null}, role),
                 deactivated_at = CASE ${input.status ?? null}::text
                   WHEN 'deactivated' THEN coalesce(deactivated_at, now())
                   WHEN 'active' THEN NULL
                   ELSE deactivated_at END
-              WHERE org_id = ${orgId} AND id = ${userId}`
-            if (deactivating) {
+              WHERE org_id = ${orgId} AND id = ${userId}
+              RETURNING deactivated_at`
+            if (row?.deactivated_at != null) {
+              // Deactivating, or deactivated meanwhile: no key and no team survives it.
+              if (teamIds !== undefined && teamIds.length > 0) {
+                return yield* Conflict.of(`user ${userId} is deactivated and can be in no team; reactivate it first`, "user_deactivated")
+              }
               yield* sql`UPDATE license_keys SET revoked_at = now() WHERE user_id = ${userId} AND revoked_at IS NULL`
               yield* sql`DELETE FROM team_members WHERE user_id = ${userId}`
             } else if (teamIds !== undefined) {
               yield* sql`DELETE FROM team_members WHERE user_id = ${userId}`
-              for (const teamId of teamIds) yield* sql`INSERT INTO team_members (team_id, user_id) VALUES (${teamId}, ${userId})`
+              for (const teamId of teamIds) yield* addMembers(orgId, teamId, [userId])
             }
-          })).pipe(Effect.orDie)
+          })).pipe(Effect.catchTag("SqlError", Effect.die))
           return yield* getUser(orgId, userId).pipe(Effect.orDie)
         })
 
@@ -344,8 +369,8 @@ export class Tenancy extends Context.Service<Tenancy, {
           const id = makeId(IdPrefix.team)
           yield* sql.withTransaction(Effect.gen(function*() {
             yield* sql`INSERT INTO teams (id, org_id, name) VALUES (${id}, ${orgId}, ${input.name})`
-            for (const userId of memberIds) yield* sql`INSERT INTO team_members (team_id, user_id) VALUES (${id}, ${userId})`
-          })).pipe(uniqueAsConflict(`a team named ${input.name} already exists`))
+            yield* addMembers(orgId, id, memberIds)
+          })).pipe(Effect.catchTag("SqlError", conflictIfUnique(`a team named ${input.name} already exists`)))
           const rows = yield* sql<TeamRow>`${teamSelect(orgId)} AND t.id = ${id} GROUP BY t.id`.pipe(Effect.orDie)
           return toTeam(rows[0]!)
         })
@@ -374,9 +399,9 @@ export class Tenancy extends Context.Service<Tenancy, {
             if (input.name !== undefined) yield* sql`UPDATE teams SET name = ${input.name} WHERE org_id = ${orgId} AND id = ${teamId}`
             if (memberIds !== undefined) {
               yield* sql`DELETE FROM team_members WHERE team_id = ${teamId}`
-              for (const userId of memberIds) yield* sql`INSERT INTO team_members (team_id, user_id) VALUES (${teamId}, ${userId})`
+              yield* addMembers(orgId, teamId, memberIds)
             }
-          })).pipe(uniqueAsConflict(`a team named ${input.name} already exists`))
+          })).pipe(Effect.catchTag("SqlError", conflictIfUnique(`a team named ${input.name} already exists`)))
           return yield* getTeam(orgId, teamId).pipe(Effect.orDie)
         })
 
@@ -459,11 +484,17 @@ export class Tenancy extends Context.Service<Tenancy, {
             return yield* Conflict.of(`user ${input.user_id} is deactivated; reactivate it before giving it a key`, "user_deactivated")
           }
           const key = generateLicenseKey()
+          // The user's row is share-locked as it is checked: a deactivation at the same time waits
+          // for this key and then revokes it, or has committed first and no key is made.
           const rows = yield* sql<LicenseKeyRow>`
             INSERT INTO license_keys (id, org_id, user_id, environment, key_hash, key_hint)
-            VALUES (${makeId(IdPrefix.licenseKey)}, ${orgId}, ${input.user_id}, ${input.environment}, ${hashKey(key)}, ${keyHint(key)})
+            SELECT ${makeId(IdPrefix.licenseKey)}, ${orgId}, u.id, ${input.environment}, ${hashKey(key)}, ${keyHint(key)}
+            FROM (SELECT id FROM users WHERE org_id = ${orgId} AND id = ${input.user_id} AND deactivated_at IS NULL FOR SHARE) u
             RETURNING id, user_id, environment, key_hint, created_at, revoked_at`.pipe(Effect.orDie)
-          return { record: toLicenseKey(rows[0]!), key }
+          if (!rows[0]) {
+            return yield* Conflict.of(`user ${input.user_id} is deactivated; reactivate it before giving it a key`, "user_deactivated")
+          }
+          return { record: toLicenseKey(rows[0]), key }
         })
 
         const listLicenseKeys = Effect.fn("Tenancy.listLicenseKeys")(function*(
@@ -532,6 +563,8 @@ export class Tenancy extends Context.Service<Tenancy, {
           }>`SELECT k.id, k.org_id, k.user_id, k.environment, o.plan, o.session_timeout_s, o.time_zone,
               ARRAY(SELECT m.team_id FROM team_members m WHERE m.user_id = k.user_id ORDER BY m.team_id) AS team_ids
             FROM license_keys k JOIN orgs o ON o.id = k.org_id
+              -- Offboarding revokes the keys; this holds even for a key that escaped it.
+              JOIN users u ON u.id = k.user_id AND u.deactivated_at IS NULL
             WHERE k.key_hash = ${hashKey(key)} AND k.revoked_at IS NULL`.pipe(Effect.orDie)
           const row = rows[0]
           if (!row) return undefined

@@ -61,14 +61,16 @@ describe.each(logVariants())("idempotent ingestion over %s", (_name, logEnv) => 
     expect((await sessionOf(b, fromB.body.session_id)).session.signals).toBe(1)
   })
 
-  it("copies sent at the same time are one signal", async () => {
+  it("copies sent at the same time are one signal: exactly one is answered as the original, every other as a duplicate", async () => {
     const o = await org("idem-burst")
-    const answers = await Promise.all(Array.from({ length: 8 }, () => send(o, "burst-key")))
-    expect(answers.map((a) => a.status)).toEqual(Array(8).fill(200))
+    const answers = await Promise.all(Array.from({ length: 20 }, () => send(o, "burst-key")))
+    expect(answers.map((a) => a.status)).toEqual(Array(20).fill(200))
     const ids = new Set(answers.map((a) => a.body.signal_id))
     expect(ids.size).toBe(1)
     const sessionId = answers[0]!.body.session_id as string
     expect(answers.every((a) => a.body.session_id === sessionId && a.body.ok === true)).toBe(true)
+    expect(answers.filter((a) => a.body.duplicate === undefined)).toHaveLength(1)
+    expect(answers.filter((a) => a.body.duplicate === true)).toHaveLength(19)
     // Every copy went into the log; the worker counts the first only.
     const session = await sessionOf(o, sessionId)
     expect(session.session).toMatchObject({ signals: 1, tokens_in: 1000, cost_usd: 0.25 })
@@ -118,6 +120,42 @@ describe.each(logVariants())("idempotent ingestion over %s", (_name, logEnv) => 
     expect(resent[3].signal_id).not.toBe(first[3].signal_id)
     // Only the signal without a key counted again.
     expect((await sessionOf(o, sessionId)).session).toMatchObject({ signals: 5, tokens_in: 19 })
+  })
+
+  it("one-signal batches sent at the same time with one key: one original, the rest duplicates, one signal", async () => {
+    const o = await org("idem-burst-batch")
+    const answers = await Promise.all(Array.from({ length: 20 }, () =>
+      call(server, "POST", "/engine/v1/signals/batch", {
+        key: o.license_key,
+        body: { signals: [{ type: "post-tool", adapter: "cursor", session_id: "burst", metadata, idempotency_key: "burst-batch" }] }
+      })))
+    const results = answers.map((a) => a.body.results[0])
+    expect(new Set(results.map((r) => r.signal_id)).size).toBe(1)
+    expect(results.filter((r) => r.ok === true && r.duplicate === undefined)).toHaveLength(1)
+    expect(results.filter((r) => r.duplicate === true)).toHaveLength(19)
+    expect((await sessionOf(o, results[0].session_id)).session).toMatchObject({ signals: 1, tokens_in: 1000 })
+  })
+
+  it("POST /signals also takes the key in the body; header and body must agree; a batch refuses the header", async () => {
+    const o = await org("idem-body")
+    const first = await send(o, undefined, { idempotency_key: "in-body" })
+    expect(first.body.duplicate).toBeUndefined()
+    // The same key by either route is the same signal.
+    expect((await send(o, undefined, { idempotency_key: "in-body" })).body).toMatchObject({ signal_id: first.body.signal_id, duplicate: true })
+    expect((await send(o, "in-body")).body).toMatchObject({ signal_id: first.body.signal_id, duplicate: true })
+    expect((await send(o, "in-body", { idempotency_key: "in-body" })).body).toMatchObject({ signal_id: first.body.signal_id, duplicate: true })
+    const differ = await send(o, "in-header", { idempotency_key: "in-body" })
+    expect(differ.status).toBe(400)
+    expect(differ.body).toMatchObject({ code: "invalid_parameters", status: 400 })
+    expect((await send(o, undefined, { idempotency_key: "" })).status).toBe(400)
+    const batch = await call(server, "POST", "/engine/v1/signals/batch", {
+      key: o.license_key,
+      body: { signals: [{ type: "stop", adapter: "cursor", session_id: "idem" }] },
+      headers: { "idempotency-key": "whole-batch" }
+    })
+    expect(batch.status).toBe(400)
+    expect(batch.body).toMatchObject({ code: "invalid_parameters", status: 400, error: expect.stringContaining("idempotency_key") })
+    expect((await sessionOf(o, first.body.session_id)).session).toMatchObject({ signals: 1 })
   })
 
   it("a key that is empty, too long or not visible ASCII is refused with the error envelope", async () => {

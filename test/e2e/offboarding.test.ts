@@ -1,5 +1,7 @@
+import { Effect } from "effect"
+import { SqlClient } from "effect/sql"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { bootstrapOrg, call, startServer, type TestServer } from "../support/harness.ts"
+import { bootstrapOrg, call, startServer, type TestServer, withStore } from "../support/harness.ts"
 import { waitFor } from "../support/wait.ts"
 import { expectEnvelope } from "./activity-helpers.ts"
 
@@ -230,5 +232,43 @@ describe("offboarding (DELETE /users/:id)", () => {
     const theirs = await other.api.post("/projects", { name: "web" })
     expectEnvelope(await api.del(`/projects/${theirs.body.id}`), 404, "not_found")
     expect((await other.api.get("/projects")).body.data).toHaveLength(1)
+  })
+
+  it("offboarding while keys are made and teams joined: the user ends with no working key and no team", { timeout: 60_000 }, async () => {
+    const { api, team, user } = await setUp("offboard-race")
+    const t1 = await team("one")
+    const t2 = await team("two")
+    for (let round = 0; round < 8; round++) {
+      const u = await user(`u${round}@offboard-race.dev`)
+      const answers = await Promise.all([
+        api.del(`/users/${u}`),
+        ...Array.from({ length: 5 }, () => api.post("/license-keys", { user_id: u })),
+        api.patch(`/users/${u}`, { team_ids: [t1] }),
+        api.patch(`/teams/${t2}`, { member_ids: [u] })
+      ])
+      const [deleted, ...rest] = answers
+      expect(deleted!.status).toBe(204)
+      // Each change either went first (and the offboarding undid it) or was refused as too late.
+      for (const r of rest) expect([200, 201, 409], JSON.stringify(r.body)).toContain(r.status)
+      expect((await api.get(`/users/${u}`)).body).toMatchObject({ status: "deactivated", team_ids: [] })
+      expect((await api.get(`/teams/${t2}`)).body.member_ids).not.toContain(u)
+      for (const made of rest.filter((r) => r.status === 201)) {
+        expectEnvelope(await call(server, "GET", "/engine/v1/me", { key: made.body.key }), 401, "invalid_license_key")
+      }
+      const keys = (await api.get("/license-keys?limit=100")).body.data as Array<{ user_id: string; revoked_at: string | null }>
+      expect(keys.filter((k) => k.user_id === u && k.revoked_at === null)).toEqual([])
+    }
+  })
+
+  it("a deactivated user's key does not authenticate even if it escaped revocation", async () => {
+    const { api, user, licenseKey } = await setUp("offboard-escaped")
+    const u = await user("u@escaped.dev")
+    const key = await licenseKey(u)
+    expect((await call(server, "GET", "/engine/v1/me", { key })).status).toBe(200)
+    expect((await api.del(`/users/${u}`)).status).toBe(204)
+    // As if a key had been written past the offboarding (by hand, or a bug): the user's status still decides.
+    await withStore(server.databaseUrl, Effect.flatMap(SqlClient.SqlClient, (sql) => sql`UPDATE license_keys SET revoked_at = NULL WHERE user_id = ${u}`))
+    expectEnvelope(await call(server, "GET", "/engine/v1/me", { key }), 401, "invalid_license_key")
+    expectEnvelope(await signal(key), 401, "invalid_license_key")
   })
 })

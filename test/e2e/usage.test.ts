@@ -112,6 +112,16 @@ describe("GET /api/v1/usage", () => {
     const first = (await get(server, live, "/api/v1/usage", { ...range, limit: "1" })).body
     expectEnvelope(await get(server, live, "/api/v1/usage", { ...range, group_by: "model", cursor: first.cursor }), 400, "invalid_parameters")
     expectEnvelope(await get(server, live, "/api/v1/usage", { ...range, cursor: "bm90IGEgY3Vyc29y" }), 400, "invalid_parameters")
+    // Crafted cursors: a key PostgreSQL cannot compare (U+0000), a day that does not exist.
+    const crafted = (p: Record<string, string>) => Buffer.from(JSON.stringify(p)).toString("base64url")
+    for (const [group_by, cursor] of [
+      ["model", crafted({ g: "model", k: "a\u0000b", c: "1" })],
+      ["user", crafted({ g: "user", k: "\u0000", c: "0.5" })],
+      ["day", crafted({ g: "day", k: "2026-13-45" })],
+      ["day", crafted({ g: "day", k: "not a date" })]
+    ] as const) {
+      expectEnvelope(await get(server, live, "/api/v1/usage", { ...range, group_by, cursor }), 400, "invalid_parameters")
+    }
   })
 
   it("filters by user, project, model and adapter", async () => {

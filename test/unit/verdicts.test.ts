@@ -63,4 +63,47 @@ describe("VerdictRegistry", () => {
     expect(expired).toBeUndefined()
     expect(late).toEqual(Option.some(verdict("sig_c")))
   })
+
+  it("waits on one id are answered one outcome each, in the order they were registered", async () => {
+    const duplicate = (signal_id: string): Outcome => ({ ok: true, signal_id, session_id: "sess_1", duplicate: true })
+    const answers = await run((registry) =>
+      Effect.gen(function*() {
+        const now = Date.now()
+        const waits = yield* Effect.forEach([0, 1, 2], () => registry.register("sig_k", now + 60_000))
+        yield* registry.complete([verdict("sig_k"), duplicate("sig_k")])
+        yield* registry.complete([duplicate("sig_k")])
+        return yield* Effect.forEach(waits, Deferred.await)
+      })
+    )
+    expect(answers).toEqual([verdict("sig_k"), duplicate("sig_k"), duplicate("sig_k")])
+  })
+
+  it("a cancelled wait is answered with nothing and takes no outcome from the waits after it", async () => {
+    const answers = await run((registry) =>
+      Effect.gen(function*() {
+        const now = Date.now()
+        const [a, b, c] = yield* Effect.forEach([0, 1, 2], () => registry.register("sig_x", now + 60_000))
+        yield* registry.cancel("sig_x", b!)
+        yield* registry.cancel("sig_x", a!)
+        yield* registry.complete([verdict("sig_x")])
+        return yield* Effect.forEach([a!, b!, c!], Deferred.await)
+      })
+    )
+    expect(answers).toEqual([undefined, undefined, verdict("sig_x")])
+  })
+
+  it("an expired wait in the middle of a queue leaves the others queued in order", { timeout: 10_000 }, async () => {
+    const answers = await run((registry) =>
+      Effect.gen(function*() {
+        const now = Date.now()
+        const first = yield* registry.register("sig_q", now + 60_000)
+        const short = yield* registry.register("sig_q", now + 30)
+        const last = yield* registry.register("sig_q", now + 60_000)
+        const expired = yield* Deferred.await(short)
+        yield* registry.complete([verdict("sig_q"), { ...verdict("sig_q"), session_id: "sess_2" }])
+        return [yield* Deferred.await(first), expired, yield* Deferred.await(last)]
+      })
+    )
+    expect(answers).toEqual([verdict("sig_q"), undefined, { ...verdict("sig_q"), session_id: "sess_2" }])
+  })
 })

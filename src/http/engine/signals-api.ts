@@ -56,7 +56,10 @@ export const IdempotencyKey = Schema.String.pipe(
 const keyDescription = "the key of this signal: a signal the user already sent with this key is not counted again, " +
   "and is answered as it was then, with `duplicate: true`"
 
-/** A signal of a batch: as POST /signals takes it, with its idempotency key in the body. */
+/**
+ * A signal with its idempotency key in the body: each signal of a batch, and POST /signals too
+ * (where the Idempotency-Key header is the usual place; if both are sent they must agree).
+ */
 export const BatchSignalInput = Schema.Struct({
   ...signalFields,
   idempotency_key: Schema.optional(IdempotencyKey.annotate({ description: keyDescription }))
@@ -64,6 +67,13 @@ export const BatchSignalInput = Schema.Struct({
 
 export const IngestHeaders = Schema.Struct({
   "idempotency-key": Schema.optional(IdempotencyKey.annotate({ description: `Idempotency-Key: ${keyDescription}` }))
+})
+
+/** Named so it can be refused: one header cannot be the key of many signals. */
+export const BatchHeaders = Schema.Struct({
+  "idempotency-key": Schema.optional(Schema.String.annotate({
+    description: "not taken here (400): give each signal its `idempotency_key` instead"
+  }))
 })
 
 export const SignalAccepted = Schema.Struct({
@@ -111,7 +121,7 @@ export const SignalsBatchAccepted = Schema.Struct({
 export class SignalsGroup extends HttpApiGroup.make("signals")
   .add(
     HttpApiEndpoint.post("ingest", "/signals", {
-      payload: SignalInput,
+      payload: BatchSignalInput,
       headers: IngestHeaders,
       success: SignalAccepted,
       error: ServiceUnavailable
@@ -119,13 +129,15 @@ export class SignalsGroup extends HttpApiGroup.make("signals")
       .annotate(RequiredFeature, "signals")
       .annotateMerge(OpenApi.annotations({
         description: "Accepts one signal. Once answered `ok`, the signal is durable and will appear in its session. " +
-          "With an Idempotency-Key header (extension), sending the same signal again is safe: the copy is answered " +
-          "as the first was (same signal_id and verdict, `duplicate: true`) and counted nowhere."
+          "With an Idempotency-Key header (extension; or `idempotency_key` in the body, which must then agree with " +
+          "the header), sending the same signal again is safe: the copy is answered as the first was (same " +
+          "signal_id and verdict, `duplicate: true`) and counted nowhere."
       }))
   )
   .add(
     HttpApiEndpoint.post("ingestBatch", "/signals/batch", {
       payload: SignalsBatchInput,
+      headers: BatchHeaders,
       success: SignalsBatchAccepted,
       error: ServiceUnavailable
     })

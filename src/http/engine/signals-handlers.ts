@@ -37,13 +37,20 @@ export const SignalsHandlers = HttpApiBuilder.group(EngineApi, "signals", (handl
       .handle("ingest", ({ headers, payload }) =>
         Effect.gen(function*() {
           const key = headers["idempotency-key"]
+          if (key !== undefined && payload.idempotency_key !== undefined && key !== payload.idempotency_key) {
+            return yield* BadRequest.of("the Idempotency-Key header and the body's idempotency_key differ; send one of them")
+          }
           const record = toSignalRecord(key === undefined ? payload : { ...payload, idempotency_key: key }, yield* context)
           if (Result.isFailure(record)) return yield* record.failure
           const submitted = yield* engine.submit(record.success).pipe(Effect.catchTag("LogUnavailable", logUnavailable))
           return accepted(submitted)
         }))
-      .handle("ingestBatch", ({ payload }) =>
+      .handle("ingestBatch", ({ headers, payload }) =>
         Effect.gen(function*() {
+          if (headers["idempotency-key"] !== undefined) {
+            // Taken as the batch's key it would make every signal one (or be silently ignored).
+            return yield* BadRequest.of("a batch takes no Idempotency-Key header: give each signal its idempotency_key")
+          }
           const ctx = yield* context
           // Each element on its own: one invalid signal is answered as such, the others go on.
           const checked = payload.signals.map((element): Result.Result<SignalRecord, BadRequest> => {
