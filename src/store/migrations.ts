@@ -419,6 +419,22 @@ const m0013_kept_verdicts = Effect.gen(function*() {
   )`
 })
 
+/**
+ * A batch write is one round trip: its statement and its events' `COPY` in one query string,
+ * which PostgreSQL runs as one transaction. The statement calls this when a partition's offset
+ * fence did not hold, so that nothing of the write stays (the `COPY` comes after it); the
+ * writer then asks again, statement by statement, to learn which partitions were fenced.
+ */
+const m0014_fence_lost = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`CREATE FUNCTION signal_engine_fence_lost(held bigint, wanted integer) RETURNS integer
+    LANGUAGE plpgsql AS $$
+    BEGIN
+      RAISE EXCEPTION 'the offset fence held for % of % partitions', held, wanted USING ERRCODE = 'SEF01';
+    END
+    $$`
+})
+
 export const migrations = Migrator.fromRecord({
   "0001_tenancy": m0001_tenancy,
   "0002_signal_log": m0002_signal_log,
@@ -432,11 +448,12 @@ export const migrations = Migrator.fromRecord({
   "0010_unfinished_replays": m0010_unfinished_replays,
   "0011_event_verdicts": m0011_event_verdicts,
   "0012_user_deactivation": m0012_user_deactivation,
-  "0013_kept_verdicts": m0013_kept_verdicts
+  "0013_kept_verdicts": m0013_kept_verdicts,
+  "0014_fence_lost": m0014_fence_lost
 })
 
 /** The newest migration id; /readyz reports not ready until the database has it. */
-export const latestMigrationId = 13
+export const latestMigrationId = 14
 
 /**
  * The read indexes of `events` (as migration 0002 created them). A full replay drops them while

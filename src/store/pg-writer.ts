@@ -12,6 +12,13 @@ export interface PgWriter {
    * throws. A connection that fails is dropped and the next call opens a new one.
    */
   readonly transaction: <A>(body: (tx: WriterTx) => Promise<A>) => Effect.Effect<A, WriteFailed>
+  /**
+   * Runs `text`, statements that end with a `COPY … FROM STDIN` (text format) of `data`, as one
+   * query: one round trip, one transaction (PostgreSQL runs the statements of one query string
+   * together, so an error in any of them leaves nothing of the others). Answers the rows of the
+   * statements before the `COPY`, each a list of its columns' text (null for NULL).
+   */
+  readonly atomic: (text: string, data: string) => Effect.Effect<ReadonlyArray<ReadonlyArray<string | null>>, WriteFailed>
 }
 
 export interface WriterTx {
@@ -69,6 +76,44 @@ class CopyIn implements pg.Submittable {
   handleEmptyQuery() {}
 }
 
+/** Statements that end with a `COPY … FROM STDIN`, sent as one simple query; collects the rows before it. */
+class AtomicWithCopy implements pg.Submittable {
+  readonly done: Promise<ReadonlyArray<ReadonlyArray<string | null>>>
+  private resolve!: (rows: ReadonlyArray<ReadonlyArray<string | null>>) => void
+  private reject!: (error: unknown) => void
+  private readonly rows: Array<ReadonlyArray<string | null>> = []
+  private readonly text: string
+  private readonly data: Buffer
+  constructor(text: string, data: Buffer) {
+    this.text = text
+    this.data = data
+    this.done = new Promise((resolve, reject) => {
+      this.resolve = resolve
+      this.reject = reject
+    })
+  }
+  submit(connection: pg.Connection) {
+    ;(connection as unknown as CopyConnection).query(this.text)
+  }
+  handleRowDescription() {}
+  handleDataRow(message: { readonly fields: ReadonlyArray<string | null> }) {
+    this.rows.push(message.fields)
+  }
+  handleCommandComplete() {}
+  // Reached only when every statement before it succeeded: an error ends the query string.
+  handleCopyInResponse(connection: CopyConnection) {
+    if (this.data.length > 0) connection.sendCopyFromChunk(this.data)
+    connection.endCopyFrom()
+  }
+  handleReadyForQuery() {
+    this.resolve(this.rows)
+  }
+  handleError(error: unknown) {
+    this.reject(error)
+  }
+  handleEmptyQuery() {}
+}
+
 const codeOf = (error: unknown): string | undefined =>
   typeof error === "object" && error !== null && "code" in error && typeof error.code === "string" ? error.code : undefined
 
@@ -104,7 +149,14 @@ export const makePgWriter = (config: {
       fresh.on("error", () => {
         if (client === fresh) client = undefined
       })
-      await fresh.connect()
+      try {
+        await fresh.connect()
+        // `atomic` sends values as string literals, in which a backslash must be only itself.
+        await fresh.query("SET standard_conforming_strings = on")
+      } catch (error) {
+        fresh.end().catch(() => undefined)
+        throw error
+      }
       client = fresh
       return fresh
     }
@@ -143,17 +195,32 @@ export const makePgWriter = (config: {
       }
     }
 
+    const atomic = async (text: string, data: string) => {
+      if (closed) throw new Error("the write connection is closed")
+      const c = await connect()
+      try {
+        return await c.query(new AtomicWithCopy(text, Buffer.from(data))).done
+      } catch (error) {
+        // A refused statement leaves the connection as it was (the query string's implicit
+        // transaction is gone with it); anything else drops it.
+        if (codeOf(error) === undefined) drop(c)
+        throw error
+      }
+    }
+
+    const failed = (error: unknown) => {
+      const code = codeOf(error)
+      return new WriteFailed({ message: error instanceof Error ? error.message : String(error), ...(code ? { code } : {}) })
+    }
+
     return {
-      transaction: (body) =>
-        Effect.tryPromise({
-          try: () => run(body),
-          catch: (error) => {
-            const code = codeOf(error)
-            return new WriteFailed({ message: error instanceof Error ? error.message : String(error), ...(code ? { code } : {}) })
-          }
-        })
+      transaction: (body) => Effect.tryPromise({ try: () => run(body), catch: failed }),
+      atomic: (text, data) => Effect.tryPromise({ try: () => atomic(text, data), catch: failed })
     } satisfies PgWriter
   })
+
+/** A string literal of SQL (with standard_conforming_strings on, as the writer's connection has it). */
+export const sqlLiteral = (text: string): string => `'${text.replaceAll("'", "''")}'`
 
 /** One value in PostgreSQL's COPY text format. Non-finite numbers are NULL, as JSON would make them. */
 export const copyValue = (value: unknown): string => {

@@ -222,6 +222,29 @@ describe("the projections' write connection", () => {
     expect(result[1]).toMatchObject({ project_id: null, latency_ms: null, error_code: null })
   })
 
+  it("rows written by the statement keep every character: quotes, backslashes, dollar signs", async () => {
+    const awkward = "it's a 'quote', ''two'', back\\slash \\' \\N $$ $tag$ E'x' \n\t ü 🚀 --; DROP TABLE events"
+    const session = {
+      id: "sess_1", org_id: "org_1", environment: "live" as const, user_id: "user_1", adapter: "a",
+      client_session_id: awkward, project_id: `${awkward} (project)`, started_at: "2026-11-22T10:00:00.000Z",
+      last_activity_at: "2026-11-22T10:00:00.000Z", ended_at: null, end_reason: null, primary_model: awkward,
+      models: [awkward, "m"], tokens_in: 1, tokens_out: 2, cost_usd: 0.5, signal_count: 1, error_count: 0
+    }
+    const scope = { org_id: "org_1", environment: "live" as const, scope: "project" as const, scope_id: awkward, window_key: "d:2026-11-22" }
+    const result = await onFreshStore(Effect.gen(function*() {
+      const projections = yield* Projections
+      const sql = yield* SqlClient.SqlClient
+      // Another partition's count of the scope, for the second commit to read back.
+      yield* projections.commitBatch({ ...batch(0, 1, 1, 1), scopeUsage: [{ ...scope, partition: 1, cost_usd: 3, tokens_in: 4, tokens_out: 5 }], watch: [] })
+      const outcome = yield* projections.commitBatch({ ...batch(0, 1, 2, 0), sessions: [session], watch: [scope] })
+      const sessions = yield* sql<Record<string, unknown>>`
+        SELECT client_session_id, project_id, primary_model, models FROM sessions`
+      return { outcome, sessions }
+    }))
+    expect(result.sessions).toEqual([{ client_session_id: awkward, project_id: session.project_id, primary_model: awkward, models: [awkward, "m"] }])
+    expect(result.outcome).toEqual({ _tag: "Committed", others: [{ ...scope, partition: 1, cost_usd: 3, tokens_in: 4, tokens_out: 5 }] })
+  })
+
   it("a write connection the database drops is replaced: the next commits go through", async () => {
     const result = await onFreshStore(Effect.gen(function*() {
       const projections = yield* Projections
