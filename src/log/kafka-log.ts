@@ -4,6 +4,7 @@ import { randomUUID } from "node:crypto"
 import type { LogRecord } from "../domain/records.ts"
 import { patchKafkajs } from "./kafkajs-patches.ts"
 import { partitionForKey } from "./murmur2.ts"
+import { makeLocalRecords } from "./local-records.ts"
 import { batchedAppend, decodeStored, LogMisconfigured, LogPartitions, serializeRecord, type UndecodableRecord } from "./shared.ts"
 import { type AppendResult, type LogEntry, LogUnavailable, type PartitionHandler, SignalLog } from "./signal-log.ts"
 
@@ -184,9 +185,13 @@ const make = Effect.gen(function*() {
     () => Effect.promise(() => producer.disconnect().catch(() => undefined))
   )
 
+  /** What this node appends, handed to its own consumer (`run`) without a fetch. */
+  const local = makeLocalRecords()
+
   const write = (records: ReadonlyArray<LogRecord>) =>
     Effect.gen(function*() {
       const placed = records.map((r) => partitionFor(r.user_id))
+      const values = records.map(serializeRecord)
       const sent: ReadonlyArray<RecordMetadata> = yield* Effect.tryPromise({
         try: () =>
           producer.sendBatch({
@@ -195,7 +200,7 @@ const make = Effect.gen(function*() {
               topic,
               messages: records.map((r, i) => ({
                 key: r.user_id,
-                value: serializeRecord(r),
+                value: values[i]!,
                 partition: placed[i]!
               }))
             }]
@@ -223,6 +228,7 @@ const make = Effect.gen(function*() {
         }
         results.push({ partition, offset: first + index })
       }
+      local.appended(records, values, results)
       return results
     })
 
@@ -396,6 +402,40 @@ const make = Effect.gen(function*() {
 
       const failures = new Map<number, number>()
 
+      /**
+       * Hands a partition's next records to the handler (under its lock); false when the handler
+       * failed, and the partition restarts from what the handler committed.
+       */
+      const deliver = (partition: number, entries: ReadonlyArray<LogEntry>) =>
+        Effect.gen(function*() {
+          const exit = yield* Effect.exit(handler.batch(partition, entries))
+          if (Exit.isFailure(exit)) {
+            yield* Effect.logError(`KafkaLog: partition ${partition} batch failed`, exit.cause)
+            const attempt = failures.get(partition) ?? 0
+            failures.set(partition, attempt + 1)
+            yield* restart(partition, attempt)
+            return false
+          }
+          failures.delete(partition)
+          states[partition]!.next = entries[entries.length - 1]!.offset + 1
+          return true
+        })
+
+      /** Records this node appended to a partition it consumes, folded without waiting for their fetch. */
+      const takeLocal = (partition: number) => {
+        const state = states[partition]!
+        return state.lock.withPermits(1)(Effect.suspend(() => {
+          if (state.assignedIn !== generation || state.stopped) return Effect.sync(() => local.forget(partition))
+          const entries = local.take(partition, state.next)
+          return entries.length === 0 ? Effect.void : Effect.asVoid(deliver(partition, entries))
+        }))
+      }
+      const detach = local.attach({
+        owns: (partition) => states[partition]!.assignedIn === generation && !states[partition]!.stopped,
+        ready: (partition) => background(takeLocal(partition))
+      })
+      yield* Effect.addFinalizer(() => Effect.sync(detach))
+
       const eachBatch = (partition: number, messages: ReadonlyArray<KafkaMessage>, resolveOffset: (o: string) => void) => {
         const state = states[partition]!
         return state.lock.withPermits(1)(Effect.gen(function*() {
@@ -417,17 +457,8 @@ const make = Effect.gen(function*() {
           }
           const { entries, failure } = yield* decodeMessages(partition, fresh)
           if (entries.length > 0) {
-            const exit = yield* Effect.exit(handler.batch(partition, entries))
-            if (Exit.isFailure(exit)) {
-              yield* Effect.logError(`KafkaLog: partition ${partition} batch failed`, exit.cause)
-              const attempt = failures.get(partition) ?? 0
-              failures.set(partition, attempt + 1)
-              return yield* restart(partition, attempt)
-            }
-            failures.delete(partition)
-            const last = entries[entries.length - 1]!.offset
-            resolveOffset(String(last))
-            state.next = last + 1
+            if (!(yield* deliver(partition, entries))) return
+            resolveOffset(String(entries[entries.length - 1]!.offset))
           }
           if (Option.isSome(failure)) {
             // Never skip a record: stop the partition where it is, loudly.

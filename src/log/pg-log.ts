@@ -3,6 +3,7 @@ import { Cause, Deferred, Effect, Exit, Fiber, FiberSet, Layer, Option, Queue, S
 import type { SqlError } from "effect/sql/SqlError"
 import type { LogRecord } from "../domain/records.ts"
 import { partitionForKey } from "./murmur2.ts"
+import { makeLocalRecords } from "./local-records.ts"
 import { batchedAppend, decodeStored, LogMisconfigured, LogPartitions, serializeRecord, type UndecodableRecord } from "./shared.ts"
 import {
   type AppendResult,
@@ -64,6 +65,11 @@ const make = Effect.gen(function*() {
     SELECT p, 0 FROM generate_series(0, ${partitions - 1}::int4) AS p
     ON CONFLICT (partition) DO NOTHING`
 
+  /** What this node appends, handed to its own consumers (`run`) without a query. */
+  const local = makeLocalRecords()
+  /** The partitions this node's consumers are at (between `assigned` and `revoked`). */
+  const consuming = new Set<number>()
+
   // One statement (so one transaction, and one round trip) for every queued record. The head
   // rows are locked in ascending partition order (no deadlock between nodes) and stay locked
   // until commit, so the offsets of a partition commit in offset order and are gapless: a
@@ -73,6 +79,7 @@ const make = Effect.gen(function*() {
   const write = (records: ReadonlyArray<LogRecord>) =>
     Effect.gen(function*() {
       const placed = records.map((r) => partitionFor(r.user_id))
+      const values = records.map(serializeRecord)
       const counts = new Map<number, number>()
       // Each record's position among the batch's records of its partition (0-based).
       const index = placed.map((p) => {
@@ -90,7 +97,7 @@ const make = Effect.gen(function*() {
           SELECT t.partition, l.next_offset + t.idx, t.key, t.record::jsonb
           FROM unnest(
             ${placed}::int4[], ${index}::int8[],
-            ${records.map((r) => r.user_id)}::text[], ${records.map((r) => serializeRecord(r))}::text[]
+            ${records.map((r) => r.user_id)}::text[], ${values}::text[]
           ) AS t(partition, idx, key, record)
           JOIN locked l ON l.partition = t.partition
         ), advanced AS (
@@ -107,7 +114,9 @@ const make = Effect.gen(function*() {
       if (base.size !== touched.length) {
         return yield* Effect.die(new Error(`PgLog: signal_log_heads lacks partitions of ${touched.join(",")}`))
       }
-      return placed.map((partition, i): AppendResult => ({ partition, offset: base.get(partition)! + index[i]! }))
+      const results = placed.map((partition, i): AppendResult => ({ partition, offset: base.get(partition)! + index[i]! }))
+      local.appended(records, values, results)
+      return results
     }).pipe(Effect.mapError(unavailable("append")))
 
   // A 2 ms window: each append is a statement of the service's own database, which costs more
@@ -196,8 +205,16 @@ const make = Effect.gen(function*() {
   const consume = (handler: PartitionHandler, partition: number, wake: Queue.Queue<void>) =>
     Effect.gen(function*() {
       let next = yield* handler.assigned(partition)
+      consuming.add(partition)
       yield* Effect.gen(function*() {
         for (;;) {
+          // What this node appended right after `next` needs no query.
+          const appended = local.take(partition, next)
+          if (appended.length > 0) {
+            yield* handler.batch(partition, appended)
+            next = appended[appended.length - 1]!.offset + 1
+            continue
+          }
           const rows = yield* readRows(partition, next, undefined, READ_BATCH).pipe(
             Effect.tapError((e) => Effect.logWarning(`PgLog: reading partition ${partition} failed, retrying: ${e.message}`)),
             Effect.retry(backoff)
@@ -213,7 +230,13 @@ const make = Effect.gen(function*() {
           }
           if (Option.isSome(failure)) return yield* failure.value
         }
-      }).pipe(Effect.ensuring(handler.revoked(partition)))
+      }).pipe(Effect.ensuring(Effect.andThen(
+        Effect.sync(() => {
+          consuming.delete(partition)
+          local.forget(partition)
+        }),
+        handler.revoked(partition)
+      )))
     })
 
   /**
@@ -310,6 +333,11 @@ const make = Effect.gen(function*() {
   const run = (handler: PartitionHandler): Effect.Effect<void, never, Scope.Scope> =>
     Effect.gen(function*() {
       const wakes = yield* Effect.forEach(range(partitions), () => Queue.sliding<void>(1))
+      const detach = local.attach({
+        owns: (partition) => consuming.has(partition),
+        ready: (partition) => void Queue.offerUnsafe(wakes[partition]!, undefined)
+      })
+      yield* Effect.addFinalizer(() => Effect.sync(detach))
       const started = yield* Deferred.make<void>()
       const locks = lockSession(handler, wakes, started).pipe(
         Effect.scoped,

@@ -362,6 +362,38 @@ const logContract = (name: string, makeLayer: MakeLayer) =>
       )
     })
 
+    it("a node's own appends and another node's, interleaved in one partition, are delivered once each, in offset order, as the log holds them", async () => {
+      // The consuming node hands what it appended to its handler without reading it back; what
+      // another node appends in between must not be skipped, nor its own records doubled.
+      const log = await makeLayer()
+      const keys = users(8)
+      await Effect.runPromise(
+        Effect.gen(function*() {
+          const other = Context.get(yield* Layer.build(log.node()), SignalLog)
+          yield* Effect.gen(function*() {
+            const self = yield* SignalLog
+            const r = recorder()
+            yield* self.run(r.handler)
+            for (let wave = 0; wave < 6; wave++) {
+              yield* Effect.all([
+                Effect.forEach(keys, (u) => self.append([record(u, wave * 4), record(u, wave * 4 + 1)]), { concurrency: "unbounded" }),
+                Effect.forEach(keys, (u) => other.append([record(u, wave * 4 + 2), record(u, wave * 4 + 3)]), { concurrency: "unbounded" })
+              ], { concurrency: 2 })
+            }
+            const ends = yield* self.endOffsets
+            expect(ends.reduce((a, b) => a + b, 0)).toBe(keys.length * 24)
+            yield* Effect.promise(() => eventually(() => expectInOrderExactlyOnce(r.delivered, () => 0, ends)))
+            const contents = new Map((yield* readAll(self)).map((e) => [`${e.partition}/${e.offset}`, e]))
+            for (const e of r.all()) {
+              const stored = contents.get(`${e.partition}/${e.offset}`)!
+              expect(e.record).toEqual(stored.record)
+              expect(e.key).toBe(stored.key)
+            }
+          }).pipe(Effect.scoped, Effect.provide(log.node()))
+        }).pipe(Effect.scoped)
+      )
+    }, 60_000)
+
     it("a second node takes over when the first stops, resuming from the offsets the handler stored", async () => {
       const log = await makeLayer()
       // What the engine keeps in PostgreSQL: the next offset of each partition, written with each batch.
