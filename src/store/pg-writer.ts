@@ -40,48 +40,18 @@ interface CopyConnection {
   readonly endCopyFrom: () => void
 }
 
-/** A `COPY … FROM STDIN` for node-postgres: sends `data` in one piece when the server asks for it. */
-class CopyIn implements pg.Submittable {
-  readonly done: Promise<number>
-  private resolve!: (rows: number) => void
-  private reject!: (error: unknown) => void
-  private rows = 0
-  private readonly text: string
-  private readonly data: Buffer
-  constructor(text: string, data: Buffer) {
-    this.text = text
-    this.data = data
-    this.done = new Promise((resolve, reject) => {
-      this.resolve = resolve
-      this.reject = reject
-    })
-  }
-  submit(connection: pg.Connection) {
-    ;(connection as unknown as CopyConnection).query(this.text)
-  }
-  handleCopyInResponse(connection: CopyConnection) {
-    if (this.data.length > 0) connection.sendCopyFromChunk(this.data)
-    connection.endCopyFrom()
-  }
-  handleCommandComplete(message: { readonly text: string }) {
-    this.rows = Number(message.text.split(" ").pop())
-  }
-  handleReadyForQuery() {
-    this.resolve(this.rows)
-  }
-  // The client forgets an errored query before its ReadyForQuery arrives: settle here.
-  handleError(error: unknown) {
-    this.reject(error)
-  }
-  handleEmptyQuery() {}
-}
-
-/** Statements that end with a `COPY … FROM STDIN`, sent as one simple query; collects the rows before it. */
-class AtomicWithCopy implements pg.Submittable {
-  readonly done: Promise<ReadonlyArray<ReadonlyArray<string | null>>>
-  private resolve!: (rows: ReadonlyArray<ReadonlyArray<string | null>>) => void
+/**
+ * A simple query whose last statement is a `COPY … FROM STDIN` (text format), for node-postgres:
+ * sends `data` in one piece when the server asks for it, which it does only when every statement
+ * before it succeeded (an error ends the query string). Collects the rows those statements
+ * answer, and the row count of the last command (the `COPY`).
+ */
+class CopyQuery implements pg.Submittable {
+  readonly done: Promise<{ readonly rows: ReadonlyArray<ReadonlyArray<string | null>>; readonly copied: number }>
+  private resolve!: (result: { readonly rows: ReadonlyArray<ReadonlyArray<string | null>>; readonly copied: number }) => void
   private reject!: (error: unknown) => void
   private readonly rows: Array<ReadonlyArray<string | null>> = []
+  private copied = 0
   private readonly text: string
   private readonly data: Buffer
   constructor(text: string, data: Buffer) {
@@ -99,15 +69,17 @@ class AtomicWithCopy implements pg.Submittable {
   handleDataRow(message: { readonly fields: ReadonlyArray<string | null> }) {
     this.rows.push(message.fields)
   }
-  handleCommandComplete() {}
-  // Reached only when every statement before it succeeded: an error ends the query string.
+  handleCommandComplete(message: { readonly text: string }) {
+    this.copied = Number(message.text.split(" ").pop())
+  }
   handleCopyInResponse(connection: CopyConnection) {
     if (this.data.length > 0) connection.sendCopyFromChunk(this.data)
     connection.endCopyFrom()
   }
   handleReadyForQuery() {
-    this.resolve(this.rows)
+    this.resolve({ rows: this.rows, copied: this.copied })
   }
+  // The client forgets an errored query before its ReadyForQuery arrives: settle here.
   handleError(error: unknown) {
     this.reject(error)
   }
@@ -180,7 +152,7 @@ export const makePgWriter = (config: {
       const tx: WriterTx = {
         query: async <R extends object>(text: string, params: ReadonlyArray<unknown>) =>
           (await c.query<R & pg.QueryResultRow>(text, [...params])).rows,
-        copyFrom: (target, data) => c.query(new CopyIn(`COPY ${target} FROM STDIN`, Buffer.from(data))).done
+        copyFrom: async (target, data) => (await c.query(new CopyQuery(`COPY ${target} FROM STDIN`, Buffer.from(data))).done).copied
       }
       await c.query("BEGIN")
       try {
@@ -199,7 +171,7 @@ export const makePgWriter = (config: {
       if (closed) throw new Error("the write connection is closed")
       const c = await connect()
       try {
-        return await c.query(new AtomicWithCopy(text, Buffer.from(data))).done
+        return (await c.query(new CopyQuery(text, Buffer.from(data))).done).rows
       } catch (error) {
         // A refused statement leaves the connection as it was (the query string's implicit
         // transaction is gone with it); anything else drops it.
