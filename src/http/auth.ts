@@ -1,4 +1,4 @@
-import { Cache, Config, Context, Duration, Effect, Layer, Redacted, Schedule } from "effect"
+import { Config, Context, Duration, Effect, Layer, Queue, Redacted, Schedule } from "effect"
 import { apiKeyPattern, licenseKeyPattern } from "../domain/credentials.ts"
 import { Forbidden, Unauthorized } from "../domain/errors.ts"
 import type { Environment } from "../domain/environments.ts"
@@ -6,6 +6,7 @@ import { allowsLiveKeys, minimumPlanFor, type Plan, planHasFeature } from "../do
 import type { ApiKeyPrincipal, LicensePrincipal } from "../domain/principal.ts"
 import { hasScope } from "../domain/scopes.ts"
 import { Tenancy } from "../store/tenancy-repo.ts"
+import { makeKeyCache } from "./key-cache.ts"
 import { ApiPrincipal, EngineAuth, EnginePrincipal, KeyHousekeeping, ManagementAuth, RequiredFeature, RequiredScope } from "./contract.ts"
 
 export type Authentication<P> =
@@ -17,9 +18,12 @@ const missing = { _tag: "Missing" } as const
 const invalid = { _tag: "Invalid" } as const
 
 /**
- * Resolves credentials to principals. Lookups are cached briefly (AUTH_CACHE_TTL, default 5 s)
- * so a burst of requests costs one query; a revoked key stops working within that time.
- * Malformed keys are refused without a query.
+ * Resolves credentials to principals. Lookups are cached (AUTH_CACHE_TTL, default 10 minutes), and
+ * the whole cache is dropped whenever the database reports a committed change to the rows a
+ * principal is made of (keys, users, team memberships, orgs: migration 0015), so a revoked key or a
+ * changed setting takes effect on every node as soon as the notice arrives. While a node cannot
+ * listen (its connection lost), what it looks up is kept 5 s at most, and all of it is dropped
+ * when it listens again. Malformed keys are refused without a query.
  */
 export class Authenticator extends Context.Service<Authenticator, {
   readonly apiKey: (credential: string) => Effect.Effect<Authentication<ApiKeyPrincipal>>
@@ -30,30 +34,62 @@ export class Authenticator extends Context.Service<Authenticator, {
       Authenticator,
       Effect.gen(function*() {
         const tenancy = yield* Tenancy
-        const ttl = yield* Config.Duration("AUTH_CACHE_TTL").pipe(Config.withDefault(Duration.seconds(5)))
-        const apiKeys = yield* Cache.make({ lookup: tenancy.authenticateApiKey, capacity: 10_000, timeToLive: ttl })
-        const licenseKeys = yield* Cache.make({ lookup: tenancy.authenticateLicenseKey, capacity: 100_000, timeToLive: ttl })
-        const apiKeyFormat = apiKeyPattern(options.apiKeyPrefix)
-        // Expired entries otherwise stay until their key is used again or the cache is full, so
-        // every user who ever sent a signal would keep a principal in memory: enumerating the
-        // keys drops the expired ones.
-        const purge = Effect.all([Cache.keys(apiKeys), Cache.keys(licenseKeys)]).pipe(
-          Effect.map(([a, b]) => {
-            for (const _ of a);
-            for (const _ of b);
-          })
-        )
-        yield* purge.pipe(Effect.repeat(Schedule.spaced(Duration.max(ttl, Duration.seconds(1)))), Effect.forkScoped)
+        const ttl = yield* Config.Duration("AUTH_CACHE_TTL").pipe(Config.withDefault(Duration.minutes(10)))
+        const ttlMs = Duration.toMillis(ttl)
+        const unheardTtlMs = Math.min(ttlMs, 5_000)
+        // Whether changes are heard now; read when a lookup answers, to decide how long it is kept.
+        let listening = false
+        const timeToLiveMs = () => (listening ? ttlMs : unheardTtlMs)
+        const apiKeys = makeKeyCache({ lookup: tenancy.authenticateApiKey, capacity: 10_000, timeToLiveMs })
+        const licenseKeys = makeKeyCache({ lookup: tenancy.authenticateLicenseKey, capacity: 100_000, timeToLiveMs })
+        const forgetAll = Effect.sync(() => {
+          apiKeys.clear()
+          licenseKeys.clear()
+        })
+        // Users who stopped sending keep nothing in the cache for long.
+        const sweepEvery = Duration.max(Duration.min(ttl, Duration.minutes(1)), Duration.seconds(1))
+        yield* Effect.sync(() => {
+          apiKeys.sweep()
+          licenseKeys.sweep()
+        }).pipe(Effect.repeat(Schedule.spaced(sweepEvery)), Effect.forkScoped)
 
+        if (Duration.isGreaterThan(ttl, Duration.zero)) {
+          // An entry in the cache when a change commits may be what the change made wrong: drop
+          // them all, and the lookups in flight from being kept.
+          // On (re)connecting, changes made while nobody listened were not heard: the same.
+          const listen = Effect.scoped(Effect.gen(function*() {
+            const changes = yield* tenancy.principalChanges
+            listening = true
+            yield* forgetAll
+            for (;;) {
+              yield* Queue.takeAll(changes)
+              yield* forgetAll
+            }
+          })).pipe(
+            Effect.ensuring(Effect.suspend(() => {
+              listening = false
+              return forgetAll
+            })),
+            Effect.catchCause((cause) =>
+              Effect.logWarning("auth: lost the notices of key and user changes; caching lookups 5 s until they are back", cause).pipe(
+                Effect.andThen(Effect.sleep("1 second"))
+              )
+            ),
+            Effect.forever
+          )
+          yield* Effect.forkScoped(listen)
+        }
+
+        const apiKeyFormat = apiKeyPattern(options.apiKeyPrefix)
         const apiKey = (credential: string): Effect.Effect<Authentication<ApiKeyPrincipal>> => {
           if (credential === "") return Effect.succeed(missing)
           if (!apiKeyFormat.test(credential)) return Effect.succeed(invalid)
-          return Effect.map(Cache.get(apiKeys, credential), (principal) => (principal ? { _tag: "Valid", principal } : invalid))
+          return Effect.map(apiKeys.get(credential), (principal) => (principal ? { _tag: "Valid", principal } : invalid))
         }
         const licenseKey = (credential: string): Effect.Effect<Authentication<LicensePrincipal>> => {
           if (credential === "") return Effect.succeed(missing)
           if (!licenseKeyPattern.test(credential)) return Effect.succeed(invalid)
-          return Effect.map(Cache.get(licenseKeys, credential), (principal) => (principal ? { _tag: "Valid", principal } : invalid))
+          return Effect.map(licenseKeys.get(credential), (principal) => (principal ? { _tag: "Valid", principal } : invalid))
         }
         return Authenticator.of({ apiKey, licenseKey })
       })

@@ -1,4 +1,5 @@
-import { Context, Effect, Layer } from "effect"
+import { PgClient } from "@effect/sql-pg"
+import { Context, Effect, Layer, type Queue, type Scope as EffectScope } from "effect"
 import { SqlClient } from "effect/sql"
 import type { SqlError } from "effect/sql/SqlError"
 import { generateApiKey, generateLicenseKey, hashKey, keyHint } from "../domain/credentials.ts"
@@ -165,6 +166,12 @@ export class Tenancy extends Context.Service<Tenancy, {
   ) => Effect.Effect<void, NotFound>
   readonly authenticateApiKey: (key: string) => Effect.Effect<ApiKeyPrincipal | undefined>
   readonly authenticateLicenseKey: (key: string) => Effect.Effect<LicensePrincipal | undefined>
+  /**
+   * Notice of every committed change that can alter what a key resolves to (migration 0015), from
+   * the moment the database has confirmed the listen: the payload is the changed table's name. The
+   * queue fails when its connection is lost.
+   */
+  readonly principalChanges: Effect.Effect<Queue.Dequeue<{ readonly payload: string }, SqlError>, SqlError, EffectScope.Scope>
   readonly bootstrap: (input: { readonly org: string; readonly plan: Plan; readonly apiKeyPrefix: string }) => Effect.Effect<Bootstrapped>
 }>()("signal-engine/store/Tenancy") {
   static readonly layer = (options: { readonly apiKeyPrefix: string }) =>
@@ -172,6 +179,7 @@ export class Tenancy extends Context.Service<Tenancy, {
       Tenancy,
       Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
+        const pg = yield* PgClient.PgClient
 
         const orgColumns = sql`id, name, plan, session_timeout_s, time_zone, rate_limit_per_minute,
           rate_limit_per_hour, rate_limit_per_day, created_at`
@@ -630,6 +638,7 @@ export class Tenancy extends Context.Service<Tenancy, {
           revokeKey,
           authenticateApiKey,
           authenticateLicenseKey,
+          principalChanges: pg.listen("signal_engine_principals"),
           bootstrap
         })
       })

@@ -25,6 +25,7 @@ describe("migration 0009: an e-mail address names one user of an org in any lett
         yield* sql`DROP TABLE unfinished_replays`
         yield* sql`DROP TABLE kept_verdicts`
         yield* sql`DROP FUNCTION signal_engine_fence_lost`
+        yield* sql`DROP FUNCTION signal_engine_principals_changed CASCADE`
         yield* sql`ALTER TABLE events DROP COLUMN verdict`
         yield* sql`ALTER TABLE users DROP COLUMN deactivated_at`
         yield* sql`DELETE FROM effect_sql_migrations WHERE migration_id >= 9`
@@ -37,7 +38,8 @@ describe("migration 0009: an e-mail address names one user of an org in any lett
       { id: 11 },
       { id: 12 },
       { id: 13 },
-      { id: 14 }
+      { id: 14 },
+      { id: 15 }
     ])
     expect(await index()).toHaveLength(0)
     expect(await withSql(databaseUrl, (sql) => sql`SELECT id FROM users WHERE lower(email) = 'twin@x.dev' ORDER BY id`)).toEqual([

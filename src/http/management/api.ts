@@ -29,7 +29,7 @@ const OrgSettingsPayload = Schema.Struct({
 
 const userChangeNote = "Users and teams belong to both environments: on plans with live keys only a live key may " +
   "change them (403 live_key_required). Team budgets count a signal in the teams its user was in when it was accepted; " +
-  "license key lookups are cached for AUTH_CACHE_TTL (default 5 s), so a change applies to signals from at most that long after."
+  "every node drops its cached license key lookups when a user or team changes, so a change applies to the signals accepted after it."
 
 export class OrgGroup extends HttpApiGroup.make("org")
   .add(
@@ -39,8 +39,8 @@ export class OrgGroup extends HttpApiGroup.make("org")
       .annotateMerge(OpenApi.annotations({
         description: "Sets the org's time zone and session inactivity timeout and answers the updated org. The settings " +
           "apply to both environments: on plans with live keys only a live key may change them (403 live_key_required). Signals " +
-          "take the org's settings from their license key's lookup, which is cached for AUTH_CACHE_TTL (default " +
-          "5 s): a change applies to the signals accepted from at most that long after this answers."
+          "take the org's settings from their license key's lookup, which every node drops when the org changes: a " +
+          "change applies to the signals accepted after this answers."
       }))
   )
   .middleware(ManagementAuth)

@@ -1,0 +1,138 @@
+import { Deferred, Effect, Exit, Fiber } from "effect"
+import { describe, expect, it } from "vitest"
+import { makeKeyCache } from "../../src/http/key-cache.ts"
+
+/**
+ * A cache over a lookup the test answers by hand: each lookup waits on its own Deferred, so a
+ * test decides when (and with what) each one answers. `lookups` lists the keys looked up.
+ */
+const setup = (options: { readonly capacity?: number; readonly ttlMs?: number } = {}) => {
+  let clock = 1_000
+  const lookups: Array<string> = []
+  const answers: Array<Deferred.Deferred<string>> = []
+  const cache = makeKeyCache<string>({
+    lookup: (key) =>
+      Effect.suspend(() => {
+        lookups.push(key)
+        const answer = Deferred.makeUnsafe<string>()
+        answers.push(answer)
+        return Deferred.await(answer)
+      }),
+    capacity: options.capacity ?? 100,
+    timeToLiveMs: () => options.ttlMs ?? 60_000,
+    now: () => clock
+  })
+  /** Answers the n-th lookup (in the order they started). */
+  const answer = (n: number, value: string) => Effect.runSync(Deferred.succeed(answers[n]!, value))
+  const fail = (n: number) => Effect.runSync(Deferred.die(answers[n]!, new Error("database unreachable")))
+  const fork = (key: string) => Effect.runFork(cache.get(key))
+  const join = <A>(fiber: Fiber.Fiber<A>) => Effect.runPromise(Fiber.join(fiber))
+  /** A get the cache answers without a lookup; fails the test otherwise. */
+  const cached = (key: string) => {
+    const before = lookups.length
+    const fiber = fork(key)
+    expect(lookups.length, `"${key}" was looked up`).toBe(before)
+    return join(fiber)
+  }
+  return { cache, lookups, answer, fail, fork, join, cached, advance: (ms: number) => void (clock += ms) }
+}
+
+describe("key cache", () => {
+  it("concurrent gets of one key share one lookup, and the answer is kept", async () => {
+    const t = setup()
+    const first = t.fork("lic_a")
+    const second = t.fork("lic_a")
+    expect(t.lookups).toEqual(["lic_a"])
+    t.answer(0, "alice")
+    expect([await t.join(first), await t.join(second)]).toEqual(["alice", "alice"])
+    expect(await t.cached("lic_a")).toBe("alice")
+  })
+
+  it("an answer is looked up again once its time to live has passed, and swept", async () => {
+    const t = setup({ ttlMs: 5_000 })
+    const first = t.fork("lic_a")
+    t.answer(0, "alice")
+    await t.join(first)
+    t.advance(4_999)
+    expect(await t.cached("lic_a")).toBe("alice")
+    t.advance(1)
+    t.cache.sweep()
+    expect(t.cache.size()).toBe(0)
+    const again = t.fork("lic_a")
+    expect(t.lookups).toEqual(["lic_a", "lic_a"])
+    t.answer(1, "alice again")
+    expect(await t.join(again)).toBe("alice again")
+  })
+
+  it("clear drops what is kept; a lookup in flight answers its callers but is not kept", async () => {
+    const t = setup()
+    const kept = t.fork("lic_a")
+    t.answer(0, "old alice")
+    await t.join(kept)
+    const inFlight = t.fork("lic_b")
+    t.cache.clear()
+    t.answer(1, "old bob")
+    expect(await t.join(inFlight)).toBe("old bob")
+    expect(t.cache.size()).toBe(0)
+    const a = t.fork("lic_a")
+    const b = t.fork("lic_b")
+    expect(t.lookups).toEqual(["lic_a", "lic_b", "lic_a", "lic_b"])
+    t.answer(2, "new alice")
+    t.answer(3, "new bob")
+    expect([await t.join(a), await t.join(b)]).toEqual(["new alice", "new bob"])
+    expect(await t.cached("lic_b")).toBe("new bob")
+  })
+
+  it("a failed lookup fails its callers and is not kept", async () => {
+    const t = setup()
+    const first = t.fork("lic_a")
+    const second = t.fork("lic_a")
+    t.fail(0)
+    for (const fiber of [first, second]) {
+      const exit = await Effect.runPromise(Fiber.await(fiber))
+      expect(Exit.isFailure(exit)).toBe(true)
+    }
+    const retry = t.fork("lic_a")
+    expect(t.lookups).toEqual(["lic_a", "lic_a"])
+    t.answer(1, "alice")
+    expect(await t.join(retry)).toBe("alice")
+  })
+
+  it("a lookup is not interrupted with the caller that started it: the others still get the answer", async () => {
+    const t = setup()
+    const starter = t.fork("lic_a")
+    const other = t.fork("lic_a")
+    const interrupted = Effect.runPromise(Fiber.interrupt(starter))
+    t.answer(0, "alice")
+    await interrupted
+    expect(await t.join(other)).toBe("alice")
+    expect(await t.cached("lic_a")).toBe("alice")
+  })
+
+  it("over capacity, the least recently used answer goes first", async () => {
+    const t = setup({ capacity: 2 })
+    for (const [n, key] of ["lic_a", "lic_b"].entries()) {
+      const fiber = t.fork(key)
+      t.answer(n, key.toUpperCase())
+      await t.join(fiber)
+    }
+    expect(await t.cached("lic_a")).toBe("LIC_A") // a is now more recent than b
+    const c = t.fork("lic_c")
+    t.answer(2, "LIC_C")
+    await t.join(c)
+    expect(await t.cached("lic_a")).toBe("LIC_A")
+    expect(await t.cached("lic_c")).toBe("LIC_C")
+    t.fork("lic_b")
+    expect(t.lookups).toEqual(["lic_a", "lic_b", "lic_c", "lic_b"])
+  })
+
+  it("a time to live of 0 keeps nothing", async () => {
+    const t = setup({ ttlMs: 0 })
+    const first = t.fork("lic_a")
+    t.answer(0, "alice")
+    await t.join(first)
+    expect(t.cache.size()).toBe(0)
+    t.fork("lic_a")
+    expect(t.lookups).toEqual(["lic_a", "lic_a"])
+  })
+})
