@@ -558,6 +558,24 @@ export class Tenancy extends Context.Service<Tenancy, {
           } satisfies ApiKeyPrincipal
         })
 
+        // Principals are kept per key (src/http/auth.ts): the values an org's keys have in common
+        // (its id, plan, zone, a team list) are kept once, not once per key. Bounded: past the
+        // limit a table starts over, which costs only the sharing.
+        const sharing = <A>() => {
+          const known = new Map<string, A>()
+          return (id: string, value: A): A => {
+            const kept = known.get(id)
+            if (kept !== undefined) return kept
+            if (known.size >= 10_000) known.clear()
+            known.set(id, value)
+            return value
+          }
+        }
+        const sharedString = sharing<string>()
+        const shared = <A extends string>(value: A): A => sharedString(value, value) as A
+        const sharedLists = sharing<ReadonlyArray<string>>()
+        const sharedList = (values: ReadonlyArray<string>) => sharedLists(values.join(","), values.map(shared))
+
         const authenticateLicenseKey = Effect.fn("Tenancy.authenticateLicenseKey")(function*(key: string) {
           const rows = yield* sql<{
             readonly id: string
@@ -578,13 +596,13 @@ export class Tenancy extends Context.Service<Tenancy, {
           if (!row) return undefined
           return {
             keyId: row.id,
-            orgId: row.org_id,
+            orgId: shared(row.org_id),
             userId: row.user_id,
-            plan: row.plan,
-            environment: row.environment,
+            plan: shared(row.plan),
+            environment: shared(row.environment),
             sessionTimeoutS: row.session_timeout_s,
-            timeZone: row.time_zone,
-            teamIds: row.team_ids
+            timeZone: shared(row.time_zone),
+            teamIds: sharedList(row.team_ids)
           } satisfies LicensePrincipal
         })
 
