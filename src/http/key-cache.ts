@@ -58,17 +58,18 @@ export const makeKeyCache = <A>(options: {
       const deferred = Deferred.makeUnsafe<A>()
       pending.set(key, deferred)
       const startedIn = generation
-      // Not interrupted with the caller who started it, up to handing the answer over: others
-      // may be waiting for it.
-      return Effect.uninterruptible(options.lookup(key).pipe(
-        Effect.exit,
-        Effect.flatMap((exit) => {
+      const settle = (exit: Exit.Exit<A>) =>
+        Effect.sync(() => {
           if (pending.get(key) === deferred) pending.delete(key)
           if (Exit.isSuccess(exit) && generation === startedIn) keep(key, exit.value)
           Deferred.doneUnsafe(deferred, exit)
-          return exit
         })
-      ))
+      // The lookup runs on a fiber of its own: a caller that goes away (its client disconnected)
+      // stops only its own wait, and the others sharing the lookup still get the answer.
+      return Effect.andThen(
+        Effect.forkDetach(Effect.flatMap(Effect.exit(options.lookup(key)), settle)),
+        Deferred.await(deferred)
+      )
     })
 
   return {

@@ -25,12 +25,17 @@ const setup = (options: { readonly capacity?: number; readonly ttlMs?: number } 
   /** Answers the n-th lookup (in the order they started). */
   const answer = (n: number, value: string) => Effect.runSync(Deferred.succeed(answers[n]!, value))
   const fail = (n: number) => Effect.runSync(Deferred.die(answers[n]!, new Error("database unreachable")))
-  const fork = (key: string) => Effect.runFork(cache.get(key))
+  /** A get on a fiber of its own, once whatever it started has had its turn (a lookup starts on its own fiber). */
+  const fork = async (key: string) => {
+    const fiber = Effect.runFork(cache.get(key))
+    await new Promise((resolve) => setTimeout(resolve, 1))
+    return fiber
+  }
   const join = <A>(fiber: Fiber.Fiber<A>) => Effect.runPromise(Fiber.join(fiber))
   /** A get the cache answers without a lookup; fails the test otherwise. */
-  const cached = (key: string) => {
+  const cached = async (key: string) => {
     const before = lookups.length
-    const fiber = fork(key)
+    const fiber = await fork(key)
     expect(lookups.length, `"${key}" was looked up`).toBe(before)
     return join(fiber)
   }
@@ -40,8 +45,8 @@ const setup = (options: { readonly capacity?: number; readonly ttlMs?: number } 
 describe("key cache", () => {
   it("concurrent gets of one key share one lookup, and the answer is kept", async () => {
     const t = setup()
-    const first = t.fork("lic_a")
-    const second = t.fork("lic_a")
+    const first = await t.fork("lic_a")
+    const second = await t.fork("lic_a")
     expect(t.lookups).toEqual(["lic_a"])
     t.answer(0, "alice")
     expect([await t.join(first), await t.join(second)]).toEqual(["alice", "alice"])
@@ -50,7 +55,7 @@ describe("key cache", () => {
 
   it("an answer is looked up again once its time to live has passed, and swept", async () => {
     const t = setup({ ttlMs: 5_000 })
-    const first = t.fork("lic_a")
+    const first = await t.fork("lic_a")
     t.answer(0, "alice")
     await t.join(first)
     t.advance(4_999)
@@ -58,7 +63,7 @@ describe("key cache", () => {
     t.advance(1)
     t.cache.sweep()
     expect(t.cache.size()).toBe(0)
-    const again = t.fork("lic_a")
+    const again = await t.fork("lic_a")
     expect(t.lookups).toEqual(["lic_a", "lic_a"])
     t.answer(1, "alice again")
     expect(await t.join(again)).toBe("alice again")
@@ -66,16 +71,16 @@ describe("key cache", () => {
 
   it("clear drops what is kept; a lookup in flight answers its callers but is not kept", async () => {
     const t = setup()
-    const kept = t.fork("lic_a")
+    const kept = await t.fork("lic_a")
     t.answer(0, "old alice")
     await t.join(kept)
-    const inFlight = t.fork("lic_b")
+    const inFlight = await t.fork("lic_b")
     t.cache.clear()
     t.answer(1, "old bob")
     expect(await t.join(inFlight)).toBe("old bob")
     expect(t.cache.size()).toBe(0)
-    const a = t.fork("lic_a")
-    const b = t.fork("lic_b")
+    const a = await t.fork("lic_a")
+    const b = await t.fork("lic_b")
     expect(t.lookups).toEqual(["lic_a", "lic_b", "lic_a", "lic_b"])
     t.answer(2, "new alice")
     t.answer(3, "new bob")
@@ -85,14 +90,14 @@ describe("key cache", () => {
 
   it("a failed lookup fails its callers and is not kept", async () => {
     const t = setup()
-    const first = t.fork("lic_a")
-    const second = t.fork("lic_a")
+    const first = await t.fork("lic_a")
+    const second = await t.fork("lic_a")
     t.fail(0)
     for (const fiber of [first, second]) {
       const exit = await Effect.runPromise(Fiber.await(fiber))
       expect(Exit.isFailure(exit)).toBe(true)
     }
-    const retry = t.fork("lic_a")
+    const retry = await t.fork("lic_a")
     expect(t.lookups).toEqual(["lic_a", "lic_a"])
     t.answer(1, "alice")
     expect(await t.join(retry)).toBe("alice")
@@ -100,8 +105,8 @@ describe("key cache", () => {
 
   it("a lookup is not interrupted with the caller that started it: the others still get the answer", async () => {
     const t = setup()
-    const starter = t.fork("lic_a")
-    const other = t.fork("lic_a")
+    const starter = await t.fork("lic_a")
+    const other = await t.fork("lic_a")
     const interrupted = Effect.runPromise(Fiber.interrupt(starter))
     t.answer(0, "alice")
     await interrupted
@@ -112,27 +117,27 @@ describe("key cache", () => {
   it("over capacity, the least recently used answer goes first", async () => {
     const t = setup({ capacity: 2 })
     for (const [n, key] of ["lic_a", "lic_b"].entries()) {
-      const fiber = t.fork(key)
+      const fiber = await t.fork(key)
       t.answer(n, key.toUpperCase())
       await t.join(fiber)
     }
     expect(await t.cached("lic_a")).toBe("LIC_A") // a is now more recent than b
-    const c = t.fork("lic_c")
+    const c = await t.fork("lic_c")
     t.answer(2, "LIC_C")
     await t.join(c)
     expect(await t.cached("lic_a")).toBe("LIC_A")
     expect(await t.cached("lic_c")).toBe("LIC_C")
-    t.fork("lic_b")
+    await t.fork("lic_b")
     expect(t.lookups).toEqual(["lic_a", "lic_b", "lic_c", "lic_b"])
   })
 
   it("a time to live of 0 keeps nothing", async () => {
     const t = setup({ ttlMs: 0 })
-    const first = t.fork("lic_a")
+    const first = await t.fork("lic_a")
     t.answer(0, "alice")
     await t.join(first)
     expect(t.cache.size()).toBe(0)
-    t.fork("lic_a")
+    await t.fork("lic_a")
     expect(t.lookups).toEqual(["lic_a", "lic_a"])
   })
 })
