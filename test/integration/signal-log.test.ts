@@ -14,6 +14,7 @@ import { type AppendResult, type LogEntry, type PartitionHandler, SignalLog } fr
 import { databaseFromUrl, migrate } from "../../src/store/database.ts"
 import { freshDatabase } from "../support/harness.ts"
 import { deleteKafkaRecords } from "../support/kafka-admin.ts"
+import { signalRecord as record } from "../support/log-records.ts"
 
 const PARTITIONS = 4
 
@@ -28,21 +29,6 @@ type MakeLayer = () => Promise<{
   readonly truncate: (partition: number, before: number) => Promise<void>
 }>
 
-const record = (user: string, n: number): SignalRecord => ({
-  v: 1,
-  kind: "signal",
-  org_id: "org_contract",
-  environment: "test",
-  user_id: user,
-  ts: new Date(Date.UTC(2025, 0, 1, 0, 0, 0, n)).toISOString(),
-  signal_id: `sig_${user}_${n}`,
-  type: "user-prompt",
-  adapter: "claude-code",
-  client_session_id: `cs_${user}`,
-  metadata: { n, note: "üñí \"quoted\"" },
-  session_timeout_s: 1800,
-  cost: { usd: n / 1000, estimated: true, model_known: false }
-})
 
 const users = (n: number) => Array.from({ length: n }, (_, i) => `usr_${i}_${randomBytes(2).toString("hex")}`)
 

@@ -39,7 +39,15 @@ const setup = (options: { readonly capacity?: number; readonly ttlMs?: number } 
     expect(lookups.length, `"${key}" was looked up`).toBe(before)
     return join(fiber)
   }
-  return { cache, lookups, answer, fail, fork, join, cached, advance: (ms: number) => void (clock += ms) }
+  /** A get that looks the key up, answered with `value` at once; fails the test if it was cached. */
+  const lookedUp = async (key: string, value: string) => {
+    const before = lookups.length
+    const fiber = await fork(key)
+    expect(lookups.length, `"${key}" was not looked up`).toBe(before + 1)
+    answer(before, value)
+    return join(fiber)
+  }
+  return { cache, lookups, answer, fail, fork, join, cached, lookedUp, advance: (ms: number) => void (clock += ms) }
 }
 
 describe("key cache", () => {
@@ -55,25 +63,18 @@ describe("key cache", () => {
 
   it("an answer is looked up again once its time to live has passed, and swept", async () => {
     const t = setup({ ttlMs: 5_000 })
-    const first = await t.fork("lic_a")
-    t.answer(0, "alice")
-    await t.join(first)
+    await t.lookedUp("lic_a", "alice")
     t.advance(4_999)
     expect(await t.cached("lic_a")).toBe("alice")
     t.advance(1)
     t.cache.sweep()
     expect(t.cache.size()).toBe(0)
-    const again = await t.fork("lic_a")
-    expect(t.lookups).toEqual(["lic_a", "lic_a"])
-    t.answer(1, "alice again")
-    expect(await t.join(again)).toBe("alice again")
+    expect(await t.lookedUp("lic_a", "alice again")).toBe("alice again")
   })
 
   it("clear drops what is kept; a lookup in flight answers its callers but is not kept", async () => {
     const t = setup()
-    const kept = await t.fork("lic_a")
-    t.answer(0, "old alice")
-    await t.join(kept)
+    await t.lookedUp("lic_a", "old alice")
     const inFlight = await t.fork("lic_b")
     t.cache.clear()
     t.answer(1, "old bob")
@@ -97,10 +98,7 @@ describe("key cache", () => {
       const exit = await Effect.runPromise(Fiber.await(fiber))
       expect(Exit.isFailure(exit)).toBe(true)
     }
-    const retry = await t.fork("lic_a")
-    expect(t.lookups).toEqual(["lic_a", "lic_a"])
-    t.answer(1, "alice")
-    expect(await t.join(retry)).toBe("alice")
+    expect(await t.lookedUp("lic_a", "alice")).toBe("alice")
   })
 
   it("a lookup is not interrupted with the caller that started it: the others still get the answer", async () => {
@@ -116,15 +114,10 @@ describe("key cache", () => {
 
   it("over capacity, the least recently used answer goes first", async () => {
     const t = setup({ capacity: 2 })
-    for (const [n, key] of ["lic_a", "lic_b"].entries()) {
-      const fiber = await t.fork(key)
-      t.answer(n, key.toUpperCase())
-      await t.join(fiber)
-    }
+    await t.lookedUp("lic_a", "LIC_A")
+    await t.lookedUp("lic_b", "LIC_B")
     expect(await t.cached("lic_a")).toBe("LIC_A") // a is now more recent than b
-    const c = await t.fork("lic_c")
-    t.answer(2, "LIC_C")
-    await t.join(c)
+    await t.lookedUp("lic_c", "LIC_C")
     expect(await t.cached("lic_a")).toBe("LIC_A")
     expect(await t.cached("lic_c")).toBe("LIC_C")
     await t.fork("lic_b")
@@ -133,11 +126,8 @@ describe("key cache", () => {
 
   it("a time to live of 0 keeps nothing", async () => {
     const t = setup({ ttlMs: 0 })
-    const first = await t.fork("lic_a")
-    t.answer(0, "alice")
-    await t.join(first)
+    await t.lookedUp("lic_a", "alice")
     expect(t.cache.size()).toBe(0)
-    await t.fork("lic_a")
-    expect(t.lookups).toEqual(["lic_a", "lic_a"])
+    await t.lookedUp("lic_a", "alice")
   })
 })

@@ -2,22 +2,7 @@ import { describe, expect, it } from "vitest"
 import type { SignalRecord } from "../../src/domain/records.ts"
 import { makeLocalRecords } from "../../src/log/local-records.ts"
 import { serializeRecord } from "../../src/log/shared.ts"
-
-const record = (user: string, n: number): SignalRecord => ({
-  v: 1,
-  kind: "signal",
-  org_id: "org_local",
-  environment: "test",
-  user_id: user,
-  ts: new Date(Date.UTC(2025, 0, 1, 0, 0, 0, n)).toISOString(),
-  signal_id: `sig_${user}_${n}`,
-  type: "post-tool",
-  adapter: "claude-code",
-  client_session_id: `cs_${user}`,
-  metadata: { n },
-  session_timeout_s: 1800,
-  cost: { usd: 0, estimated: false, model_known: false }
-})
+import { signalRecord as record } from "../support/log-records.ts"
 
 /** A local-records set with a consumer of `owned`; `ready` lists the partitions it was told about. */
 const setup = (owned: ReadonlyArray<number>) => {
