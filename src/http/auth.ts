@@ -2,7 +2,7 @@ import { Config, Context, Duration, Effect, Layer, Queue, Redacted, Schedule } f
 import { apiKeyPattern, licenseKeyPattern } from "../domain/credentials.ts"
 import { Forbidden, Unauthorized } from "../domain/errors.ts"
 import type { Environment } from "../domain/environments.ts"
-import { allowsLiveKeys, minimumPlanFor, type Plan, planHasFeature } from "../domain/plans.ts"
+import { allowsLiveKeys, type EngineFeature, minimumPlanFor, type Plan, planHasFeature } from "../domain/plans.ts"
 import type { ApiKeyPrincipal, LicensePrincipal } from "../domain/principal.ts"
 import { hasScope } from "../domain/scopes.ts"
 import { Tenancy } from "../store/tenancy-repo.ts"
@@ -142,6 +142,24 @@ export const ManagementAuthLive = Layer.effect(
   })
 )
 
+/**
+ * The engine's check of a license key: valid, not live on a plan without live keys, on a plan
+ * that includes `feature` (when the endpoint names one).
+ */
+export const authorizeEngine = (
+  authenticator: Authenticator["Service"],
+  credential: string,
+  feature: EngineFeature | undefined
+): Effect.Effect<LicensePrincipal, Unauthorized | Forbidden> =>
+  Effect.flatMap(authenticator.licenseKey(credential), (auth) =>
+    Effect.flatMap(requirePrincipal(auth, { name: "license key", code: "license_key" }), (principal) =>
+      feature && !planHasFeature(principal.plan, feature)
+        ? Effect.fail(Forbidden.of(
+          `${feature} is not available on the ${principal.plan} plan (requires ${minimumPlanFor(feature)} or higher)`,
+          "feature_not_available"
+        ))
+        : Effect.succeed(principal)))
+
 /** Engine: a valid license key, on a plan that includes the endpoint's feature. */
 export const EngineAuthLive = Layer.effect(
   EngineAuth,
@@ -149,18 +167,10 @@ export const EngineAuthLive = Layer.effect(
     const authenticator = yield* Authenticator
     return EngineAuth.of({
       licenseKey: (httpEffect, { credential, endpoint }) =>
-        Effect.gen(function*() {
-          const auth = yield* authenticator.licenseKey(Redacted.value(credential))
-          const principal = yield* requirePrincipal(auth, { name: "license key", code: "license_key" })
-          const feature = Context.getOrUndefined(endpoint.annotations, RequiredFeature)
-          if (feature && !planHasFeature(principal.plan, feature)) {
-            return yield* Forbidden.of(
-              `${feature} is not available on the ${principal.plan} plan (requires ${minimumPlanFor(feature)} or higher)`,
-              "feature_not_available"
-            )
-          }
-          return yield* Effect.provideService(httpEffect, EnginePrincipal, principal)
-        })
+        Effect.flatMap(
+          authorizeEngine(authenticator, Redacted.value(credential), Context.getOrUndefined(endpoint.annotations, RequiredFeature)),
+          (principal) => Effect.provideService(httpEffect, EnginePrincipal, principal)
+        )
     })
   })
 )

@@ -5,7 +5,8 @@ import { BadRequest, isApiError, PayloadTooLarge, withRequestId } from "../domai
 import { Envelope } from "./contract.ts"
 import { RequestId } from "./request-id.ts"
 
-const describeSchemaError = (error: HttpApiError.HttpApiSchemaError): BadRequest => {
+/** A request that does not decode, as the API answers it (400; `invalid_json` for a body that is not JSON). */
+export const describeSchemaError = (error: HttpApiError.HttpApiSchemaError): BadRequest => {
   const detail = error.cause.message.replace(/\s*\n\s*/g, " ")
   if (error.kind === "Payload" && detail.includes("Expected a valid JSON body")) {
     return BadRequest.of("the request body is not valid JSON", "invalid_json")

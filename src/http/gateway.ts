@@ -129,19 +129,32 @@ const checkText = Effect.gen(function*() {
 })
 
 /**
+ * A route the gateway serves itself, past the router and the HttpApi, when a request's method and
+ * path are exactly these (its other spellings still reach the router). For a hot path whose
+ * per-request cost matters: src/http/engine/ingest-route.ts.
+ */
+export interface DirectRoute {
+  readonly method: string
+  readonly path: string
+  readonly handler: Effect.Effect<HttpServerResponse.HttpServerResponse, unknown, HttpServerRequest.HttpServerRequest>
+}
+
+/**
  * The global middleware, and the one place an error envelope is completed:
  * - mints the request id (`X-Request-Id` on every response, `request_id` in every error);
  * - counts management requests against the org's plan limits (or the caller's address when it
  *   has no valid key), so every management response has the X-RateLimit-* headers;
  * - turns what the API layer never sees (unknown routes, wrong methods, unreadable bodies,
- *   defects, the framework's own bare error responses) into the envelope.
+ *   defects, the framework's own bare error responses) into the envelope;
+ * - serves the direct routes, whose failures become envelopes here too.
  */
-export const gateway = (routes: RouteTable) =>
+export const gateway = <E = never, R = never>(routes: RouteTable, direct?: Effect.Effect<ReadonlyArray<DirectRoute>, E, R>) =>
   HttpRouter.middleware(
     Effect.gen(function*() {
       const authenticator = yield* Authenticator
       const limiter = yield* RateLimiter
       const draining = yield* Draining
+      const directRoutes = direct === undefined ? [] : yield* direct
 
       const failureResponse = (cause: Cause.Cause<unknown>, requestId: string) =>
         Effect.gen(function*() {
@@ -194,7 +207,12 @@ export const gateway = (routes: RouteTable) =>
         Effect.gen(function*() {
           const requestId = makeRequestId()
           const request = yield* HttpServerRequest.HttpServerRequest
-          const serve = checkBody.pipe(Effect.andThen(checkText), Effect.andThen(httpEffect)).pipe(
+          const path = pathOf(request.url)
+          const directRoute = directRoutes.find((r) => r.method === request.method && r.path === path)
+          const route: Effect.Effect<HttpServerResponse.HttpServerResponse, unknown> = directRoute
+            ? Effect.provideService(directRoute.handler, HttpServerRequest.HttpServerRequest, request)
+            : httpEffect
+          const serve = checkBody.pipe(Effect.andThen(checkText), Effect.andThen(route)).pipe(
             Effect.catchCause((cause) =>
               Cause.hasInterruptsOnly(cause) ? Effect.failCause(cause) : failureResponse(cause, requestId)
             ),

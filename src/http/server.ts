@@ -18,6 +18,7 @@ import { schemaIsCurrent } from "../store/database.ts"
 import { EngineAuthLive, ManagementAuthLive } from "./auth.ts"
 import { EngineApi } from "./engine/api.ts"
 import { EngineHandlers } from "./engine/handlers.ts"
+import { ingestRoute, makeIngestRoute } from "./engine/ingest-route.ts"
 import { EnvelopeLive } from "./envelope.ts"
 import { Draining } from "./draining.ts"
 import { gateway } from "./gateway.ts"
@@ -123,7 +124,10 @@ export const AppRoutes = Layer.mergeAll(
   HttpApiBuilder.layer(EngineApi, { openapiPath: openApiPaths.engine }).pipe(Layer.provide(EngineHandlers)),
   HealthRoutes,
   InternalRoutes,
-  gateway(makeRouteTable([ManagementApi, EngineApi], [...healthRoutes, ...internalRoutes]))
+  gateway(
+    makeRouteTable([ManagementApi, EngineApi], [...healthRoutes, ...internalRoutes]),
+    Effect.map(makeIngestRoute, (handler) => [{ ...ingestRoute, handler }])
+  )
 ).pipe(Layer.provide([ManagementAuthLive, EngineAuthLive, EnvelopeLive]))
 
 /** Plain HTTP next to HTTPS answers every request with a permanent redirect to the HTTPS URL. */

@@ -2,6 +2,7 @@ import { Clock, Config, Effect, Result, Schema } from "effect"
 import { HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import { BadRequest, ServiceUnavailable } from "../../domain/errors.ts"
+import type { LicensePrincipal } from "../../domain/principal.ts"
 import type { SignalRecord } from "../../domain/records.ts"
 import { Engine, type Submitted } from "../../engine/engine.ts"
 import { Pricing } from "../../engine/pricing.ts"
@@ -12,6 +13,8 @@ import { toSignalRecord } from "./signals-records.ts"
 
 const decodeSignal = Schema.decodeUnknownResult(BatchSignalInput)
 
+const MaxMetadataBytes = Config.Int("MAX_METADATA_BYTES").pipe(Config.withDefault(16_384))
+
 const logUnavailable = () =>
   Effect.fail(ServiceUnavailable.of("the signal log is unavailable; the signal was not accepted, retry", "log_unavailable"))
 
@@ -21,11 +24,37 @@ const accepted = (submitted: Submitted) =>
     ? submitted.verdict
     : { ok: true, signal_id: submitted.signal_id, action: "pending" as const }
 
+/**
+ * POST /signals once its caller is authenticated and its request decoded: the idempotency keys'
+ * agreement, the record, the append and the wait for the verdict. The route is served two ways
+ * (through the HttpApi, and directly: src/http/engine/ingest-route.ts); both call this.
+ */
+export const makeIngestOne = Effect.gen(function*() {
+  const engine = yield* Engine
+  const pricing = yield* Pricing
+  const maxMetadataBytes = yield* MaxMetadataBytes
+  return (principal: LicensePrincipal, headerKey: string | undefined, payload: typeof BatchSignalInput.Type) =>
+    Effect.gen(function*() {
+      if (headerKey !== undefined && payload.idempotency_key !== undefined && headerKey !== payload.idempotency_key) {
+        return yield* BadRequest.of("the Idempotency-Key header and the body's idempotency_key differ; send one of them")
+      }
+      const now = yield* Clock.currentTimeMillis
+      const record = toSignalRecord(
+        headerKey === undefined ? payload : { ...payload, idempotency_key: headerKey },
+        { principal, pricing, maxMetadataBytes, now }
+      )
+      if (Result.isFailure(record)) return yield* record.failure
+      const submitted = yield* engine.submit(record.success).pipe(Effect.catchTag("LogUnavailable", logUnavailable))
+      return accepted(submitted)
+    })
+})
+
 export const SignalsHandlers = HttpApiBuilder.group(EngineApi, "signals", (handlers) =>
   Effect.gen(function*() {
     const engine = yield* Engine
     const pricing = yield* Pricing
-    const maxMetadataBytes = yield* Config.Int("MAX_METADATA_BYTES").pipe(Config.withDefault(16_384))
+    const maxMetadataBytes = yield* MaxMetadataBytes
+    const ingestOne = yield* makeIngestOne
 
     const context = Effect.gen(function*() {
       const principal = yield* EnginePrincipal
@@ -35,16 +64,7 @@ export const SignalsHandlers = HttpApiBuilder.group(EngineApi, "signals", (handl
 
     return handlers
       .handle("ingest", ({ headers, payload }) =>
-        Effect.gen(function*() {
-          const key = headers["idempotency-key"]
-          if (key !== undefined && payload.idempotency_key !== undefined && key !== payload.idempotency_key) {
-            return yield* BadRequest.of("the Idempotency-Key header and the body's idempotency_key differ; send one of them")
-          }
-          const record = toSignalRecord(key === undefined ? payload : { ...payload, idempotency_key: key }, yield* context)
-          if (Result.isFailure(record)) return yield* record.failure
-          const submitted = yield* engine.submit(record.success).pipe(Effect.catchTag("LogUnavailable", logUnavailable))
-          return accepted(submitted)
-        }))
+        Effect.flatMap(EnginePrincipal, (principal) => ingestOne(principal, headers["idempotency-key"], payload)))
       .handle("ingestBatch", ({ headers, payload }) =>
         Effect.gen(function*() {
           if (headers["idempotency-key"] !== undefined) {
