@@ -1,4 +1,4 @@
-import { Config, Context, Effect, Layer, Option } from "effect"
+import { Config, Context, Duration, Effect, Layer, Option } from "effect"
 
 /**
  * Service configuration, read from the environment once at start-up. Every setting has a
@@ -13,6 +13,8 @@ export class AppConfig extends Context.Service<AppConfig, {
   readonly apiKeyPrefix: string
   readonly maxBodyBytes: number
   readonly demoBootstrap: boolean
+  /** How long a stopping node keeps its idle keep-alive connections for a request already sent. */
+  readonly shutdownIdleGrace: Duration.Duration
 }>()("signal-engine/AppConfig") {
   static readonly layer = Layer.effect(
     AppConfig,
@@ -27,7 +29,8 @@ export class AppConfig extends Context.Service<AppConfig, {
         redirectPort: yield* Config.Int("HTTP_REDIRECT_PORT").pipe(Config.withDefault(port === 443 ? 80 : port + 1)),
         apiKeyPrefix: yield* Config.String("API_KEY_PREFIX").pipe(Config.withDefault("sek")),
         maxBodyBytes: yield* Config.Int("MAX_BODY_BYTES").pipe(Config.withDefault(1_048_576)),
-        demoBootstrap: yield* Config.Boolean("DEMO_BOOTSTRAP").pipe(Config.withDefault(true))
+        demoBootstrap: yield* Config.Boolean("DEMO_BOOTSTRAP").pipe(Config.withDefault(true)),
+        shutdownIdleGrace: yield* Config.Duration("SHUTDOWN_IDLE_GRACE").pipe(Config.withDefault(Duration.millis(500)))
       })
     })
   )

@@ -174,17 +174,44 @@ const answerClientErrors = <S extends Server>(server: S): S => {
   return server
 }
 
+/**
+ * Node's `server.close()` stops listening and at once destroys every keep-alive connection that
+ * is idle, so a request already sent over one but not yet read meets a reset: the client cannot
+ * tell whether it was taken. Here those connections are left `graceMs` first: a request that
+ * arrives meanwhile is served (the node is draining, so its answer closes the connection), and
+ * what is still idle then is closed, and again every 100 ms until the server has closed (a
+ * response begun before draining leaves its connection open and idle).
+ */
+const closeIdleAfterGrace = <S extends Server>(server: S, graceMs: number): S => {
+  if (graceMs <= 0) return server
+  const closeIdle = server.closeIdleConnections.bind(server)
+  let timer: NodeJS.Timeout | undefined
+  // `close()` calls this first thing; nothing else here does.
+  server.closeIdleConnections = () => {
+    if (timer !== undefined) return
+    const sweep = () => {
+      closeIdle()
+      timer = setTimeout(sweep, 100)
+    }
+    timer = setTimeout(sweep, graceMs)
+  }
+  server.on("close", () => clearTimeout(timer))
+  return server
+}
+
 /** The listening server: HTTPS plus a redirecting HTTP port when TLS is configured, else HTTP. */
 export const HttpServerLive = Layer.unwrap(
   Effect.gen(function*() {
     const config = yield* AppConfig
     const listen = { port: config.port, host: config.host }
-    if (Option.isNone(config.tls)) return NodeHttpServer.layer(() => answerClientErrors(createHttpServer()), listen)
+    const prepare = <S extends Server>(server: S) =>
+      closeIdleAfterGrace(answerClientErrors(server), Duration.toMillis(config.shutdownIdleGrace))
+    if (Option.isNone(config.tls)) return NodeHttpServer.layer(() => prepare(createHttpServer()), listen)
     const tls = config.tls.value
     const cert = readFileSync(tls.certFile)
     const key = readFileSync(tls.keyFile)
     return Layer.merge(
-      NodeHttpServer.layer(() => answerClientErrors(createHttpsServer({ cert, key })), listen),
+      NodeHttpServer.layer(() => prepare(createHttpsServer({ cert, key })), listen),
       Layer.effectDiscard(redirectServer(config.redirectPort, config.port, config.host))
     )
   })

@@ -1,7 +1,7 @@
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
-import { Agent, request } from "node:http"
-import { connect } from "node:net"
+import { Agent, type ClientRequest, request } from "node:http"
+import { connect, type Socket } from "node:net"
 import { describe, expect, it } from "vitest"
 import { bootstrapOrg, startServer, withStore } from "../support/harness.ts"
 import { waitFor } from "../support/wait.ts"
@@ -11,6 +11,36 @@ interface Answer {
   readonly connection: string | undefined
   readonly body: { readonly ok?: boolean; readonly signal_id?: string; readonly action?: string }
 }
+
+/**
+ * Posts one signal over `agent`. `options.onRequest` sees the request before it is sent;
+ * `options.bodyAfter` holds the body back until it settles (headers go out at once).
+ */
+const postSignal = (
+  baseUrl: string,
+  licenseKey: string,
+  agent: Agent,
+  signal: object,
+  options: { readonly headers?: Record<string, string>; readonly onRequest?: (req: ClientRequest) => void; readonly bodyAfter?: Promise<void> } = {}
+) =>
+  new Promise<Answer>((resolve, reject) => {
+    const req = request(`${baseUrl}/engine/v1/signals`, {
+      method: "POST",
+      agent,
+      headers: { authorization: `Bearer ${licenseKey}`, "content-type": "application/json", ...options.headers }
+    }, (res) => {
+      let text = ""
+      res.setEncoding("utf8")
+      res.on("data", (chunk: string) => (text += chunk))
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, connection: res.headers.connection, body: text === "" ? {} : JSON.parse(text) }))
+      res.on("error", reject)
+    })
+    req.on("error", reject)
+    options.onRequest?.(req)
+    const body = JSON.stringify(signal)
+    if (options.bodyAfter === undefined) req.end(body)
+    else void options.bodyAfter.then(() => req.end(body))
+  })
 
 /** Whether a new connection to the port is refused. */
 const refused = (port: number) => () =>
@@ -30,23 +60,9 @@ describe("stopping under load", () => {
     const agent = new Agent({ keepAlive: true, maxSockets: 16 })
     const answers: Array<Answer> = []
     /** One signal over the keep-alive agent; undefined once the node no longer takes requests. */
-    const post = (n: number) =>
-      new Promise<Answer | undefined>((resolve) => {
-        const body = JSON.stringify({ type: "post-tool", adapter: "drain", session_id: `d-${n % 16}`, metadata: { tokens_in: 1, n } })
-        const req = request(`${server.baseUrl}/engine/v1/signals`, {
-          method: "POST",
-          agent,
-          headers: { authorization: `Bearer ${org.license_key}`, "content-type": "application/json" }
-        }, (res) => {
-          let text = ""
-          res.setEncoding("utf8")
-          res.on("data", (chunk: string) => (text += chunk))
-          res.on("end", () => resolve({ status: res.statusCode ?? 0, connection: res.headers.connection, body: text === "" ? {} : JSON.parse(text) }))
-          res.on("error", () => resolve(undefined))
-        })
-        req.on("error", () => resolve(undefined))
-        req.end(body)
-      })
+    const post = (n: number): Promise<Answer | undefined> =>
+      postSignal(server.baseUrl, org.license_key, agent, { type: "post-tool", adapter: "drain", session_id: `d-${n % 16}`, metadata: { tokens_in: 1, n } })
+        .catch(() => undefined)
     let sent = 0
     const loop = async () => {
       for (;;) {
@@ -65,25 +81,13 @@ describe("stopping under load", () => {
     let heldSocketClosed = false
     const continued = Promise.withResolvers<void>()
     const sendBody = Promise.withResolvers<void>()
-    const held = new Promise<Answer>((resolve, reject) => {
-      const req = request(`${server.baseUrl}/engine/v1/signals`, {
-        method: "POST",
-        agent: heldAgent,
-        headers: {
-          authorization: `Bearer ${org.license_key}`,
-          "content-type": "application/json",
-          expect: "100-continue"
-        }
-      }, (res) => {
-        let text = ""
-        res.setEncoding("utf8")
-        res.on("data", (chunk: string) => (text += chunk))
-        res.on("end", () => resolve({ status: res.statusCode ?? 0, connection: res.headers.connection, body: JSON.parse(text) }))
-      })
-      req.on("socket", (socket) => socket.on("close", () => (heldSocketClosed = true)))
-      req.on("continue", () => continued.resolve())
-      req.on("error", reject)
-      void sendBody.promise.then(() => req.end(JSON.stringify({ type: "post-tool", adapter: "drain", session_id: "held", metadata: { n: -1 } })))
+    const held = postSignal(server.baseUrl, org.license_key, heldAgent, { type: "post-tool", adapter: "drain", session_id: "held", metadata: { n: -1 } }, {
+      headers: { expect: "100-continue" },
+      onRequest: (req) => {
+        req.on("socket", (socket) => socket.on("close", () => (heldSocketClosed = true)))
+        req.on("continue", () => continued.resolve())
+      },
+      bodyAfter: sendBody.promise
     })
     await continued.promise
 
@@ -112,5 +116,33 @@ describe("stopping under load", () => {
     const events = await withStore(server.databaseUrl, Effect.flatMap(SqlClient.SqlClient, (sql) =>
       sql<{ readonly id: string }>`SELECT signal_id AS id FROM events WHERE signal_id IN ${sql.in(processed)}`))
     expect(events.length).toBe(processed.length)
+  })
+
+  it("answers a request sent over an idle keep-alive connection as it stops, instead of resetting it", { timeout: 60_000 }, async () => {
+    const server = await startServer({ env: { SHUTDOWN_IDLE_GRACE: "3 seconds" } })
+    const org = await bootstrapOrg(server.databaseUrl, "idle", "team")
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 })
+    const sockets = new Set<Socket>()
+    const post = (n: number) =>
+      postSignal(server.baseUrl, org.license_key, agent, { type: "post-tool", adapter: "idle", session_id: "s", metadata: { n } }, {
+        onRequest: (req) => req.on("socket", (socket) => sockets.add(socket))
+      })
+    const first = await post(1)
+    expect(first.connection).toBe("keep-alive")
+    // The connection is idle now. The node stops; once it refuses new connections, a signal
+    // goes out over the idle one.
+    const stopped = server.stop()
+    await waitFor(refused(server.port), (r) => r, { what: "the node to stop taking connections" })
+    const second = await post(2)
+    await stopped
+    agent.destroy()
+
+    expect(sockets.size).toBe(1)
+    expect(second.status).toBe(200)
+    expect(second.body.ok).toBe(true)
+    expect(second.connection).toBe("close")
+    const logged = await withStore(server.databaseUrl, Effect.flatMap(SqlClient.SqlClient, (sql) =>
+      sql<{ readonly id: string }>`SELECT record->>'signal_id' AS id FROM signal_log WHERE record->>'signal_id' IN ${sql.in([first.body.signal_id!, second.body.signal_id!])}`))
+    expect(logged.length).toBe(2)
   })
 })
