@@ -39,6 +39,8 @@ export interface LoadResult {
   readonly signals: number
   readonly seconds: number
   readonly errors: number
+  /** The errors by kind: `status 503 log_unavailable` (the envelope's code), `socket ECONNRESET`. */
+  readonly errorKinds: Record<string, number>
   readonly refused: number
   readonly pending: number
   /** Answers with `duplicate: true` (a retry of a keyed signal; none expected from unique keys). */
@@ -112,6 +114,11 @@ const latencies: Array<number> = []
 let requests = 0
 let signals = 0
 let errors = 0
+const errorKinds: Record<string, number> = {}
+const countError = (kind: string) => {
+  errors += 1
+  errorKinds[kind] = (errorKinds[kind] ?? 0) + 1
+}
 let refused = 0
 let pending = 0
 let duplicates = 0
@@ -123,7 +130,13 @@ interface Outcome { ok: boolean; action?: string; duplicate?: boolean }
 
 const classify = (answer: Answer) => {
   if (answer.status < 200 || answer.status >= 300) {
-    errors += 1
+    let code = ""
+    try {
+      code = String((JSON.parse(answer.body) as { code?: unknown }).code ?? "")
+    } catch {
+      // not an envelope
+    }
+    countError(`status ${answer.status}${code === "" ? "" : ` ${code}`}`)
     return
   }
   if (answer.status !== 200) return // the bare baseline server answers 202 with no verdict
@@ -145,8 +158,8 @@ const one = async (n: number, key: string, probe?: number) => {
     requests += 1
     signals += spec.batch
     classify(answer)
-  } catch {
-    if (measuring) errors += 1
+  } catch (error) {
+    if (measuring) countError(`socket ${(error as NodeJS.ErrnoException).code ?? String(error)}`)
   }
 }
 
@@ -231,6 +244,7 @@ const main = async () => {
     signals,
     seconds,
     errors,
+    errorKinds,
     refused,
     pending,
     duplicates,

@@ -163,7 +163,12 @@ const load = async (spec: LoadSpec): Promise<LoadResult> => {
   writeFileSync(file, JSON.stringify(spec))
   const [cmd, argv] = pinned(1, node, [join(root, "bench", "loadgen.ts"), file])
   const { stdout } = await run(cmd, argv, { cwd: root, maxBuffer: 64 * 1024 * 1024 })
-  return JSON.parse(stdout.trim().split("\n").pop()!) as LoadResult
+  const result = JSON.parse(stdout.trim().split("\n").pop()!) as LoadResult
+  if (result.errors > 0) {
+    const kinds = Object.entries(result.errorKinds).map(([kind, n]) => `${kind} ×${n}`).join(", ")
+    say(`the load generator counted ${result.errors} errors: ${kinds}`)
+  }
+  return result
 }
 
 // ---------------------------------------------------------------- infrastructure
