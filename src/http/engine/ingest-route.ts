@@ -39,10 +39,10 @@ const refused = (kind: "Headers" | "Payload", cause: Schema.SchemaError) =>
  * every adapter, where that machinery (its fibers, context merges, middleware and encoders) cost
  * ~40 µs of a ~135 µs request (docs/benchmarks.md, "The ingest route served directly"). It
  * answers exactly as the HttpApi endpoint does, which stays its contract (the OpenAPI document,
- * and the route the router still has for the path's other spellings), and in the same order: the license key and its plan first, then
- * the headers, the content type, the body. Failures are the API's errors, which the gateway
- * turns into envelopes as it does for every route; test/e2e/ingest-route.test.ts holds the two
- * ways of serving it to the same answers.
+ * and the route the router still has for the path's other spellings), and in the same order:
+ * the license key and its plan first, then the headers, the content type, the body. Failures
+ * are the API's errors, which the gateway turns into envelopes as it does for every route;
+ * test/e2e/ingest-route.test.ts holds the two ways of serving it to the same answers.
  */
 export const makeIngestRoute = Effect.gen(function*() {
   const authenticator = yield* Authenticator
