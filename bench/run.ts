@@ -769,7 +769,7 @@ const replayScenario = async (log: LogName) => {
     const flags = profiled ? profileFlags(`raw-read-${log}`) : []
     const [rawCmd, rawArgs] = pinned(0, node, [...flags, join(root, "bench", "read-raw.ts")])
     const { stdout } = await run(rawCmd, rawArgs, { cwd: root, env: { ...baseEnv, ...env } })
-    return JSON.parse(stdout.trim().split("\n").pop()!) as { records: number; seconds: number; cpu_s: number }
+    return JSON.parse(stdout.trim().split("\n").pop()!) as { records: number; seconds: number; cpu_s: number; gc_s: number }
   }
   // The baseline is read before and after the replay, and their mean is the one compared with
   // it: this VM's speed drifts over minutes, and the two readings bracket the replay in time.
@@ -786,12 +786,14 @@ const replayScenario = async (log: LogName) => {
     if (!match) throw new Error(`unexpected replay output: ${stdout}`)
     const indexS = /read indexes built in ([\d.]+) s/.exec(stdout)?.[1]
     const cpuS = /([\d.]+) s of CPU in this process/.exec(stdout)?.[1]
+    const gcS = /([\d.]+) s of it paused for garbage collection/.exec(stdout)?.[1]
     return {
       records: Number(match[1]),
       seconds: Number(match[2]),
       wallS,
       indexS: indexS === undefined ? undefined : Number(indexS),
-      cpuS: cpuS === undefined ? undefined : Number(cpuS)
+      cpuS: cpuS === undefined ? undefined : Number(cpuS),
+      gcS: gcS === undefined ? undefined : Number(gcS)
     }
   }
   say(`replay over ${log}: signal-engine replay`)
@@ -807,7 +809,8 @@ const replayScenario = async (log: LogName) => {
   const raw = {
     records: rawBefore.records,
     seconds: (rawBefore.seconds + rawAfter.seconds) / 2,
-    cpu_s: (rawBefore.cpu_s + rawAfter.cpu_s) / 2
+    cpu_s: (rawBefore.cpu_s + rawAfter.cpu_s) / 2,
+    gc_s: (rawBefore.gc_s + rawAfter.gc_s) / 2
   }
   const rawRate = raw.records / raw.seconds
   const replayRate = replayed / seconds
@@ -825,12 +828,15 @@ const replayScenario = async (log: LogName) => {
       ...(first.indexS === undefined ? {} : { index_build_s: first.indexS }),
       // The replay process's own CPU, start-up included: how much of its core it kept busy.
       ...(first.cpuS === undefined ? {} : { replay_cpu_s: first.cpuS }),
+      // Of it, the main thread's pauses for garbage collection (the raw read's: raw_read_gc_s).
+      ...(first.gcS === undefined ? {} : { replay_gc_s: first.gcS }),
       // The same replay run again over the projections the first one wrote (a rebuild).
       rebuild_per_s: Math.round(again.records / again.seconds),
       rebuild_ratio_to_raw_read: round(again.records / again.seconds / rawRate, 3),
       rebuild_s: again.seconds,
       raw_read_s: round(raw.seconds, 2),
       raw_read_cpu_s: round(raw.cpu_s),
+      raw_read_gc_s: round(raw.gc_s, 2),
       // How far apart the two raw reads were, relative to their mean: the VM's drift meanwhile.
       raw_read_spread: round(Math.abs(rawBefore.seconds - rawAfter.seconds) / raw.seconds, 3),
       fill_s: round(fillS)

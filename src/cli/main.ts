@@ -10,6 +10,7 @@ import { type ReplayProgress, replay } from "../engine/replay.ts"
 import { ReplayLive, ServerLive, StoreLive } from "../main.ts"
 import { DatabaseLive, migrate } from "../store/database.ts"
 import { Tenancy } from "../store/tenancy-repo.ts"
+import { countGcPauses } from "./gc-pauses.ts"
 import { checkSchemas, writeSchemas } from "./schemas.ts"
 
 const json = Flag.Boolean("json").pipe(Flag.withDescription("print JSON"), Flag.withDefault(false))
@@ -140,6 +141,7 @@ const replayCommand = Command.make("replay", {
       return yield* Effect.fail(`--from ${from}: expected earliest or an ISO 8601 time with a zone, e.g. 2026-11-20T00:00:00Z`)
     }
     const started = Date.now()
+    const gc = countGcPauses()
     const report = (p: ReplayProgress) =>
       Console.error(`\rreplaying partition ${p.partition}: ${bar(p.done, p.total)} ${p.done}/${p.total} records`)
     const result = yield* replay({
@@ -150,11 +152,13 @@ const replayCommand = Command.make("replay", {
     })
     const seconds = (Date.now() - started) / 1000
     const cpu = process.cpuUsage()
+    const gcMs = yield* Effect.promise(() => gc.stop())
     yield* Console.log(
       `replayed ${result.records} records of ${result.partitions} partition(s) in ${seconds.toFixed(1)} s` +
         ` (${Math.round(result.records / Math.max(seconds, 0.001))} records/s` +
         (result.indexesMs === undefined ? "" : `; read indexes built in ${(result.indexesMs / 1000).toFixed(1)} s`) +
-        `; ${((cpu.user + cpu.system) / 1e6).toFixed(1)} s of CPU in this process)` +
+        `; ${((cpu.user + cpu.system) / 1e6).toFixed(1)} s of CPU in this process` +
+        `, ${(gcMs / 1000).toFixed(1)} s of it paused for garbage collection)` +
         (result.missing > 0 ? `; ${result.missing} records were missing from the start of the log` : "")
     )
   }).pipe(Effect.provide(ReplayLive))).pipe(
