@@ -17,6 +17,10 @@ export interface PartitionStatus {
   readonly partition: number
   readonly next_offset: number
   readonly failing?: PartitionFailing
+  /** Users whose actor is in memory (the others' state is in its snapshot, loaded on their next record). */
+  readonly actors: number
+  /** Inactivity timers running: one per open session of this partition's users, in memory or not. */
+  readonly timers: number
 }
 
 export type Submitted =
@@ -186,7 +190,13 @@ export class Engine extends Context.Service<Engine, {
       const partitions = Effect.sync(() =>
         [...workers.values()].sort((a, b) => a.partition - b.partition).map((w): PartitionStatus => {
           const failing = w.failing()
-          return { partition: w.partition, next_offset: w.nextOffset(), ...(failing ? { failing } : {}) }
+          return {
+            partition: w.partition,
+            next_offset: w.nextOffset(),
+            ...(failing ? { failing } : {}),
+            actors: w.actorCount(),
+            timers: w.timerCount()
+          }
         })
       )
 

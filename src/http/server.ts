@@ -46,7 +46,9 @@ const healthRoutes = [
  * log answers (else 503). A ready node also lists its partitions, and those whose batch keeps
  * failing to commit: their signals are in the log and are answered `pending` until the batch
  * commits, which the worker retries without end. Such a node is `degraded` but still 200: its
- * other partitions serve, and taking it out of rotation would not help the failing one.
+ * other partitions serve, and taking it out of rotation would not help the failing one. It also
+ * says how many users' actors its partitions hold in memory and how many session timers run: what
+ * its memory follows (idle actors are evicted after ACTOR_IDLE_TIMEOUT).
  */
 const HealthRoutes = HttpRouter.use((router) =>
   Effect.gen(function*() {
@@ -73,7 +75,15 @@ const HealthRoutes = HttpRouter.use((router) =>
           )
           return HttpServerResponse.jsonUnsafe({
             status: failing.length === 0 ? "ready" : "degraded",
-            checks: { database: "ok", log: log.name, partitions: { owned: partitions.map((p) => p.partition), failing } }
+            checks: {
+              database: "ok",
+              log: log.name,
+              partitions: { owned: partitions.map((p) => p.partition), failing },
+              actors: {
+                in_memory: partitions.reduce((n, p) => n + p.actors, 0),
+                session_timers: partitions.reduce((n, p) => n + p.timers, 0)
+              }
+            }
           })
         }
         const requestId = yield* RequestId
