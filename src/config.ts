@@ -15,6 +15,8 @@ export class AppConfig extends Context.Service<AppConfig, {
   readonly demoBootstrap: boolean
   /** How long a stopping node keeps its idle keep-alive connections for a request already sent. */
   readonly shutdownIdleGrace: Duration.Duration
+  /** How long an idle keep-alive connection is kept open for the client's next request. */
+  readonly keepAliveTimeout: Duration.Duration
 }>()("signal-engine/AppConfig") {
   static readonly layer = Layer.effect(
     AppConfig,
@@ -30,7 +32,8 @@ export class AppConfig extends Context.Service<AppConfig, {
         apiKeyPrefix: yield* Config.String("API_KEY_PREFIX").pipe(Config.withDefault("sek")),
         maxBodyBytes: yield* Config.Int("MAX_BODY_BYTES").pipe(Config.withDefault(1_048_576)),
         demoBootstrap: yield* Config.Boolean("DEMO_BOOTSTRAP").pipe(Config.withDefault(true)),
-        shutdownIdleGrace: yield* Config.Duration("SHUTDOWN_IDLE_GRACE").pipe(Config.withDefault(Duration.millis(500)))
+        shutdownIdleGrace: yield* Config.Duration("SHUTDOWN_IDLE_GRACE").pipe(Config.withDefault(Duration.millis(500))),
+        keepAliveTimeout: yield* Config.Duration("HTTP_KEEP_ALIVE_TIMEOUT").pipe(Config.withDefault(Duration.seconds(65)))
       })
     })
   )

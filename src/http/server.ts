@@ -209,13 +209,29 @@ const closeIdleAfterGrace = <S extends Server>(server: S, graceMs: number): S =>
   return server
 }
 
+/**
+ * Idle keep-alive connections are kept `keepAliveMs` (HTTP_KEEP_ALIVE_TIMEOUT, 65 s) instead of
+ * Node's 5 s. A client that reuses a connection the server is closing at that instant has its
+ * request reset, and cannot tell whether the signal was taken; clients that ignore the
+ * `Keep-Alive: timeout` hint (Python's requests, Go, Rust's hyper) and proxies keep idle
+ * connections for 60-90 s, so the server must be the one that waits longer. (Node's headers
+ * timeout counts from a request's first byte, not over an idle connection: it needs no change.)
+ */
+const keepAlive = <S extends Server>(server: S, keepAliveMs: number): S => {
+  server.keepAliveTimeout = keepAliveMs
+  return server
+}
+
 /** The listening server: HTTPS plus a redirecting HTTP port when TLS is configured, else HTTP. */
 export const HttpServerLive = Layer.unwrap(
   Effect.gen(function*() {
     const config = yield* AppConfig
     const listen = { port: config.port, host: config.host }
     const prepare = <S extends Server>(server: S) =>
-      closeIdleAfterGrace(answerClientErrors(server), Duration.toMillis(config.shutdownIdleGrace))
+      closeIdleAfterGrace(
+        keepAlive(answerClientErrors(server), Duration.toMillis(config.keepAliveTimeout)),
+        Duration.toMillis(config.shutdownIdleGrace)
+      )
     if (Option.isNone(config.tls)) return NodeHttpServer.layer(() => prepare(createHttpServer()), listen)
     const tls = config.tls.value
     const cert = readFileSync(tls.certFile)
