@@ -13,6 +13,8 @@ declare module "vitest" {
     adminDatabaseUrl: string
     /** Bootstrap servers of a real Kafka broker. */
     kafkaBrokers: string
+    /** The bin folder of the coding tools' real CLIs (claude, codex, gemini, copilot), for the adapters' tests. */
+    codingToolsBin: string
   }
 }
 
@@ -52,12 +54,26 @@ const kafka = async (dir: string) => {
   }
 }
 
-/** One real PostgreSQL and one real Kafka broker for the whole run. */
+/**
+ * The coding tools' CLIs: `CODING_TOOLS_BIN`, or infra/coding-tools/install.sh (a cache outside
+ * the repository; nothing to do once it holds the pinned versions).
+ */
+const codingTools = async () => {
+  const given = process.env.CODING_TOOLS_BIN
+  if (given) return given
+  const { stdout } = await run("bash", [join(import.meta.dirname, "..", "..", "infra", "coding-tools", "install.sh")], {
+    maxBuffer: 16 * 1024 * 1024
+  })
+  return stdout.trim().split("\n").at(-1) ?? ""
+}
+
+/** One real PostgreSQL and one real Kafka broker for the whole run, and the coding tools' CLIs. */
 export default async function setup(project: TestProject) {
   const dir = mkdtempSync(join(tmpdir(), "signal-engine-test-"))
-  const [pg, broker] = await Promise.all([postgres(dir), kafka(dir)])
+  const [pg, broker, tools] = await Promise.all([postgres(dir), kafka(dir), codingTools()])
   project.provide("adminDatabaseUrl", pg.url)
   project.provide("kafkaBrokers", broker.brokers)
+  project.provide("codingToolsBin", tools)
   return async () => {
     await Promise.allSettled([pg.stop(), broker.stop()])
     rmSync(dir, { recursive: true, force: true })

@@ -1,0 +1,111 @@
+// @ts-check
+import { randomUUID } from "node:crypto"
+
+/**
+ * @typedef {{ type: string, session_id: string, metadata?: Record<string, unknown>, idempotency_key: string }} Signal
+ * @typedef {{ ok: boolean, signal_id?: string, session_id?: string, action?: string, message?: string,
+ *   rule_id?: string, duplicate?: boolean, error?: { code: string, error: string } }} Result
+ * @typedef {{ kind: "answered", results: Result[] }
+ *   | { kind: "rejected", status: number, code: string, error: string }
+ *   | { kind: "unreachable", reason: string }} Outcome
+ *   rejected: the service refused the request itself (bad key, bad input): sending it again cannot help.
+ *   unreachable: no answer, a timeout, 5xx or 429: the signals may or may not be stored, so they are
+ *   spooled and sent again under the same idempotency keys.
+ */
+
+export const newKey = () => randomUUID()
+
+/** Loaded on first use: most hooks are plain http on loopback or https, not both. */
+const transport = async (/** @type {URL} */ url) =>
+  url.protocol === "https:" ? (await import("node:https")).request : (await import("node:http")).request
+
+/**
+ * One request to the engine API, answered within `timeoutMs` or not at all.
+ * @returns {Promise<{ status: number, body: any } | { status: 0, reason: string }>}
+ */
+export const request = async (
+  /** @type {{ url: string, license_key: string }} */ target,
+  /** @type {string} */ method,
+  /** @type {string} */ path,
+  /** @type {unknown} */ body,
+  /** @type {number} */ timeoutMs,
+  /** @type {Record<string, string>} */ headers = {}
+) => {
+  let url
+  try {
+    url = new URL(`${target.url}/engine/v1${path}`)
+  } catch {
+    return { status: 0, reason: `the service URL is not a URL: ${target.url}` }
+  }
+  const send = await transport(url)
+  const payload = body === undefined ? undefined : JSON.stringify(body)
+  return new Promise((resolve) => {
+    let done = false
+    const finish = (/** @type {any} */ value) => {
+      if (done) return
+      done = true
+      clearTimeout(timer)
+      resolve(value)
+    }
+    const req = send(url, {
+      method,
+      headers: {
+        authorization: `Bearer ${target.license_key}`,
+        accept: "application/json",
+        ...(payload === undefined ? {} : { "content-type": "application/json", "content-length": String(Buffer.byteLength(payload)) }),
+        ...headers
+      }
+    }, (res) => {
+      const chunks = /** @type {Buffer[]} */ ([])
+      res.on("data", (c) => chunks.push(c))
+      res.on("end", () => {
+        const text = Buffer.concat(chunks).toString("utf8")
+        let parsed
+        try {
+          parsed = text.length > 0 ? JSON.parse(text) : undefined
+        } catch {
+          parsed = { error: text.slice(0, 200) }
+        }
+        finish({ status: res.statusCode ?? 0, body: parsed })
+      })
+      res.on("error", (e) => finish({ status: 0, reason: e.message }))
+    })
+    const timer = setTimeout(() => {
+      finish({ status: 0, reason: `no answer within ${timeoutMs} ms` })
+      req.destroy()
+    }, timeoutMs)
+    req.on("error", (e) => finish({ status: 0, reason: /** @type {NodeJS.ErrnoException} */ (e).code ?? e.message }))
+    req.end(payload)
+  })
+}
+
+const retryable = (/** @type {number} */ status) => status === 0 || status === 408 || status === 429 || status >= 500
+
+/**
+ * Sends signals: one through POST /signals (Idempotency-Key header), several as one batch.
+ * @returns {Promise<Outcome>}
+ */
+export const sendSignals = async (
+  /** @type {{ url: string, license_key: string }} */ target,
+  /** @type {Signal[]} */ signals,
+  /** @type {number} */ timeoutMs
+) => {
+  const one = signals.length === 1 ? signals[0] : undefined
+  const answer = one
+    ? await request(target, "POST", "/signals", strip(one), timeoutMs, { "idempotency-key": one.idempotency_key })
+    : await request(target, "POST", "/signals/batch", { signals }, timeoutMs)
+  if (answer.status === 0) return { kind: "unreachable", reason: "reason" in answer ? answer.reason : "no answer" }
+  const body = "body" in answer ? answer.body : undefined
+  if (retryable(answer.status)) {
+    return { kind: "unreachable", reason: `HTTP ${answer.status}${body?.code ? ` ${body.code}` : ""}` }
+  }
+  if (answer.status !== 200) {
+    return { kind: "rejected", status: answer.status, code: String(body?.code ?? "error"), error: String(body?.error ?? "") }
+  }
+  return { kind: "answered", results: one ? [body] : (body?.results ?? []) }
+}
+
+const strip = (/** @type {Signal} */ s) => {
+  const { idempotency_key: _key, ...signal } = s
+  return signal
+}

@@ -1,0 +1,99 @@
+// @ts-check
+import { sendSignals } from "./client.js"
+import { loadSettings, projectIdFor } from "./settings.js"
+import { flushInBackground, spool, spooledFiles } from "./spool.js"
+import { sessionState } from "./state.js"
+
+/**
+ * @typedef {import("./client.js").Signal} Signal
+ * @typedef {import("./settings.js").Settings} Settings
+ *
+ * @typedef {object} Plan  what one hook event sends
+ * @property {Signal[]} signals  in order; the event's own signal last (usage read from the tool's record may come first)
+ *
+ * @typedef {object} Decision  what the tool is told
+ * @property {"allow" | "warn" | "block"} kind
+ * @property {string} [message]  the rule's message (warn, block), or why no verdict could be had
+ *
+ * @typedef {object} Reply  how the hook answers the tool
+ * @property {string} [stdout]
+ * @property {string} [stderr]
+ * @property {number} exitCode
+ *
+ * @typedef {object} HookContext
+ * @property {Settings} settings
+ * @property {string} event  the hook event, as installed (`hook <tool> <event>`), when the input does not name it
+ * @property {NodeJS.ProcessEnv} env
+ * @property {typeof sessionState} state  per-session state (offsets into the tool's own records)
+ *
+ * @typedef {object} Tool
+ * @property {string} name  the `adapter` of every signal
+ * @property {string} title
+ * @property {(o: { project: boolean, cwd: string, env: NodeJS.ProcessEnv }) => string} configPath
+ * @property {(config: any, command: (event: string) => string) => any} install  the config with the hooks added (idempotent); `command(event)` is what the tool runs for that event
+ * @property {(config: any) => any} uninstall  the config with exactly the hooks `install` adds taken out
+ * @property {(config: any) => string[]} check  what is wrong with the installed hooks, a line each
+ * @property {(input: any, ctx: HookContext) => Plan | Promise<Plan>} plan
+ * @property {(decision: Decision, input: any, ctx: HookContext) => Reply} reply
+ */
+
+export const productName = "signal-engine"
+
+/** The verdicts of one event's signals, as one decision: any block wins, then any warning. */
+export const decide = (
+  /** @type {import("./client.js").Outcome} */ outcome,
+  /** @type {Settings} */ settings
+) => {
+  if (outcome.kind === "unreachable") return noVerdict(settings, `${productName} unreachable (${outcome.reason})`)
+  if (outcome.kind === "rejected") return noVerdict(settings, `${productName} refused the signal: ${outcome.status} ${outcome.code}${outcome.error ? `: ${outcome.error}` : ""}`)
+  const results = outcome.results
+  const blocked = results.find((r) => r.ok === false && !r.error)
+  if (blocked) return /** @type {Decision} */ ({ kind: "block", message: blocked.message ?? `Blocked by ${productName} policy${blocked.rule_id ? ` (${blocked.rule_id})` : ""}` })
+  if (results.some((r) => r.action === "pending")) return noVerdict(settings, `${productName} has no verdict yet (pending)`)
+  const warned = results.find((r) => r.action === "warn")
+  if (warned) return /** @type {Decision} */ ({ kind: "warn", message: warned.message ?? `Warning from ${productName} policy${warned.rule_id ? ` (${warned.rule_id})` : ""}` })
+  return /** @type {Decision} */ ({ kind: "allow" })
+}
+
+/** No verdict: the fail mode decides, and the user sees why either way. */
+const noVerdict = (/** @type {Settings} */ settings, /** @type {string} */ why) =>
+  /** @type {Decision} */ (settings.fail_mode === "closed"
+    ? { kind: "block", message: `${why}; blocked because the adapter fails closed` }
+    : { kind: "warn", message: `${why}; allowed because the adapter fails open` })
+
+/**
+ * Runs one hook event: reads the tool's JSON from stdin, sends its signals, answers the tool.
+ * Never throws: a broken hook must not break the tool (the fail mode says what a failure means).
+ */
+export const runHook = async (
+  /** @type {Tool} */ tool,
+  /** @type {string} */ event,
+  /** @type {string} */ stdin,
+  env = process.env
+) => {
+  const settings = loadSettings(env)
+  /** @type {HookContext} */
+  const ctx = { settings, event, env, state: sessionState }
+  let input
+  try {
+    input = stdin.trim() === "" ? {} : JSON.parse(stdin)
+  } catch {
+    return tool.reply(noVerdict(settings, `${productName}: the hook input was not JSON`), {}, ctx)
+  }
+  try {
+    if (!settings.url || !settings.license_key) {
+      return tool.reply(noVerdict(settings, `${productName} is not configured (run signal-engine-adapter install)`), input, ctx)
+    }
+    const plan = await tool.plan(input, ctx)
+    if (plan.signals.length === 0) return tool.reply({ kind: "allow" }, input, ctx)
+    const projectId = projectIdFor(typeof input.cwd === "string" ? input.cwd : process.cwd(), settings)
+    if (projectId) for (const s of plan.signals) s.metadata = { project_id: projectId, ...s.metadata }
+    const target = { url: settings.url, license_key: settings.license_key }
+    const outcome = await sendSignals(target, plan.signals, settings.timeout_ms)
+    if (outcome.kind === "unreachable") spool(plan.signals, env)
+    else if (spooledFiles(env).length > 0) flushInBackground(env)
+    return tool.reply(decide(outcome, settings), input, ctx)
+  } catch (e) {
+    return tool.reply(noVerdict(settings, `${productName} adapter failed: ${e instanceof Error ? e.message : String(e)}`), input, ctx)
+  }
+}

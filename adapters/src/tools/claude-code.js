@@ -1,0 +1,125 @@
+// @ts-check
+import { join } from "node:path"
+import { homedir } from "node:os"
+import { newKey } from "../client.js"
+import { compact, keyFor, promptFields, toolFields, usageFields } from "./common.js"
+import { installHooks, missingHooks, uninstallHooks } from "./hooks-settings.js"
+import { readNewLines, rememberIds } from "./transcript.js"
+
+const name = "claude-code"
+
+const events = [
+  { event: "SessionStart" },
+  { event: "UserPromptSubmit" },
+  { event: "PreToolUse", matcher: "*" },
+  { event: "PostToolUse", matcher: "*" },
+  { event: "PreCompact" },
+  { event: "Stop" },
+  { event: "SessionEnd" }
+]
+
+const types = /** @type {Record<string, string>} */ ({
+  SessionStart: "session-start",
+  UserPromptSubmit: "user-prompt",
+  PreToolUse: "pre-tool",
+  PostToolUse: "post-tool",
+  PreCompact: "pre-compact",
+  Stop: "stop",
+  SessionEnd: "session-end"
+})
+
+/**
+ * The model calls the transcript gained since the last hook: assistant messages with their usage,
+ * once per message id (Claude Code writes one line per content block, each with the usage).
+ * Summed per model; the state keeps the offset and the ids already counted.
+ */
+const newUsage = (/** @type {any} */ input, /** @type {Record<string, any>} */ state) => {
+  const { lines, offset } = readNewLines(input.transcript_path, Number(state.offset ?? 0))
+  const seen = new Set(state.ids ?? [])
+  /** @type {Map<string, any>} */
+  const messages = new Map()
+  for (const line of lines) {
+    const m = line?.message
+    if (line?.type !== "assistant" || !m?.usage || typeof m.id !== "string" || seen.has(m.id)) continue
+    messages.set(m.id, m) // the last line of a message carries its final usage
+  }
+  /** @type {Map<string, { model?: string, input: number, output: number, cacheRead: number, cacheWrite: number }>} */
+  const byModel = new Map()
+  let model = state.model
+  for (const m of messages.values()) {
+    if (m.model === "<synthetic>") continue
+    model = m.model ?? model
+    const u = m.usage
+    const sum = byModel.get(m.model) ?? { model: m.model, input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }
+    sum.input += Number(u.input_tokens ?? 0)
+    sum.output += Number(u.output_tokens ?? 0)
+    sum.cacheRead += Number(u.cache_read_input_tokens ?? 0)
+    sum.cacheWrite += Number(u.cache_creation_input_tokens ?? 0)
+    byModel.set(m.model, sum)
+  }
+  const ids = [...messages.keys()]
+  return { usage: [...byModel.values()], ids, offset, model, state: { ...state, offset, model, ids: rememberIds(state.ids, ids) } }
+}
+
+/** @type {import("../hook.js").Tool} */
+export const claudeCode = {
+  name,
+  title: "Claude Code",
+  configPath: ({ project, cwd, env }) =>
+    project ? join(cwd, ".claude", "settings.json") : join(env.CLAUDE_CONFIG_DIR || join(env.HOME || homedir(), ".claude"), "settings.json"),
+  install: (config, command) => installHooks(config, events, command, { timeout: 30 }),
+  uninstall: uninstallHooks,
+  check: (config) => missingHooks(config, events),
+  plan: (input, ctx) => {
+    const event = String(input.hook_event_name ?? ctx.event)
+    const type = types[event]
+    const sessionId = String(input.session_id ?? "unknown")
+    if (!type) return { signals: [] }
+    const before = ctx.state.read(name, sessionId, ctx.env)
+    const read = newUsage(input, before)
+    const model = input.model ?? read.model ?? ctx.env.ANTHROPIC_MODEL
+    const state = { ...read.state, ...(model ? { model } : {}) }
+    ctx.state.write(name, sessionId, state, ctx.env)
+    /** @type {Record<string, unknown>} */
+    let metadata = { model, cwd: input.cwd }
+    if (type === "user-prompt") metadata = { ...metadata, ...promptFields(input.prompt, ctx.settings) }
+    if (type === "pre-tool" || type === "post-tool") metadata = { ...metadata, ...toolFields(input.tool_name, input.tool_input), tool_use_id: input.tool_use_id }
+    if (type === "post-tool") metadata = { ...metadata, duration_ms: input.duration_ms, ...toolError(input.tool_response) }
+    if (type === "session-start") metadata = { ...metadata, source: input.source }
+    if (type === "session-end") metadata = { ...metadata, reason: input.reason }
+    if (type === "pre-compact") metadata = { ...metadata, trigger: input.trigger }
+    // The usage the transcript gained rides on the event's own signal; a second model in the same
+    // stretch (rare) gets a token-milestone signal of its own, so every model is priced as itself.
+    const [main, ...others] = read.usage
+    const extra = others.map((u) => ({
+      type: "token-milestone",
+      session_id: sessionId,
+      metadata: compact({ ...usageFields(u), cwd: input.cwd }),
+      idempotency_key: keyFor(name, sessionId, `usage:${read.ids.join(",")}:${u.model}`)
+    }))
+    const own = compact({ ...metadata, ...(main ? usageFields(main) : {}) })
+    return { signals: [...extra, { type, session_id: sessionId, metadata: own, idempotency_key: newKey() }] }
+  },
+  reply: (decision, input, ctx) => {
+    const event = String(input.hook_event_name ?? ctx.event)
+    if (decision.kind === "allow") return { exitCode: 0 }
+    const message = decision.message ?? ""
+    if (decision.kind === "block") {
+      if (event === "UserPromptSubmit") return { exitCode: 0, stdout: JSON.stringify({ decision: "block", reason: message }) }
+      if (event === "PreToolUse") {
+        return {
+          exitCode: 0,
+          stdout: JSON.stringify({ hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "deny", permissionDecisionReason: message } })
+        }
+      }
+      if (event === "PostToolUse") return { exitCode: 0, stdout: JSON.stringify({ decision: "block", reason: message }) }
+    }
+    // A warning, or a block where nothing is left to stop (the tool already ran, the turn ended).
+    return { exitCode: 0, stdout: JSON.stringify({ systemMessage: message }) }
+  }
+}
+
+const toolError = (/** @type {any} */ response) =>
+  response && typeof response === "object" && (response.is_error === true || response.error)
+    ? { error: String(response.error ?? "tool error").slice(0, 500) }
+    : {}

@@ -1,0 +1,47 @@
+// @ts-check
+import { isOurs } from "./common.js"
+
+/**
+ * The hooks shape Claude Code introduced and Codex and Gemini CLI share:
+ * `{ hooks: { Event: [ { matcher?, hooks: [ { type: "command", command, timeout? } ] } ] } }`.
+ * Install appends one group of ours per event (after taking out any earlier one, so it is
+ * idempotent) and leaves every other hook and setting as it was.
+ */
+export const installHooks = (
+  /** @type {any} */ config,
+  /** @type {ReadonlyArray<{ event: string, matcher?: string }>} */ events,
+  /** @type {(event: string) => string} */ command,
+  /** @type {Record<string, unknown>} */ extra = {}
+) => {
+  const next = uninstallHooks(config)
+  const hooks = { ...(next.hooks ?? {}) }
+  for (const { event, matcher } of events) {
+    const group = { ...(matcher === undefined ? {} : { matcher }), hooks: [{ type: "command", command: command(event), ...extra }] }
+    hooks[event] = [...(hooks[event] ?? []), group]
+  }
+  return { ...next, hooks }
+}
+
+export const uninstallHooks = (/** @type {any} */ config) => {
+  if (!config || typeof config !== "object" || !config.hooks || typeof config.hooks !== "object") return { ...config }
+  /** @type {Record<string, unknown>} */
+  const hooks = {}
+  for (const [event, groups] of Object.entries(config.hooks)) {
+    if (!Array.isArray(groups)) {
+      hooks[event] = groups
+      continue
+    }
+    const kept = groups
+      .map((g) => (g && Array.isArray(g.hooks) ? { ...g, hooks: g.hooks.filter((/** @type {any} */ h) => !isOurs(h?.command)) } : g))
+      .filter((g) => !(g && Array.isArray(g.hooks) && g.hooks.length === 0))
+    if (kept.length > 0) hooks[event] = kept
+  }
+  const { hooks: _old, ...rest } = config
+  return Object.keys(hooks).length > 0 ? { ...rest, hooks } : rest
+}
+
+/** Events that lack our hook. */
+export const missingHooks = (/** @type {any} */ config, /** @type {ReadonlyArray<{ event: string }>} */ events) =>
+  events
+    .filter(({ event }) => !(config?.hooks?.[event] ?? []).some((/** @type {any} */ g) => (g?.hooks ?? []).some((/** @type {any} */ h) => isOurs(h?.command))))
+    .map(({ event }) => `no ${event} hook`)

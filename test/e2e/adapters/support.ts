@@ -1,0 +1,110 @@
+import { spawn } from "node:child_process"
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { delimiter, join } from "node:path"
+import { inject } from "vitest"
+import type { Bootstrapped } from "../../../src/store/tenancy-repo.ts"
+import { startFakeModelServer, type FakeModelServer } from "../../support/fake-model/server.ts"
+import { defaultScript, type FakeScript } from "../../support/fake-model/script.ts"
+import { bootstrapOrg, call, startServer, type TestServer } from "../../support/harness.ts"
+
+/** The adapter's command, as a developer's machine runs it. */
+export const adapterBin = join(import.meta.dirname, "..", "..", "..", "adapters", "bin", "signal-engine-adapter.js")
+
+/** A coding tool's real CLI, installed by infra/coding-tools/install.sh. */
+export const cli = (name: "claude" | "codex" | "gemini" | "copilot"): string => join(inject("codingToolsBin"), name)
+
+export interface Ran {
+  readonly code: number | null
+  readonly stdout: string
+  readonly stderr: string
+}
+
+/** Runs a program to its end (killed after `timeoutMs`), with `input` on its standard input. */
+export const run = (
+  command: string,
+  args: ReadonlyArray<string>,
+  options: { readonly env?: Record<string, string | undefined>; readonly cwd?: string; readonly input?: string; readonly timeoutMs?: number } = {}
+): Promise<Ran> =>
+  new Promise((resolve, reject) => {
+    const child = spawn(command, args, { env: options.env ?? process.env, cwd: options.cwd, stdio: ["pipe", "pipe", "pipe"] })
+    let stdout = ""
+    let stderr = ""
+    child.stdout.on("data", (c) => (stdout += c))
+    child.stderr.on("data", (c) => (stderr += c))
+    const timer = setTimeout(() => child.kill("SIGKILL"), options.timeoutMs ?? 120_000)
+    child.on("error", reject)
+    child.on("close", (code) => {
+      clearTimeout(timer)
+      resolve({ code, stdout, stderr })
+    })
+    child.stdin.end(options.input ?? "")
+  })
+
+/**
+ * One developer's world: the service with an org, a home folder of its own (the tools' configs and
+ * the adapter's settings and spool live there, never in the real home), and the fake model server.
+ */
+export interface World {
+  readonly server: TestServer
+  readonly org: Bootstrapped
+  /** The management API key of the license key's environment. */
+  readonly apiKey: string
+  readonly home: string
+  /** A project folder to run the tools in. */
+  readonly workdir: string
+  readonly model: FakeModelServer
+  /** The environment of a process on this developer's machine (HOME and the adapter's home set). */
+  readonly env: (extra?: Record<string, string | undefined>) => Record<string, string | undefined>
+  /** Runs the adapter's command (install, doctor, hook, …). */
+  readonly adapter: (args: ReadonlyArray<string>, options?: { readonly input?: string; readonly env?: Record<string, string | undefined> }) => Promise<Ran>
+  /** Creates a rule through the management API; returns it. */
+  readonly rule: (rule: Record<string, unknown>) => Promise<any>
+  /** The org's sessions of one adapter through the management API, newest first, with their signals. */
+  readonly sessions: (adapter: string) => Promise<ReadonlyArray<any>>
+  readonly stop: () => Promise<void>
+}
+
+export const startWorld = async (script: FakeScript = defaultScript): Promise<World> => {
+  const server = await startServer()
+  const org = await bootstrapOrg(server.databaseUrl, `adapters-${Math.random().toString(36).slice(2, 8)}`, "team")
+  const apiKey = org.license_key_environment === "live" ? org.api_key_live! : org.api_key_test
+  const home = mkdtempSync(join(tmpdir(), "adapter-home-"))
+  const workdir = mkdtempSync(join(tmpdir(), "adapter-project-"))
+  const model = await startFakeModelServer(script)
+  const env = (extra: Record<string, string | undefined> = {}) => {
+    const base: Record<string, string | undefined> = {}
+    // Only what a shell on a developer's machine has: no test runner or service settings leak in.
+    for (const key of ["PATH", "LANG", "TERM", "TMPDIR", "USER", "SHELL"]) base[key] = process.env[key]
+    base.PATH = [join(process.execPath, ".."), base.PATH].filter(Boolean).join(delimiter)
+    return { ...base, HOME: home, SIGNAL_ENGINE_ADAPTER_HOME: join(home, ".signal-engine"), NO_COLOR: "1", ...extra }
+  }
+  return {
+    server,
+    org,
+    apiKey,
+    home,
+    workdir,
+    model,
+    env,
+    adapter: (args, options = {}) => run(process.execPath, [adapterBin, ...args], { env: env(options.env), cwd: workdir, input: options.input ?? "" }),
+    rule: async (rule) => {
+      const r = await call(server, "POST", "/api/v1/rules", {
+        key: apiKey,
+        body: { scope: "org", scope_id: org.org_id, priority: 1, ...rule }
+      })
+      if (r.status !== 201) throw new Error(`rule not created: ${r.status} ${JSON.stringify(r.body)}`)
+      return r.body
+    },
+    sessions: async (adapter) => {
+      const list = await call(server, "GET", `/api/v1/sessions?adapter=${encodeURIComponent(adapter)}`, { key: apiKey })
+      return Promise.all((list.body.data as Array<any>).map(async (s) => (await call(server, "GET", `/api/v1/sessions/${s.id}`, { key: apiKey })).body))
+    },
+    stop: async () => {
+      await model.close()
+      await server.stop()
+      rmSync(home, { recursive: true, force: true })
+      rmSync(workdir, { recursive: true, force: true })
+    }
+  }
+}
