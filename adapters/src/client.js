@@ -2,7 +2,8 @@
 import { randomUUID } from "node:crypto"
 
 /**
- * @typedef {{ type: string, session_id: string, metadata?: Record<string, unknown>, idempotency_key: string }} Signal
+ * @typedef {{ type: string, adapter?: string, session_id: string, metadata?: Record<string, unknown>, idempotency_key: string }} Signal
+ *   `adapter` is set by runHook from the tool (a mapping need not repeat it).
  * @typedef {{ ok: boolean, signal_id?: string, session_id?: string, action?: string, message?: string,
  *   rule_id?: string, duplicate?: boolean, error?: { code: string, error: string } }} Result
  * @typedef {{ kind: "answered", results: Result[] }

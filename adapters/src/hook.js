@@ -87,6 +87,7 @@ export const runHook = async (
     const plan = await tool.plan(input, ctx)
     if (plan.signals.length === 0) return tool.reply({ kind: "allow" }, input, ctx)
     const projectId = projectIdFor(typeof input.cwd === "string" ? input.cwd : process.cwd(), settings)
+    for (const s of plan.signals) s.adapter = tool.name // required by the engine (spec §2.5)
     if (projectId) for (const s of plan.signals) s.metadata = { project_id: projectId, ...s.metadata }
     const target = { url: settings.url, license_key: settings.license_key }
     const outcome = await sendSignals(target, plan.signals, settings.timeout_ms)
