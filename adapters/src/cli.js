@@ -1,5 +1,5 @@
 // @ts-check
-import { existsSync } from "node:fs"
+import { existsSync, rmSync } from "node:fs"
 import { fileURLToPath } from "node:url"
 import { request } from "./client.js"
 import { runHook } from "./hook.js"
@@ -101,7 +101,10 @@ export const main = async (/** @type {string[]} */ argv, env = process.env) => {
         out(`${tool.title}: nothing installed in ${path}`)
         return 0
       }
-      writeJson(path, tool.uninstall(config))
+      const rest = tool.uninstall(config)
+      // A config that held nothing but our hooks was most likely written by install: take it away.
+      if (Object.keys(rest).length === 0) rmSync(path)
+      else writeJson(path, rest)
       out(`${tool.title}: hooks removed from ${path}`)
       return 0
     }

@@ -7,6 +7,7 @@ import type { Bootstrapped } from "../../../src/store/tenancy-repo.ts"
 import { startFakeModelServer, type FakeModelServer } from "../../support/fake-model/server.ts"
 import { defaultScript, type FakeScript } from "../../support/fake-model/script.ts"
 import { bootstrapOrg, call, startServer, type TestServer } from "../../support/harness.ts"
+import { waitFor } from "../../support/wait.ts"
 
 /** The adapter's command, as a developer's machine runs it. */
 export const adapterBin = join(import.meta.dirname, "..", "..", "..", "adapters", "bin", "signal-engine-adapter.js")
@@ -60,6 +61,12 @@ export interface World {
   readonly adapter: (args: ReadonlyArray<string>, options?: { readonly input?: string; readonly env?: Record<string, string | undefined> }) => Promise<Ran>
   /** Creates a rule through the management API; returns it. */
   readonly rule: (rule: Record<string, unknown>) => Promise<any>
+  /**
+   * Waits until a rule decides the verdict of a probe signal (adapter `rule-probe`, so no tool's
+   * sessions see it): rule changes reach verdicts within the rule cache's refresh. For rules that
+   * judge a signal by itself (model_filter, org_policy), not budgets.
+   */
+  readonly ruleInForce: (ruleId: string, probe: { readonly type: string; readonly metadata: Record<string, unknown> }) => Promise<void>
   /** The org's sessions of one adapter through the management API, newest first, with their signals. */
   readonly sessions: (adapter: string) => Promise<ReadonlyArray<any>>
   readonly stop: () => Promise<void>
@@ -95,6 +102,16 @@ export const startWorld = async (script: FakeScript = defaultScript): Promise<Wo
       })
       if (r.status !== 201) throw new Error(`rule not created: ${r.status} ${JSON.stringify(r.body)}`)
       return r.body
+    },
+    ruleInForce: async (ruleId, probe) => {
+      await waitFor(
+        async () => (await call(server, "POST", "/engine/v1/signals", {
+          key: org.license_key,
+          body: { ...probe, adapter: "rule-probe", session_id: "probe" }
+        })).body,
+        (b) => b?.rule_id === ruleId,
+        { timeoutMs: 10_000, what: `rule ${ruleId} in force` }
+      )
     },
     sessions: async (adapter) => {
       const list = await call(server, "GET", `/api/v1/sessions?adapter=${encodeURIComponent(adapter)}`, { key: apiKey })
