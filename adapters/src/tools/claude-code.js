@@ -1,4 +1,5 @@
 // @ts-check
+import { readFileSync } from "node:fs"
 import { join } from "node:path"
 import { homedir } from "node:os"
 import { newKey } from "../client.js"
@@ -13,6 +14,7 @@ const events = [
   { event: "UserPromptSubmit" },
   { event: "PreToolUse", matcher: "*" },
   { event: "PostToolUse", matcher: "*" },
+  { event: "PostToolUseFailure", matcher: "*" },
   { event: "PreCompact" },
   { event: "Stop" },
   { event: "SessionEnd" }
@@ -23,6 +25,7 @@ const types = /** @type {Record<string, string>} */ ({
   UserPromptSubmit: "user-prompt",
   PreToolUse: "pre-tool",
   PostToolUse: "post-tool",
+  PostToolUseFailure: "post-tool",
   PreCompact: "pre-compact",
   Stop: "stop",
   SessionEnd: "session-end"
@@ -61,12 +64,48 @@ const newUsage = (/** @type {any} */ input, /** @type {Record<string, any>} */ s
   return { usage: [...byModel.values()], ids, offset, model, state: { ...state, offset, model, ids: rememberIds(state.ids, ids) } }
 }
 
+/** Claude Code's own names for "whichever model is current": not a model a rule or a price knows. */
+const aliases = /^(default|best|sonnet|opus|haiku|opusplan)(\[.*\])?$/i
+
+/** A configured model as the API will see it ("claude-sonnet-4-5[1m]" asks for the 1M context of claude-sonnet-4-5). */
+const modelName = (/** @type {unknown} */ value) =>
+  typeof value === "string" && value.trim() !== "" && !aliases.test(value.trim()) ? value.trim().replace(/\[.*\]$/, "") : undefined
+
+const settingsModel = (/** @type {string} */ path) => {
+  try {
+    return modelName(JSON.parse(readFileSync(path, "utf8"))?.model)
+  } catch {
+    return undefined
+  }
+}
+
+const userConfigDir = (/** @type {NodeJS.ProcessEnv} */ env) => env.CLAUDE_CONFIG_DIR || join(env.HOME || homedir(), ".claude")
+
+/**
+ * The model Claude Code is configured to start with, before the transcript says which one answered
+ * (the hook input does not name it in print mode): ANTHROPIC_MODEL, then the `model` of the local,
+ * project and user settings, in Claude Code's own order. `--model` is not visible to hooks.
+ */
+const configuredModel = (/** @type {string | undefined} */ cwd, /** @type {NodeJS.ProcessEnv} */ env) => {
+  const fromEnv = modelName(env.ANTHROPIC_MODEL)
+  if (fromEnv) return fromEnv
+  const project = env.CLAUDE_PROJECT_DIR || cwd
+  const files = [
+    ...(project ? [join(project, ".claude", "settings.local.json"), join(project, ".claude", "settings.json")] : []),
+    join(userConfigDir(env), "settings.json")
+  ]
+  for (const file of files) {
+    const model = settingsModel(file)
+    if (model) return model
+  }
+  return undefined
+}
+
 /** @type {import("../hook.js").Tool} */
 export const claudeCode = {
   name,
   title: "Claude Code",
-  configPath: ({ project, cwd, env }) =>
-    project ? join(cwd, ".claude", "settings.json") : join(env.CLAUDE_CONFIG_DIR || join(env.HOME || homedir(), ".claude"), "settings.json"),
+  configPath: ({ project, cwd, env }) => (project ? join(cwd, ".claude", "settings.json") : join(userConfigDir(env), "settings.json")),
   install: (config, command) => installHooks(config, events, command, { timeout: 30 }),
   uninstall: uninstallHooks,
   check: (config) => missingHooks(config, events),
@@ -77,28 +116,33 @@ export const claudeCode = {
     if (!type) return { signals: [] }
     const before = ctx.state.read(name, sessionId, ctx.env)
     const read = newUsage(input, before)
-    const model = input.model ?? read.model ?? ctx.env.ANTHROPIC_MODEL
-    const state = { ...read.state, ...(model ? { model } : {}) }
-    ctx.state.write(name, sessionId, state, ctx.env)
+    // The model that answered last (transcript), else the one the session started with (SessionStart
+    // names it in interactive sessions), else the configured one.
+    const seen = modelName(input.model) ?? read.model
+    const model = seen ?? configuredModel(typeof input.cwd === "string" ? input.cwd : undefined, ctx.env)
+    ctx.state.write(name, sessionId, { ...read.state, ...(seen ? { model: seen } : {}) }, ctx.env)
     /** @type {Record<string, unknown>} */
     let metadata = { model, cwd: input.cwd }
     if (type === "user-prompt") metadata = { ...metadata, ...promptFields(input.prompt, ctx.settings) }
     if (type === "pre-tool" || type === "post-tool") metadata = { ...metadata, ...toolFields(input.tool_name, input.tool_input), tool_use_id: input.tool_use_id }
-    if (type === "post-tool") metadata = { ...metadata, duration_ms: input.duration_ms, ...toolError(input.tool_response) }
+    if (type === "post-tool") metadata = { ...metadata, duration_ms: input.duration_ms, ...toolError(input) }
     if (type === "session-start") metadata = { ...metadata, source: input.source }
     if (type === "session-end") metadata = { ...metadata, reason: input.reason }
     if (type === "pre-compact") metadata = { ...metadata, trigger: input.trigger }
-    // The usage the transcript gained rides on the event's own signal; a second model in the same
-    // stretch (rare) gets a token-milestone signal of its own, so every model is priced as itself.
-    const [main, ...others] = read.usage
-    const extra = others.map((u) => ({
+    // The usage the transcript gained rides on the event's own signal, except on pre-tool (judged,
+    // never counted): there, and for a second model in the same stretch (rare, so every model is
+    // priced as itself), it goes as a token-milestone of its own, keyed by the message ids so that
+    // reading the same calls twice never counts them twice.
+    const [first, ...others] = read.usage
+    const own = type === "pre-tool" ? undefined : first
+    const milestones = (own ? others : read.usage).map((u) => ({
       type: "token-milestone",
       session_id: sessionId,
       metadata: compact({ ...usageFields(u), cwd: input.cwd }),
       idempotency_key: keyFor(name, sessionId, `usage:${read.ids.join(",")}:${u.model}`)
     }))
-    const own = compact({ ...metadata, ...(main ? usageFields(main) : {}) })
-    return { signals: [...extra, { type, session_id: sessionId, metadata: own, idempotency_key: newKey() }] }
+    const signal = compact({ ...metadata, ...(own ? usageFields(own) : {}) })
+    return { signals: [...milestones, { type, session_id: sessionId, metadata: signal, idempotency_key: newKey() }] }
   },
   reply: (decision, input, ctx) => {
     const event = String(input.hook_event_name ?? ctx.event)
@@ -119,7 +163,13 @@ export const claudeCode = {
   }
 }
 
-const toolError = (/** @type {any} */ response) =>
-  response && typeof response === "object" && (response.is_error === true || response.error)
+/** A failed tool call: PostToolUseFailure's `error`, or an error inside PostToolUse's tool_response. */
+const toolError = (/** @type {any} */ input) => {
+  if (input.hook_event_name === "PostToolUseFailure") {
+    return { error: String(input.error ?? "tool error").slice(0, 500), ...(input.is_interrupt === true ? { interrupted: true } : {}) }
+  }
+  const response = input.tool_response
+  return response && typeof response === "object" && (response.is_error === true || response.error)
     ? { error: String(response.error ?? "tool error").slice(0, 500) }
     : {}
+}
