@@ -1,0 +1,247 @@
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs"
+import { join } from "node:path"
+import { afterEach, describe, expect, it } from "vitest"
+import { call } from "../../support/harness.ts"
+import { freePort } from "../../support/ports.ts"
+import { waitFor } from "../../support/wait.ts"
+import { cli, run, startWorld, type World } from "./support.ts"
+
+/**
+ * The real `claude` CLI, headless (-p), against the fake model server, with the hooks the adapter's
+ * own `install claude-code` writes. The model is configured the way a user does it (`model` in
+ * the user settings), a name the price database knows.
+ */
+const model = "claude-sonnet-4-5"
+const usage = { input: 1200, output: 300, cacheRead: 5000, cacheWrite: 800 }
+/** Anthropic's published prices for claude-sonnet-4-5, USD per million tokens (≤ 200k input). */
+const published = { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 }
+const oneCallCost = (usage.input * published.input + usage.output * published.output +
+  usage.cacheRead * published.cacheRead + usage.cacheWrite * published.cacheWrite) / 1e6
+
+const perTest = { timeout: 180_000 }
+
+describe("the Claude Code adapter, with the real claude CLI", () => {
+  let world: World | undefined
+  afterEach(async () => {
+    await world?.stop()
+    world = undefined
+  })
+
+  const configDir = (w: World) => join(w.home, ".claude")
+  const userSettings = (w: World) => join(configDir(w), "settings.json")
+
+  /** Everything the CLI would otherwise reach beyond loopback is off; HOME is the world's. */
+  const claudeEnv = (w: World, extra: Record<string, string | undefined> = {}) =>
+    w.env({
+      CLAUDE_CONFIG_DIR: configDir(w),
+      ANTHROPIC_BASE_URL: w.model.url,
+      ANTHROPIC_API_KEY: "sk-ant-test-0000",
+      DISABLE_AUTOUPDATER: "1",
+      DISABLE_TELEMETRY: "1",
+      DISABLE_ERROR_REPORTING: "1",
+      DISABLE_BUG_COMMAND: "1",
+      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
+      ...extra
+    })
+
+  /**
+   * One headless prompt. `stream-json --verbose` is what the tool shows a user in its UI (the
+   * hooks' system messages among it), as JSON lines; plain text is what `claude -p` prints.
+   */
+  const claude = (w: World, prompt: string, options: { json?: boolean; env?: Record<string, string | undefined> } = {}) =>
+    run(cli("claude"), ["-p", prompt, "--allowedTools", "Bash", ...(options.json ? ["--output-format", "stream-json", "--verbose"] : [])], {
+      env: claudeEnv(w, options.env),
+      cwd: w.workdir,
+      timeoutMs: 150_000
+    })
+
+  /** A user's settings before the adapter: their model, a permission and a hook of their own. */
+  const ownSettings = {
+    model,
+    permissions: { deny: ["Read(./secrets/**)"] },
+    hooks: { Notification: [{ hooks: [{ type: "command", command: "notify-send claude" }] }] }
+  }
+
+  const setUp = async () => {
+    const w = await startWorld({ finalText: "All done.", usage })
+    world = w
+    mkdirSync(configDir(w), { recursive: true })
+    writeFileSync(userSettings(w), JSON.stringify(ownSettings, null, 2))
+    const installed = await w.adapter(["install", "claude-code", "--url", w.server.baseUrl, "--license-key", w.org.license_key], {
+      env: { CLAUDE_CONFIG_DIR: configDir(w) }
+    })
+    expect(installed.code, installed.stderr).toBe(0)
+    return w
+  }
+
+  const sessionWhere = (w: World, done: (s: any) => boolean, what: string) =>
+    waitFor(async () => (await w.sessions("claude-code"))[0], (s) => s !== undefined && done(s), { timeoutMs: 30_000, what })
+
+  const lines = (stdout: string): Array<any> =>
+    stdout.split("\n").filter((l) => l.trim().startsWith("{")).map((l) => JSON.parse(l))
+
+  it("install writes the hooks once, keeps the user's own settings, and uninstall takes out exactly what it added", perTest, async () => {
+    const w = await setUp()
+    const once = readFileSync(userSettings(w), "utf8")
+    const config = JSON.parse(once)
+    expect(config.model).toBe(model)
+    expect(config.permissions).toEqual(ownSettings.permissions)
+    expect(config.hooks.Notification).toEqual(ownSettings.hooks.Notification)
+    for (const event of ["SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PostToolUseFailure", "Stop", "SessionEnd", "PreCompact"]) {
+      expect(JSON.stringify(config.hooks[event]), event).toContain(`hook claude-code ${event}`)
+    }
+    const again = await w.adapter(["install", "claude-code"], { env: { CLAUDE_CONFIG_DIR: configDir(w) } })
+    expect(again.code, again.stderr).toBe(0)
+    expect(readFileSync(userSettings(w), "utf8")).toBe(once)
+    const doctor = await w.adapter(["doctor", "claude-code"], { env: { CLAUDE_CONFIG_DIR: configDir(w) } })
+    expect(doctor.stdout).not.toContain("FAIL")
+    expect(doctor.code, doctor.stdout).toBe(0)
+    const removed = await w.adapter(["uninstall", "claude-code"], { env: { CLAUDE_CONFIG_DIR: configDir(w) } })
+    expect(removed.code, removed.stderr).toBe(0)
+    expect(JSON.parse(readFileSync(userSettings(w), "utf8"))).toEqual(ownSettings)
+
+    // --project: the repository's .claude/settings.json, which the real CLI runs as well.
+    const project = await w.adapter(["install", "claude-code", "--project"])
+    expect(project.code, project.stderr).toBe(0)
+    const projectSettings = join(w.workdir, ".claude", "settings.json")
+    expect(JSON.stringify(JSON.parse(readFileSync(projectSettings, "utf8")).hooks.UserPromptSubmit)).toContain("hook claude-code UserPromptSubmit")
+    expect(JSON.parse(readFileSync(userSettings(w), "utf8"))).toEqual(ownSettings)
+    const ran = await claude(w, "say hello")
+    expect(ran.code, ran.stderr).toBe(0)
+    expect(ran.stdout).toContain("All done.")
+    const session = await sessionWhere(w, (s) => s.signals.some((x: any) => x.type === "stop"), "the project-installed hooks' session")
+    expect(session.adapter).toBe("claude-code")
+    expect(session.signals.map((x: any) => x.type)).toEqual(expect.arrayContaining(["session-start", "user-prompt", "stop"]))
+    const unproject = await w.adapter(["uninstall", "claude-code", "--project"])
+    expect(unproject.code, unproject.stderr).toBe(0)
+    // The file held nothing but our hooks: it goes with them.
+    expect(existsSync(projectSettings)).toBe(false)
+  })
+
+  it("a prompt under a model_filter block never reaches the model, and the user sees the rule's message", perTest, async () => {
+    const w = await setUp()
+    const message = "claude-sonnet-4-5 is not approved in this org: switch to the approved model"
+    const rule = await w.rule({ name: "no sonnet 4.5", type: "model_filter", condition: { model: { in: [model] } }, action: "block", action_config: { message } })
+    await w.ruleInForce(rule.id, { type: "user-prompt", metadata: { model } })
+    const ran = await claude(w, "refactor the parser")
+    expect(ran.stdout).toContain(message)
+    expect(ran.stdout).not.toContain("All done.")
+    expect(w.model.modelCalls()).toEqual([])
+    const session = await sessionWhere(w, (s) => s.signals.some((x: any) => x.type === "user-prompt"), "the blocked prompt's signal")
+    const prompt = session.signals.find((x: any) => x.type === "user-prompt")
+    expect(prompt.metadata.model).toBe(model)
+    // Prompt text stays on the machine unless the settings say otherwise; its length goes.
+    expect(prompt.metadata.prompt).toBeUndefined()
+    expect(prompt.metadata.prompt_chars).toBe("refactor the parser".length)
+  })
+
+  it("a Bash call under an org_policy blocked_commands block never runs, and the model is told why", perTest, async () => {
+    const w = await setUp()
+    const marker = join(w.workdir, "blocked-marker.txt")
+    w.model.script = { shell: `touch ${marker}`, finalText: "All done.", usage }
+    const message = "touching marker files is forbidden by the org"
+    const rule = await w.rule({ name: "no markers", type: "org_policy", condition: { blocked_commands: ["touch *blocked-marker"] }, action: "block", action_config: { message } })
+    await w.ruleInForce(rule.id, { type: "pre-tool", metadata: { tool_name: "Bash", command: "touch /elsewhere/blocked-marker.txt" } })
+    const ran = await claude(w, "create the marker file")
+    expect(ran.code, ran.stderr).toBe(0)
+    expect(existsSync(marker)).toBe(false)
+    const calls = w.model.modelCalls()
+    expect(calls).toHaveLength(2)
+    const messages = (calls[1]!.body as any).messages as Array<any>
+    const results = messages.flatMap((m) => (Array.isArray(m.content) ? m.content : [])).filter((c: any) => c.type === "tool_result")
+    expect(results).toHaveLength(1)
+    expect(JSON.stringify(results[0].content)).toContain(message)
+    expect(ran.stdout).toContain("All done.")
+    const session = await sessionWhere(w, (s) => s.signals.some((x: any) => x.type === "stop"), "the session's stop")
+    const preTool = session.signals.filter((x: any) => x.type === "pre-tool")
+    expect(preTool).toHaveLength(1)
+    expect(preTool[0].metadata).toMatchObject({ tool_name: "Bash", command: `touch ${marker}` })
+    // The tool never ran: no post-tool signal.
+    expect(session.signals.some((x: any) => x.type === "post-tool")).toBe(false)
+  })
+
+  it("a normal run's session has the fake's tokens and cost over its two model calls, cache tokens included", perTest, async () => {
+    const w = await setUp()
+    const made = join(w.workdir, "made.txt")
+    w.model.script = { shell: `touch ${made}`, finalText: "All done.", usage }
+    const ran = await claude(w, "create made.txt")
+    expect(ran.code, ran.stderr).toBe(0)
+    expect(ran.stdout).toContain("All done.")
+    expect(existsSync(made)).toBe(true)
+    expect(w.model.modelCalls()).toHaveLength(2)
+    const tokensIn = 2 * (usage.input + usage.cacheRead + usage.cacheWrite)
+    const session = await sessionWhere(w, (s) => s.tokens_in === tokensIn && s.signals.some((x: any) => x.type === "session-end"), "the session's tokens")
+    expect(session.adapter).toBe("claude-code")
+    expect(session.model).toBe(model)
+    expect(session.tokens_out).toBe(2 * usage.output)
+    const types = session.signals.map((x: any) => x.type)
+    expect(types).toEqual(expect.arrayContaining(["session-start", "user-prompt", "pre-tool", "post-tool", "stop", "session-end"]))
+    const post = session.signals.find((x: any) => x.type === "post-tool")
+    expect(post.metadata).toMatchObject({ tool_name: "Bash", command: `touch ${made}` })
+    expect(typeof post.metadata.duration_ms).toBe("number")
+
+    // What the service charges for the same two calls sent by hand, and Anthropic's list price.
+    for (let i = 0; i < 2; i++) {
+      const sent = await call(w.server, "POST", "/engine/v1/signals", {
+        key: w.org.license_key,
+        body: {
+          type: "token-milestone", adapter: "reference", session_id: "reference-1",
+          metadata: { model, tokens_in: usage.input + usage.cacheRead + usage.cacheWrite, tokens_out: usage.output, cache_read_tokens: usage.cacheRead, cache_write_tokens: usage.cacheWrite }
+        }
+      })
+      expect(sent.status, JSON.stringify(sent.body)).toBe(200)
+    }
+    const reference = await waitFor(async () => (await w.sessions("reference"))[0], (s) => s?.tokens_in === tokensIn, { what: "the reference session" })
+    expect(session.cost_usd).toBeGreaterThan(0)
+    expect(session.cost_usd).toBeCloseTo(reference.cost_usd, 9)
+    expect(session.cost_usd).toBeCloseTo(2 * oneCallCost, 9)
+  })
+
+  it("with the service down the run goes on (fail open, warned), the spool drains once, and fail closed blocks", perTest, async () => {
+    const w = await setUp()
+    const made = join(w.workdir, "made.txt")
+    w.model.script = { shell: `touch ${made}`, finalText: "All done.", usage }
+    const down = `http://127.0.0.1:${await freePort()}`
+    const ran = await claude(w, "create made.txt", { json: true, env: { SIGNAL_ENGINE_URL: down } })
+    expect(ran.code, ran.stderr).toBe(0)
+    expect(existsSync(made)).toBe(true)
+    const shown = lines(ran.stdout)
+    expect(shown.find((l) => l.type === "result")?.result).toBe("All done.")
+    // What the user is shown: the tool's notice for each hook's system message.
+    const notices = shown.filter((l) => l.type === "system" && typeof l.content === "string").map((l) => l.content as string)
+    expect(notices.some((n) => n.includes("UserPromptSubmit") && n.includes("unreachable") && n.includes("fails open")), JSON.stringify(notices)).toBe(true)
+    expect(await w.sessions("claude-code")).toEqual([])
+
+    const spool = join(w.home, ".signal-engine", "spool")
+    const spooled = readdirSync(spool).filter((f) => f.endsWith(".json"))
+    const signalCount = spooled.reduce((n, f) => n + JSON.parse(readFileSync(join(spool, f), "utf8")).signals.length, 0)
+    expect(spooled.length).toBeGreaterThanOrEqual(6) // SessionStart, UserPromptSubmit, PreToolUse, PostToolUse, Stop, SessionEnd
+    const copy = join(w.home, "spool-copy")
+    cpSync(spool, copy, { recursive: true })
+
+    const flushed = await w.adapter(["flush"])
+    expect(flushed.code, flushed.stdout + flushed.stderr).toBe(0)
+    expect(flushed.stdout).toContain(`sent ${signalCount}, rejected 0, files left 0`)
+    const tokensIn = 2 * (usage.input + usage.cacheRead + usage.cacheWrite)
+    const session = await sessionWhere(w, (s) => s.tokens_in === tokensIn && s.signals.length === signalCount, "the spooled signals")
+    expect(session.tokens_out).toBe(2 * usage.output)
+    expect(session.cost_usd).toBeCloseTo(2 * oneCallCost, 9)
+
+    // The same spool sent again (as if the first answers had been lost): nothing counts twice.
+    cpSync(copy, spool, { recursive: true })
+    const again = await w.adapter(["flush"])
+    expect(again.code, again.stdout + again.stderr).toBe(0)
+    expect(again.stdout).toContain("files left 0")
+    const after = (await w.sessions("claude-code"))
+    expect(after).toHaveLength(1)
+    expect(after[0]).toMatchObject({ tokens_in: tokensIn, tokens_out: 2 * usage.output, cost_usd: session.cost_usd })
+    expect(after[0].signals).toHaveLength(signalCount)
+
+    // Fail closed: the prompt is stopped before the model sees it, and the user is told why.
+    const callsBefore = w.model.modelCalls().length
+    const closed = await claude(w, "create another file", { env: { SIGNAL_ENGINE_URL: down, SIGNAL_ENGINE_FAIL_MODE: "closed" } })
+    expect(closed.stdout).toContain("blocked because the adapter fails closed")
+    expect(closed.stdout).not.toContain("All done.")
+    expect(w.model.modelCalls()).toHaveLength(callsBefore)
+  })
+})
