@@ -19,12 +19,13 @@ import { partitionForKey } from "../src/log/murmur2.ts"
 import { databaseFromUrl } from "../src/store/database.ts"
 import { startEmbeddedPostgres } from "../src/store/embedded-postgres.ts"
 import { freePort } from "../test/support/ports.ts"
+import { hookLatency } from "./hook-latency.ts"
 import type { LoadResult, LoadSpec } from "./loadgen.ts"
 import { topSelfTime } from "./profile-top.ts"
 
 const root = join(import.meta.dirname, "..")
 const run = promisify(execFile)
-const allScenarios = ["http_baseline", "ingest", "ingest_batch", "lag", "ingest_keyed", "ingest_rules", "replay", "memory"] as const
+const allScenarios = ["http_baseline", "ingest", "ingest_batch", "lag", "ingest_keyed", "ingest_rules", "replay", "memory", "hook"] as const
 type Scenario = (typeof allScenarios)[number]
 type LogName = "pg" | "kafka"
 
@@ -41,6 +42,7 @@ const { values: flags } = parseArgs({
     "batch-concurrency": { type: "string" },
     "replay-records": { type: "string" },
     "memory-users": { type: "string" },
+    "hook-runs": { type: "string" },
     partitions: { type: "string", default: "8" },
     "cpu-prof": { type: "boolean", default: false },
     keep: { type: "boolean", default: false },
@@ -58,6 +60,7 @@ const options = {
   batchConcurrency: num(flags["batch-concurrency"], 8, 2),
   replayRecords: num(flags["replay-records"], 1_000_000, 5_000),
   memoryUsers: num(flags["memory-users"], 100_000, 2_000),
+  hookRuns: num(flags["hook-runs"], 50, 5),
   partitions: Number(flags.partitions),
   warmupS: smoke ? 0 : 2,
   /**
@@ -899,6 +902,21 @@ const replayScenario = async (log: LogName) => {
   })
 }
 
+/** A coding tool's wait per hook event: the adapter process against a service over this log. */
+const hookScenario = async (log: LogName) => {
+  const id = `${log}${randomBytes(3).toString("hex")}`
+  const url = await newDatabase(`bench_hook_${id}`)
+  const tenant = await seedUsers(url, 1)
+  const service = await startService(url, log, id)
+  try {
+    say(`hook over ${log}: ${options.hookRuns} runs per event, alternating with a bare node start`)
+    const results = await hookLatency({ baseUrl: `http://127.0.0.1:${service.port}`, licenseKey: tenant.keys[0]!, runs: options.hookRuns, say })
+    for (const { event, ...figures } of results) rows.push({ scenario: "hook", log, figures: { event, ...figures } })
+  } finally {
+    await service.stop()
+  }
+}
+
 // ---------------------------------------------------------------- main
 
 const machine = {
@@ -920,6 +938,7 @@ try {
     if (ingestGroup.some(wants)) await ingestScenarios(log)
     if (wants("replay")) await replayScenario(log)
     if (wants("memory")) await memory(log)
+    if (wants("hook")) await hookScenario(log)
   }
 } catch (error) {
   failed = true
