@@ -6,7 +6,7 @@ import { runHook } from "./hook.js"
 import { readJson, writeJson } from "./json-file.js"
 import { loadSettings, saveSettings, settingsPath } from "./settings.js"
 import { flush, spooledFiles } from "./spool.js"
-import { toolNamed, tools } from "./tools/index.js"
+import { toolNamed, toolNames } from "./tools/index.js"
 
 const usage = `usage: signal-engine-adapter <command>
   install <tool> [--url URL] [--license-key KEY] [--project] [--fail-mode open|closed] [--send-prompts] [--command CMD]
@@ -14,7 +14,7 @@ const usage = `usage: signal-engine-adapter <command>
   doctor [<tool>] [--project]
   hook <tool> [<event>]        (run by the tool itself: the event's JSON on stdin)
   flush                        send what is spooled
-tools: ${tools.map((t) => t.name).join(", ")}`
+tools: ${toolNames.join(", ")}`
 
 /** @returns {{ positional: string[], flags: Record<string, string | true> }} */
 const parseArgs = (/** @type {string[]} */ argv) => {
@@ -58,7 +58,7 @@ export const main = async (/** @type {string[]} */ argv, env = process.env) => {
   const cwd = process.cwd()
   switch (command) {
     case "hook": {
-      const tool = toolNamed(toolName ?? "")
+      const tool = await toolNamed(toolName ?? "")
       if (!tool) {
         err(`signal-engine-adapter: unknown tool ${toolName}`)
         return 0 // never break the tool over our own misconfiguration
@@ -70,7 +70,7 @@ export const main = async (/** @type {string[]} */ argv, env = process.env) => {
     }
     case "install":
     case "uninstall": {
-      const tool = toolNamed(toolName ?? "")
+      const tool = await toolNamed(toolName ?? "")
       if (!tool) {
         err(toolName ? `unknown tool: ${toolName}\n${usage}` : usage)
         return 2
@@ -147,7 +147,7 @@ const doctor = async (/** @type {string | undefined} */ toolName, /** @type {boo
   ok(`fail mode: ${settings.fail_mode}; prompts ${settings.send_prompts ? "sent" : "not sent"}; timeout ${settings.timeout_ms} ms`)
   const spooled = spooledFiles(env).length
   if (spooled > 0) fail(`${spooled} hook events wait in the spool: run signal-engine-adapter flush once the service answers`)
-  const chosen = toolName ? [toolNamed(toolName)] : tools
+  const chosen = await Promise.all(toolName ? [toolNamed(toolName)] : toolNames.map(toolNamed))
   for (const tool of chosen) {
     if (!tool) {
       fail(`unknown tool: ${toolName}`)

@@ -92,7 +92,7 @@ export const runHook = async (
     const target = { url: settings.url, license_key: settings.license_key }
     const outcome = await sendSignals(target, plan.signals, settings.timeout_ms)
     if (outcome.kind === "unreachable") spool(plan.signals, env)
-    else if (spooledFiles(env).length > 0) flushInBackground(env)
+    else if (spooledFiles(env).length > 0) await flushInBackground(env)
     return tool.reply(decide(outcome, settings), input, ctx)
   } catch (e) {
     return tool.reply(noVerdict(settings, `${productName} adapter failed: ${e instanceof Error ? e.message : String(e)}`), input, ctx)

@@ -1,5 +1,4 @@
 // @ts-check
-import { spawn } from "node:child_process"
 import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -94,7 +93,8 @@ export const flush = async (/** @type {import("./settings.js").Settings} */ sett
 }
 
 /** Starts `signal-engine-adapter flush` on its own, so the hook that noticed the spool need not wait for it. */
-export const flushInBackground = (env = process.env) => {
+export const flushInBackground = async (env = process.env) => {
+  const { spawn } = await import("node:child_process")
   const bin = fileURLToPath(new URL("../bin/signal-engine-adapter.js", import.meta.url))
   const child = spawn(process.execPath, [bin, "flush", "--quiet"], { detached: true, stdio: "ignore", env })
   child.unref()

@@ -1,16 +1,24 @@
 // @ts-check
-import { claudeCode } from "./claude-code.js"
-import { codex } from "./codex.js"
-import { copilotCli } from "./copilot-cli.js"
-import { cursor } from "./cursor.js"
-import { geminiCli } from "./gemini-cli.js"
 
-/** @type {ReadonlyArray<import("../hook.js").Tool>} */
-export const tools = [claudeCode, codex, geminiCli, copilotCli, cursor]
+/**
+ * The tools, each loaded only when asked for: a hook runs one tool's mapping, and every module
+ * it does not load is start-up time the tool does not wait for.
+ * @type {Record<string, () => Promise<import("../hook.js").Tool>>}
+ */
+const loaders = {
+  "claude-code": async () => (await import("./claude-code.js")).claudeCode,
+  codex: async () => (await import("./codex.js")).codex,
+  "gemini-cli": async () => (await import("./gemini-cli.js")).geminiCli,
+  "copilot-cli": async () => (await import("./copilot-cli.js")).copilotCli,
+  cursor: async () => (await import("./cursor.js")).cursor
+}
 
-/** A tool by its adapter name, or one of the short names people type. */
-export const toolNamed = (/** @type {string} */ name) => {
-  const aliases = /** @type {Record<string, string>} */ ({ claude: "claude-code", gemini: "gemini-cli", copilot: "copilot-cli" })
-  const wanted = aliases[name] ?? name
-  return tools.find((t) => t.name === wanted)
+export const toolNames = Object.keys(loaders)
+
+const aliases = /** @type {Record<string, string>} */ ({ claude: "claude-code", gemini: "gemini-cli", copilot: "copilot-cli" })
+
+/** A tool by its adapter name, or one of the short names people type; undefined for others. */
+export const toolNamed = async (/** @type {string} */ name) => {
+  const load = loaders[aliases[name] ?? name]
+  return load ? load() : undefined
 }
