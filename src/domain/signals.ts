@@ -22,6 +22,9 @@ export const SignalType = Schema.Literals([
 ])
 export type SignalType = typeof SignalType.Type
 
-/** Arbitrary JSON object; known keys: model, tokens_in, tokens_out, cost_usd, latency_ms, error_code, project_id, prompt. */
+/**
+ * Arbitrary JSON object; known keys: model, tokens_in, tokens_out, cache_read_tokens,
+ * cache_write_tokens, cost_usd, latency_ms, error_code, project_id, prompt.
+ */
 export const Metadata = Schema.Record(Schema.String, Schema.Unknown)
 export type Metadata = typeof Metadata.Type

@@ -1,22 +1,31 @@
 import { Config, Context, Effect, Layer, Option, Schema } from "effect"
-import { defaultPrices, memoizedLookup, type PriceTable, priceSignal, type Priced } from "../domain/prices.ts"
+import { bundledDatabase, memoizedRates, type PriceInput, type PriceTable, priceSignal, type Priced } from "../domain/prices.ts"
 
+const perMillion = Schema.Finite.pipe(Schema.check(Schema.isGreaterThanOrEqualTo(0)))
 const PriceOverrides = Schema.fromJsonString(
-  Schema.Record(Schema.String, Schema.Struct({ input: Schema.Number, output: Schema.Number }))
+  Schema.Record(
+    Schema.String,
+    Schema.Struct({
+      input: perMillion,
+      output: perMillion,
+      cache_read: Schema.optional(perMillion),
+      cache_write: Schema.optional(perMillion)
+    })
+  )
 )
 
-/** The model price table in force: the shipped one, with MODEL_PRICES (JSON) on top. */
+/** The model prices in force: genai-prices' bundled database, with MODEL_PRICES (JSON) on top. */
 export class Pricing extends Context.Service<Pricing, {
-  readonly table: PriceTable
-  readonly price: (input: Parameters<typeof priceSignal>[1]) => Priced
+  readonly overrides: PriceTable
+  readonly price: (input: PriceInput) => Priced
 }>()("signal-engine/engine/Pricing") {
   static readonly layer = Layer.effect(
     Pricing,
     Effect.gen(function*() {
-      const overrides = yield* Config.option(Config.schema(PriceOverrides, "MODEL_PRICES"))
-      const table: PriceTable = { ...defaultPrices, ...Option.getOrElse(overrides, () => ({})) }
-      const lookup = memoizedLookup(table)
-      return Pricing.of({ table, price: (input) => priceSignal(lookup, input) })
+      const overrides: PriceTable = Option.getOrElse(yield* Config.option(Config.schema(PriceOverrides, "MODEL_PRICES")), () => ({}))
+      const database = yield* Effect.promise(bundledDatabase)
+      const lookup = memoizedRates(database, overrides)
+      return Pricing.of({ overrides, price: (input) => priceSignal(lookup, input) })
     })
   )
 }

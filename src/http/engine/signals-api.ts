@@ -23,6 +23,8 @@ export const SignalMetadata = Schema.StructWithRest(
     model: Schema.optional(bounded(200)),
     tokens_in: Schema.optional(count),
     tokens_out: Schema.optional(count),
+    cache_read_tokens: Schema.optional(count.annotate({ description: "the part of tokens_in read from the prompt cache" })),
+    cache_write_tokens: Schema.optional(count.annotate({ description: "the part of tokens_in written to the prompt cache" })),
     cost_usd: Schema.optional(amount.pipe(Schema.check(Schema.isLessThanOrEqualTo(maxCostUsd)))),
     latency_ms: Schema.optional(amount),
     error_code: Schema.optional(bounded(100)),

@@ -58,7 +58,10 @@ export const toSignalRecord = (
       model: metadata.model,
       tokensIn: metadata.tokens_in ?? 0,
       tokensOut: metadata.tokens_out ?? 0,
-      reportedUsd: metadata.cost_usd
+      cacheRead: metadata.cache_read_tokens,
+      cacheWrite: metadata.cache_write_tokens,
+      reportedUsd: metadata.cost_usd,
+      at: now
     })
   })
 }
