@@ -171,9 +171,8 @@ export const geminiCli = {
       // The tool does not run; the model gets the reason as the tool's error.
       if (event === "BeforeTool") return { exitCode: 0, stdout: JSON.stringify({ decision: "deny", reason: message }) }
     }
-    // A warning, or a block where nothing is left to stop. The interactive UI shows systemMessage;
-    // headless runs (-p) show no systemMessage, but do print a warning naming the hook when it
-    // exits with a code other than 0 and 2, which leaves the turn going on as it was.
-    return { exitCode: 1, stdout: JSON.stringify({ systemMessage: `signal-engine: ${message}` }) }
+    // A warning, or a block where nothing is left to stop: the interactive UI shows systemMessage,
+    // and a headless run (-p) prints it on stderr ("Hook system message: …").
+    return { exitCode: 0, stdout: JSON.stringify({ systemMessage: `signal-engine: ${message}` }) }
   }
 }
