@@ -197,6 +197,19 @@ describe("the Claude Code adapter, with the real claude CLI", () => {
     expect(session.cost_usd).toBeCloseTo(2 * oneCallCost, 9)
   })
 
+  it("a Bash call that fails is a post-tool signal with its error (Claude Code's PostToolUseFailure)", perTest, async () => {
+    const w = await setUp()
+    const missing = join(w.workdir, "no-such-dir")
+    w.model.script = { shell: `ls ${missing}`, finalText: "All done.", usage }
+    const ran = await claude(w, "list the folder")
+    expect(ran.code, ran.stderr).toBe(0)
+    const session = await sessionWhere(w, (s) => s.signals.some((x: any) => x.type === "stop"), "the session's stop")
+    const post = session.signals.filter((x: any) => x.type === "post-tool")
+    expect(post).toHaveLength(1)
+    expect(post[0].metadata).toMatchObject({ tool_name: "Bash", command: `ls ${missing}` })
+    expect(post[0].metadata.error).toContain("no-such-dir")
+  })
+
   it("with the service down the run goes on (fail open, warned), the spool drains once, and fail closed blocks", perTest, async () => {
     const w = await setUp()
     const made = join(w.workdir, "made.txt")
