@@ -91,6 +91,7 @@ export const main = async (/** @type {string[]} */ argv, env = process.env) => {
         const cmd = typeof flags.command === "string" ? (/** @type {string} */ e) => `${flags.command} hook ${tool.name} ${e}` : defaultCommand(tool.name)
         writeJson(path, tool.install(readJson(path) ?? {}, cmd))
         out(`${tool.title}: hooks installed in ${path}`)
+        for (const note of tool.notes ?? []) out(`note: ${note}`)
         out(`settings: ${saved}`)
         const settings = loadSettings(env)
         if (!settings.url || !settings.license_key) out("note: give --url and --license-key (once) before the hooks can send anything")

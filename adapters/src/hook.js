@@ -35,6 +35,7 @@ import { sessionState } from "./state.js"
  * @property {(config: any) => string[]} check  what is wrong with the installed hooks, a line each
  * @property {(input: any, ctx: HookContext) => Plan | Promise<Plan>} plan
  * @property {(decision: Decision, input: any, ctx: HookContext) => Reply} reply
+ * @property {string[]} [notes]  what the user must still do in the tool after install, a line each
  */
 
 export const productName = "signal-engine"
