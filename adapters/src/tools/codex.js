@@ -155,6 +155,10 @@ export const codex = {
   },
   uninstall: uninstallHooks,
   check: (config) => missingHooks(config, events),
+  notes: [
+    "Codex runs a new or changed hook only once you trust it: open codex and review the hooks with /hooks",
+    "(one-off automation can pass --dangerously-bypass-hook-trust to codex exec; a project's .codex/hooks.json loads only in a trusted project)"
+  ],
   plan: (input, ctx) => {
     const event = String(input.hook_event_name ?? ctx.event)
     const type = types[event]

@@ -225,7 +225,9 @@ describe("Codex CLI adapter: install", () => {
     writeFileSync(path, JSON.stringify(own, null, 2))
     const env = { CODEX_HOME: codexHome }
     const args = ["install", "codex", "--url", world.server.baseUrl, "--license-key", world.org.license_key]
-    expect((await world.adapter(args, { env })).code).toBe(0)
+    const first = await world.adapter(args, { env })
+    expect(first.code).toBe(0)
+    expect(first.stdout).toContain("review the hooks with /hooks")
     const once = readFileSync(path, "utf8")
     expect((await world.adapter(args, { env })).code).toBe(0)
     expect(readFileSync(path, "utf8")).toBe(once)
@@ -238,5 +240,13 @@ describe("Codex CLI adapter: install", () => {
     expect(doctor.stdout).toContain(`ok    Codex CLI: hooks installed in ${path}`)
     expect((await world.adapter(["uninstall", "codex"], { env })).code).toBe(0)
     expect(JSON.parse(readFileSync(path, "utf8"))).toEqual(own)
+  })
+
+  it("--project installs into the repository's .codex/hooks.json, and uninstall takes it away", async () => {
+    const path = join(world.workdir, ".codex", "hooks.json")
+    expect((await world.adapter(["install", "codex", "--project"])).code).toBe(0)
+    expect(JSON.parse(readFileSync(path, "utf8")).hooks.UserPromptSubmit[0].hooks[0].command).toMatch(/hook codex UserPromptSubmit$/)
+    expect((await world.adapter(["uninstall", "codex", "--project"])).code).toBe(0)
+    expect(existsSync(path)).toBe(false)
   })
 })
