@@ -1,0 +1,245 @@
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs"
+import { join } from "node:path"
+import { afterEach, describe, expect, inject, it } from "vitest"
+import { call, startServer, type TestServer } from "../../support/harness.ts"
+import { waitFor } from "../../support/wait.ts"
+import { cli, run, startWorld, type World } from "./support.ts"
+
+/**
+ * The real `copilot` CLI, headless (-p), against the fake model server as a custom provider
+ * (Chat Completions), offline, with the hooks the adapter's own `install copilot-cli` writes in
+ * the user's hooks folder. The model is a name the price database knows.
+ */
+const model = "gpt-4.1"
+const usage = { input: 1200, output: 300, cacheRead: 5000, cacheWrite: 800 }
+const perTest = { timeout: 180_000 }
+
+describe("the Copilot CLI adapter, with the real copilot CLI", () => {
+  let world: World | undefined
+  let restarted: TestServer | undefined
+  afterEach(async () => {
+    await restarted?.stop()
+    restarted = undefined
+    await world?.stop()
+    world = undefined
+  })
+
+  const copilotHome = (w: World) => join(w.home, ".copilot")
+  const hooksFile = (w: World) => join(copilotHome(w), "hooks", "signal-engine.json")
+
+  /**
+   * Offline (no GitHub auth, telemetry or update check), every model call to the fake. The CLI
+   * unpacks its bundled package into a cache on first start: one cache beside the installed CLIs,
+   * not one per temporary home.
+   */
+  const copilotEnv = (w: World, extra: Record<string, string | undefined> = {}) =>
+    w.env({
+      COPILOT_OFFLINE: "true",
+      COPILOT_AUTO_UPDATE: "false",
+      COPILOT_PROVIDER_BASE_URL: `${w.model.url}/v1`,
+      COPILOT_PROVIDER_API_KEY: "sk-test-0000",
+      COPILOT_MODEL: model,
+      COPILOT_PKG_CACHE_HOME: join(inject("codingToolsBin"), "..", "..", ".copilot-package-cache"),
+      ...extra
+    })
+
+  const copilot = (w: World, prompt: string, env: Record<string, string | undefined> = {}) =>
+    run(cli("copilot"), ["-p", prompt, "--allow-all-tools", "--no-ask-user"], { env: copilotEnv(w, env), cwd: w.workdir, timeoutMs: 150_000 })
+
+  const setUp = async () => {
+    const w = await startWorld({ finalText: "All done.", usage })
+    world = w
+    const installed = await w.adapter(["install", "copilot-cli", "--url", w.server.baseUrl, "--license-key", w.org.license_key])
+    expect(installed.code, installed.stderr).toBe(0)
+    return w
+  }
+
+  const sessionsOf = async (server: TestServer, apiKey: string) => {
+    const list = await call(server, "GET", "/api/v1/sessions?adapter=copilot-cli", { key: apiKey })
+    if (list.status !== 200) throw new Error(`sessions: ${list.status} ${JSON.stringify(list.body)}`)
+    return Promise.all((list.body.data as Array<any>).map(async (s) => (await call(server, "GET", `/api/v1/sessions/${s.id}`, { key: apiKey })).body))
+  }
+  /** Polled at most every 250 ms: each poll is several management API requests, which are rate limited. */
+  const sessionWhere = (w: World, done: (s: any) => boolean, what: string, server: TestServer = w.server) => {
+    let last = 0
+    return waitFor(async () => {
+      await new Promise((r) => setTimeout(r, Math.max(0, last + 250 - Date.now())))
+      last = Date.now()
+      return (await sessionsOf(server, w.apiKey))[0]
+    }, (s) => s !== undefined && done(s), { timeoutMs: 30_000, what })
+  }
+
+  /** What the service charges for `calls` model calls of the fake's usage, sent by hand. */
+  const referenceCost = async (w: World, calls: number) => {
+    for (let i = 0; i < calls; i++) {
+      const sent = await call(w.server, "POST", "/engine/v1/signals", {
+        key: w.org.license_key,
+        body: {
+          type: "token-milestone", adapter: "reference", session_id: "reference-1",
+          metadata: { model, tokens_in: usage.input + usage.cacheRead + usage.cacheWrite, tokens_out: usage.output, cache_read_tokens: usage.cacheRead, cache_write_tokens: usage.cacheWrite }
+        }
+      })
+      expect(sent.status, JSON.stringify(sent.body)).toBe(200)
+    }
+    const tokensIn = calls * (usage.input + usage.cacheRead + usage.cacheWrite)
+    return (await waitFor(async () => (await w.sessions("reference"))[0], (s) => s?.tokens_in === tokensIn, { what: "the reference session" })).cost_usd as number
+  }
+
+  it("install writes its own hooks file once, keeps the user's other hooks, and uninstall removes the file", perTest, async () => {
+    const w = await setUp()
+    const own = join(copilotHome(w), "hooks", "mine.json")
+    const mine = { version: 1, hooks: { sessionStart: [{ type: "command", bash: "echo mine" }] } }
+    writeFileSync(own, JSON.stringify(mine))
+    const once = readFileSync(hooksFile(w), "utf8")
+    const config = JSON.parse(once)
+    expect(config.version).toBe(1)
+    for (const event of ["sessionStart", "userPromptSubmitted", "preToolUse", "postToolUse", "postToolUseFailure", "preCompact", "agentStop", "sessionEnd"]) {
+      expect(config.hooks[event], event).toHaveLength(1)
+      expect(config.hooks[event][0]).toMatchObject({ type: "command", timeoutSec: 30 })
+      expect(config.hooks[event][0].bash).toContain(`hook copilot-cli ${event}`)
+    }
+    const again = await w.adapter(["install", "copilot-cli"])
+    expect(again.code, again.stderr).toBe(0)
+    expect(readFileSync(hooksFile(w), "utf8")).toBe(once)
+    const doctor = await w.adapter(["doctor", "copilot-cli"])
+    expect(doctor.stdout).not.toContain("FAIL")
+    expect(doctor.code, doctor.stdout).toBe(0)
+
+    // The installed hooks are the ones the real CLI runs.
+    const ran = await copilot(w, "say hello")
+    expect(ran.code, ran.stderr).toBe(0)
+    expect(ran.stdout).toContain("All done.")
+    const session = await sessionWhere(w, (s) => s.signals.some((x: any) => x.type === "session-end"), "the run's session")
+    expect(session.adapter).toBe("copilot-cli")
+    expect(session.signals.map((x: any) => x.type)).toEqual(expect.arrayContaining(["session-start", "user-prompt", "stop", "session-end"]))
+
+    const removed = await w.adapter(["uninstall", "copilot-cli"])
+    expect(removed.code, removed.stderr).toBe(0)
+    expect(existsSync(hooksFile(w))).toBe(false)
+    expect(JSON.parse(readFileSync(own, "utf8"))).toEqual(mine)
+
+    // --project: the repository's .github/hooks/signal-engine.json, a file of ours alone.
+    const project = await w.adapter(["install", "copilot-cli", "--project"])
+    expect(project.code, project.stderr).toBe(0)
+    const projectFile = join(w.workdir, ".github", "hooks", "signal-engine.json")
+    expect(JSON.parse(readFileSync(projectFile, "utf8")).hooks.userPromptSubmitted[0].bash).toContain("hook copilot-cli userPromptSubmitted")
+    expect(existsSync(hooksFile(w))).toBe(false)
+    const unproject = await w.adapter(["uninstall", "copilot-cli", "--project"])
+    expect(unproject.code, unproject.stderr).toBe(0)
+    expect(existsSync(projectFile)).toBe(false)
+  })
+
+  it("a prompt under a model_filter block never reaches the model, and the user sees the rule's message", perTest, async () => {
+    const w = await setUp()
+    const message = "gpt-4.1 is not approved in this org: switch to the approved model"
+    const rule = await w.rule({ name: "no gpt-4.1", type: "model_filter", condition: { model: { in: [model] } }, action: "block", action_config: { message } })
+    await w.ruleInForce(rule.id, { type: "user-prompt", metadata: { model } })
+    const ran = await copilot(w, "refactor the parser")
+    // Copilot prints a refused prompt's reason as a warning on stderr and exits 1.
+    expect(ran.stderr).toContain(message)
+    expect(ran.code).toBe(1)
+    expect(ran.stdout).not.toContain("All done.")
+    expect(w.model.modelCalls()).toEqual([])
+    const session = await sessionWhere(w, (s) => s.signals.some((x: any) => x.type === "user-prompt"), "the blocked prompt's signal")
+    const prompt = session.signals.find((x: any) => x.type === "user-prompt")
+    // The model comes from the session's own log (session.start), before any model call.
+    expect(prompt.metadata.model).toBe(model)
+    expect(prompt.metadata.prompt).toBeUndefined()
+    expect(prompt.metadata.prompt_chars).toBe("refactor the parser".length)
+  })
+
+  it("a shell call under an org_policy blocked_commands block never runs, and the model is told why", perTest, async () => {
+    const w = await setUp()
+    const marker = join(w.workdir, "blocked-marker.txt")
+    w.model.script = { shell: `touch ${marker}`, finalText: "All done.", usage }
+    const message = "touching marker files is forbidden by the org"
+    const rule = await w.rule({ name: "no markers", type: "org_policy", condition: { blocked_commands: ["touch *blocked-marker"] }, action: "block", action_config: { message } })
+    await w.ruleInForce(rule.id, { type: "pre-tool", metadata: { tool_name: "bash", command: "touch /elsewhere/blocked-marker.txt" } })
+    const ran = await copilot(w, "create the marker file")
+    expect(ran.code, ran.stderr).toBe(0)
+    expect(existsSync(marker)).toBe(false)
+    // What the user sees: the denied call, with the rule's message.
+    expect(ran.stdout).toContain(`Denied by preToolUse hook: ${message}`)
+    const calls = w.model.modelCalls()
+    expect(calls).toHaveLength(2)
+    const messages = (calls[1]!.body as any).messages as Array<any>
+    const results = messages.filter((m) => m.role === "tool")
+    expect(results).toHaveLength(1)
+    expect(JSON.stringify(results[0].content)).toContain(message)
+    expect(ran.stdout).toContain("All done.")
+    const session = await sessionWhere(w, (s) => s.signals.some((x: any) => x.type === "session-end"), "the session's end")
+    const preTool = session.signals.filter((x: any) => x.type === "pre-tool")
+    expect(preTool).toHaveLength(1)
+    expect(preTool[0].metadata).toMatchObject({ tool_name: "bash", command: `touch ${marker}` })
+    expect(session.signals.some((x: any) => x.type === "post-tool")).toBe(false)
+  })
+
+  it("a normal run's session has the fake's tokens and cost over its two model calls, cache tokens included", perTest, async () => {
+    const w = await setUp()
+    const made = join(w.workdir, "made.txt")
+    w.model.script = { shell: `touch ${made}`, finalText: "All done.", usage }
+    const ran = await copilot(w, "create made.txt")
+    expect(ran.code, ran.stderr).toBe(0)
+    expect(ran.stdout).toContain("All done.")
+    expect(existsSync(made)).toBe(true)
+    expect(w.model.modelCalls()).toHaveLength(2)
+    const tokensIn = 2 * (usage.input + usage.cacheRead + usage.cacheWrite)
+    const session = await sessionWhere(w, (s) => s.tokens_in === tokensIn && s.signals.some((x: any) => x.type === "session-end"), "the session's tokens")
+    expect(session.adapter).toBe("copilot-cli")
+    expect(session.model).toBe(model)
+    expect(session.tokens_out).toBe(2 * usage.output)
+    const withUsage = session.signals.filter((x: any) => x.metadata.tokens_in !== undefined)
+    expect(withUsage.reduce((n: number, x: any) => n + x.metadata.cache_read_tokens, 0)).toBe(2 * usage.cacheRead)
+    expect(withUsage.reduce((n: number, x: any) => n + x.metadata.cache_write_tokens, 0)).toBe(2 * usage.cacheWrite)
+    const types = session.signals.map((x: any) => x.type)
+    expect(types).toEqual(expect.arrayContaining(["session-start", "user-prompt", "pre-tool", "post-tool", "stop", "session-end"]))
+    const post = session.signals.find((x: any) => x.type === "post-tool")
+    expect(post.metadata).toMatchObject({ tool_name: "bash", command: `touch ${made}` })
+    expect(session.cost_usd).toBeGreaterThan(0)
+    expect(session.cost_usd).toBeCloseTo(await referenceCost(w, 2), 9)
+  })
+
+  it("with the service down the run goes on (fail open, the agent warned), the spool drains once the service is back, and fail closed blocks", perTest, async () => {
+    const w = await setUp()
+    const made = join(w.workdir, "made.txt")
+    w.model.script = { shell: `touch ${made}`, finalText: "All done.", usage }
+    const referenceUsd = await referenceCost(w, 2)
+    await w.server.stop()
+
+    const ran = await copilot(w, "create made.txt")
+    expect(ran.code, ran.stderr).toBe(0)
+    expect(ran.stdout).toContain("All done.")
+    expect(existsSync(made)).toBe(true)
+    // A -p run shows no hook output; the warning reaches the conversation, where the agent sees it.
+    const asked = JSON.stringify(w.model.modelCalls()[0]?.body)
+    expect(asked).toContain("signal-engine unreachable")
+    expect(asked).toContain("allowed because the adapter fails open")
+
+    const spool = join(w.home, ".signal-engine", "spool")
+    const spooled = readdirSync(spool).filter((f) => f.endsWith(".json"))
+    const signals = spooled.flatMap((f) => JSON.parse(readFileSync(join(spool, f), "utf8")).signals as Array<any>)
+    // sessionStart, userPromptSubmitted, preToolUse, postToolUse, agentStop, sessionEnd
+    expect(spooled).toHaveLength(6)
+
+    restarted = await startServer({ databaseUrl: w.server.databaseUrl })
+    const flushed = await w.adapter(["flush"], { env: { SIGNAL_ENGINE_URL: restarted.baseUrl } })
+    expect(flushed.code, flushed.stdout + flushed.stderr).toBe(0)
+    expect(flushed.stdout).toContain(`sent ${signals.length}, rejected 0, files left 0`)
+    const tokensIn = 2 * (usage.input + usage.cacheRead + usage.cacheWrite)
+    const session = await sessionWhere(w, (s) => s.tokens_in === tokensIn && s.signals.length === signals.length, "the spooled signals", restarted)
+    expect(session.tokens_out).toBe(2 * usage.output)
+    expect(session.cost_usd).toBeCloseTo(referenceUsd, 9)
+    // Each spooled signal appears once.
+    expect(new Set(session.signals.map((x: any) => x.id)).size).toBe(signals.length)
+    const again = await w.adapter(["flush"], { env: { SIGNAL_ENGINE_URL: restarted.baseUrl } })
+    expect(again.stdout).toContain("sent 0, rejected 0, files left 0")
+    expect(await sessionsOf(restarted, w.apiKey)).toHaveLength(1)
+
+    // Fail closed, the service down again: the prompt is refused before the model sees it.
+    const callsBefore = w.model.modelCalls().length
+    const closed = await copilot(w, "create another file", { SIGNAL_ENGINE_URL: w.server.baseUrl, SIGNAL_ENGINE_FAIL_MODE: "closed" })
+    expect(closed.stderr).toContain("blocked because the adapter fails closed")
+    expect(closed.stdout).not.toContain("All done.")
+    expect(w.model.modelCalls()).toHaveLength(callsBefore)
+  })
+})
