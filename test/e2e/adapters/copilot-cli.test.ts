@@ -43,8 +43,8 @@ describe("the Copilot CLI adapter, with the real copilot CLI", () => {
       ...extra
     })
 
-  const copilot = (w: World, prompt: string, env: Record<string, string | undefined> = {}) =>
-    run(cli("copilot"), ["-p", prompt, "--allow-all-tools", "--no-ask-user"], { env: copilotEnv(w, env), cwd: w.workdir, timeoutMs: 150_000 })
+  const copilot = (w: World, prompt: string, env: Record<string, string | undefined> = {}, args: ReadonlyArray<string> = []) =>
+    run(cli("copilot"), ["-p", prompt, "--allow-all-tools", "--no-ask-user", ...args], { env: copilotEnv(w, env), cwd: w.workdir, timeoutMs: 150_000 })
 
   const setUp = async () => {
     const w = await startWorld({ finalText: "All done.", usage })
@@ -124,6 +124,10 @@ describe("the Copilot CLI adapter, with the real copilot CLI", () => {
     const projectFile = join(w.workdir, ".github", "hooks", "signal-engine.json")
     expect(JSON.parse(readFileSync(projectFile, "utf8")).hooks.userPromptSubmitted[0].bash).toContain("hook copilot-cli userPromptSubmitted")
     expect(existsSync(hooksFile(w))).toBe(false)
+    // A -p run loads a repository's hooks only in a trusted folder (--trust-folder: this run only).
+    const inProject = await copilot(w, "say hello again", {}, ["--trust-folder"])
+    expect(inProject.code, inProject.stderr).toBe(0)
+    await waitFor(async () => (await sessionsOf(w.server, w.apiKey)).length, (n) => n === 2, { what: "the project-installed hooks' session" })
     const unproject = await w.adapter(["uninstall", "copilot-cli", "--project"])
     expect(unproject.code, unproject.stderr).toBe(0)
     expect(existsSync(projectFile)).toBe(false)
