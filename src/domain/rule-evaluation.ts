@@ -1,4 +1,5 @@
 import type { Rule, RuleAction } from "./rules.ts"
+import { toolPolicyOf } from "./tool-policy.ts"
 
 /**
  * Rule evaluation for one signal: pure, over the rules in force and the usage before the signal.
@@ -72,6 +73,21 @@ export interface SignalFacts {
   readonly timeZone?: string | undefined
   /** What this signal adds to every counter it falls in. */
   readonly usage: Usage
+  /** metadata.tool_name, metadata.command and metadata.mcp_server, where the signal carries them (org_policy lists). */
+  readonly toolName?: string | null | undefined
+  readonly command?: string | null | undefined
+  readonly mcpServer?: string | null | undefined
+}
+
+/** Whether an org_policy condition blocks this signal: stateless, so it can be judged anywhere. */
+export const policyMatches = (c: Readonly<Record<string, unknown>>, facts: SignalFacts, projectKnown = true): boolean => {
+  if (c.require_project_id === true && facts.projectId === null && projectKnown) return true
+  if (c.block_unknown_models === true && facts.model !== null && !facts.modelKnown) return true
+  if (c.blocked_tools === undefined && c.blocked_commands === undefined && c.blocked_mcp_servers === undefined) return false
+  const policy = toolPolicyOf(c)
+  return (facts.toolName != null && policy.tool(facts.toolName)) ||
+    (facts.command != null && policy.command(facts.command)) ||
+    (facts.mcpServer != null && policy.mcpServer(facts.mcpServer))
 }
 
 export const appliesTo = (rule: Rule, facts: SignalFacts): boolean => {
@@ -148,6 +164,30 @@ export const listsModel = (list: ReadonlyArray<string>, model: string): boolean 
   return false
 }
 
+const filterMatches = (c: Readonly<Record<string, unknown>>, model: string | null): boolean => {
+  if (model === null) return false
+  const list = c.model as { readonly in?: ReadonlyArray<string>; readonly not_in?: ReadonlyArray<string> }
+  return list.in ? listsModel(list.in, model) : !listsModel(list.not_in ?? [], model)
+}
+
+/**
+ * The first blocking rule among those that need no per-user state (model_filter, org_policy),
+ * judged from the signal alone, as any node can at acceptance (DESIGN decision 8): what a signal
+ * whose actor did not answer in time is answered, so an unowned or slow partition never turns a
+ * block into an allow. The signal's own project_id stands for its event's, and require_project_id
+ * is not judged on a signal naming none (its session may name one).
+ */
+export const statelessBlock = (rules: ReadonlyArray<Rule>, facts: SignalFacts): Rule | undefined => {
+  for (const rule of rules) {
+    if (!rule.enabled || rule.action !== "block" || !appliesTo(rule, facts)) continue
+    const c = rule.condition as Record<string, unknown>
+    if (rule.type === "model_filter" ? filterMatches(c, facts.model) : rule.type === "org_policy" && policyMatches(c, facts, false)) {
+      return rule
+    }
+  }
+  return undefined
+}
+
 export const evaluate = (rules: ReadonlyArray<Rule>, facts: SignalFacts, usageBefore: UsageBefore): Evaluation => {
   const firings: Array<Firing> = []
   const crossings: Array<Crossing> = []
@@ -158,15 +198,11 @@ export const evaluate = (rules: ReadonlyArray<Rule>, facts: SignalFacts, usageBe
     let matched = false
     switch (rule.type) {
       case "model_filter": {
-        const model = c.model as { readonly in?: ReadonlyArray<string>; readonly not_in?: ReadonlyArray<string> }
-        if (facts.model !== null) {
-          matched = model.in ? listsModel(model.in, facts.model) : !listsModel(model.not_in ?? [], facts.model)
-        }
+        matched = filterMatches(c, facts.model)
         break
       }
       case "org_policy": {
-        matched = (c.require_project_id === true && facts.projectId === null) ||
-          (c.block_unknown_models === true && facts.model !== null && !facts.modelKnown)
+        matched = policyMatches(c, facts)
         break
       }
       case "budget":

@@ -27,17 +27,37 @@ export const UserLimitCondition = Schema.Struct({
   metric: Schema.Literals(["cost_usd", "tokens_total"]),
   per_user: Schema.Finite
 })
+/** Most entries one list of an org_policy may have, and the longest entry. */
+export const maxPolicyEntries = 100
+export const maxPolicyEntryLength = 200
+
 export const OrgPolicyCondition = Schema.Struct({
   require_project_id: Schema.optional(Schema.Boolean),
-  block_unknown_models: Schema.optional(Schema.Boolean)
+  block_unknown_models: Schema.optional(Schema.Boolean),
+  blocked_tools: Schema.optional(Schema.Array(Schema.String).annotate({
+    description: "tool names matched case-insensitively against metadata.tool_name, whole name; * matches any run of characters (\"mcp__*\")"
+  })),
+  blocked_commands: Schema.optional(Schema.Array(Schema.String).annotate({
+    description: "shell-command patterns matched against metadata.command: a pattern matches where it occurs anywhere in the " +
+      "command, * matches any run of characters, runs of whitespace compare equal (\"rm -rf\" matches \"sudo rm  -rf /tmp/x\")"
+  })),
+  blocked_mcp_servers: Schema.optional(Schema.Array(Schema.String).annotate({
+    description: "MCP server names matched case-insensitively against metadata.mcp_server"
+  }))
 })
 
 export const Condition = Schema.Union([BudgetCondition, ModelFilterCondition, UserLimitCondition, OrgPolicyCondition])
-  .annotate({ description: "shape depends on type: budget {window, metric, threshold}; model_filter {model: {in} | {not_in}}; user_limit {window, metric, per_user}; org_policy {require_project_id?, block_unknown_models?}" })
+  .annotate({
+    description: "shape depends on type: budget {window, metric, threshold}; model_filter {model: {in} | {not_in}}; " +
+      "user_limit {window, metric, per_user}; org_policy {require_project_id?, block_unknown_models?, blocked_tools?, " +
+      "blocked_commands?, blocked_mcp_servers?} (at least one enabled; the lists match metadata.tool_name, " +
+      "metadata.command and metadata.mcp_server of any signal carrying them, in practice pre-tool)"
+  })
 export type Condition = typeof Condition.Type
 
 export const ActionConfig = Schema.Record(Schema.String, Schema.Unknown).annotate({
-  description: "for block: {message} shown when the tool call is aborted"
+  description: "{message}: required for block (shown when the tool call is aborted); optional for warn, log and notify " +
+    "(the verdict carries it for the adapter to show)"
 })
 
 export const Rule = Schema.Struct({
@@ -95,8 +115,24 @@ export const semanticProblems = (rule: {
     if (list.length === 0) problems.push(`condition.model.${key}: must name at least one model`)
     if (list.some((m) => m.trim().length === 0)) problems.push(`condition.model.${key}: model names must not be blank`)
   }
-  if (rule.type === "org_policy" && c.require_project_id !== true && c.block_unknown_models !== true) {
-    problems.push("condition: an org_policy must enable require_project_id or block_unknown_models")
+  if (rule.type === "org_policy") {
+    const lists = ["blocked_tools", "blocked_commands", "blocked_mcp_servers"] as const
+    if (c.require_project_id !== true && c.block_unknown_models !== true && lists.every((k) => c[k] === undefined)) {
+      problems.push(
+        "condition: an org_policy must enable require_project_id or block_unknown_models, or name blocked_tools, blocked_commands or blocked_mcp_servers"
+      )
+    }
+    for (const key of lists) {
+      const list = c[key] as ReadonlyArray<string> | undefined
+      if (list === undefined) continue
+      if (list.length === 0) problems.push(`condition.${key}: must name at least one entry (leave it out instead)`)
+      if (list.length > maxPolicyEntries) problems.push(`condition.${key}: at most ${maxPolicyEntries} entries`)
+      if (list.some((e) => e.trim().length === 0)) problems.push(`condition.${key}: entries must not be blank`)
+      else if (key !== "blocked_mcp_servers" && list.some((e) => e.replaceAll("*", "").trim().length === 0)) {
+        problems.push(`condition.${key}: an entry must have more than * and spaces (it would match everything)`)
+      }
+      if (list.some((e) => e.length > maxPolicyEntryLength)) problems.push(`condition.${key}: entries are at most ${maxPolicyEntryLength} characters`)
+    }
   }
   if (rule.action === "block") {
     const message = rule.action_config.message

@@ -4,6 +4,7 @@ import type { Environment } from "./environments.ts"
 import { canTransition, descriptionProblem, type GoalOutcome, type GoalRefusal, type GoalState, maxActiveGoals, maxClosedGoals, publicGoal } from "./goals.ts"
 import type { GoalRecord, LogRecord, SessionTimeoutRecord, SignalRecord } from "./records.ts"
 import { addUsage, localDate, noUsage, type Usage } from "./rule-evaluation.ts"
+import { countsAsUsage } from "./signals.ts"
 import { type Notice, notice } from "./webhooks.ts"
 
 /**
@@ -354,9 +355,12 @@ const foldSignal = (state: UserState, r: SignalRecord, at: Position, settings: F
 
   const m = r.metadata
   const model = text(m.model)
-  const tokensIn = count(m.tokens_in)
-  const tokensOut = count(m.tokens_out)
-  const usage = countUsage(state, r.environment, r.ts, r.time_zone, { cost_usd: r.cost.usd, tokens_in: tokensIn, tokens_out: tokensOut })
+  // A pre-tool signal is in its session's timeline and signal count, with no usage.
+  const counted = countsAsUsage(r.type)
+  const tokensIn = counted ? count(m.tokens_in) : 0
+  const tokensOut = counted ? count(m.tokens_out) : 0
+  const cost = counted ? r.cost.usd : 0
+  const usage = countUsage(state, r.environment, r.ts, r.time_zone, { cost_usd: cost, tokens_in: tokensIn, tokens_out: tokensOut })
   const errorCode = text(m.error_code)
   const projectId = text(m.project_id)
 
@@ -390,7 +394,7 @@ const foldSignal = (state: UserState, r: SignalRecord, at: Position, settings: F
     timeout_s: r.session_timeout_s,
     tokens_in: base.tokens_in + tokensIn,
     tokens_out: base.tokens_out + tokensOut,
-    cost_usd: Math.round((base.cost_usd + r.cost.usd) * 1e9) / 1e9,
+    cost_usd: Math.round((base.cost_usd + cost) * 1e9) / 1e9,
     signal_count: base.signal_count + 1,
     error_count: base.error_count + (errorCode === null ? 0 : 1),
     model_counts: modelCounts
@@ -411,8 +415,8 @@ const foldSignal = (state: UserState, r: SignalRecord, at: Position, settings: F
     tokens_in: tokensIn,
     tokens_out: tokensOut,
     latency_ms: nonNegative(m.latency_ms),
-    cost_usd: r.cost.usd,
-    cost_estimated: r.cost.estimated,
+    cost_usd: cost,
+    cost_estimated: counted && r.cost.estimated,
     model_known: r.cost.model_known,
     error_code: errorCode,
     metadata: m,

@@ -1,8 +1,13 @@
 import { Schema } from "effect"
 
-/** The signal types adapters may send (spec §2.5). */
+/**
+ * The signal types adapters may send: the spec's (§2.5) and `pre-tool` (an additive v1 extension:
+ * sent before a tool runs, so a block verdict can stop the call; judged like any signal, never
+ * counted as usage).
+ */
 export const SignalType = Schema.Literals([
   "user-prompt",
+  "pre-tool",
   "post-tool",
   "pre-compact",
   "session-start",
@@ -23,8 +28,15 @@ export const SignalType = Schema.Literals([
 export type SignalType = typeof SignalType.Type
 
 /**
+ * Whether a signal's tokens and cost count as usage (sessions, events, budgets, limits, reports,
+ * the token-spike baseline). A `pre-tool` signal asks before anything ran: nothing to count.
+ */
+export const countsAsUsage = (type: SignalType): boolean => type !== "pre-tool"
+
+/**
  * Arbitrary JSON object; known keys: model, tokens_in, tokens_out, cache_read_tokens,
- * cache_write_tokens, cost_usd, latency_ms, error_code, project_id, prompt.
+ * cache_write_tokens, cost_usd, latency_ms, error_code, project_id, prompt, tool_name, command,
+ * mcp_server.
  */
 export const Metadata = Schema.Record(Schema.String, Schema.Unknown)
 export type Metadata = typeof Metadata.Type

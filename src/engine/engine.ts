@@ -2,7 +2,8 @@ import { Clock, Config, Context, Deferred, Duration, Effect, Layer, Option, Reda
 import type { GoalOutcome } from "../domain/goals.ts"
 import type { GoalRecord, SessionTimeoutRecord, SignalRecord } from "../domain/records.ts"
 import { type LogUnavailable, type PartitionHandler, SignalLog } from "../log/signal-log.ts"
-import { makePartitionWorker, type PartitionFailing, type PartitionWorker } from "./partition-worker.ts"
+import { statelessBlock } from "../domain/rule-evaluation.ts"
+import { makePartitionWorker, type PartitionFailing, type PartitionWorker, signalFacts } from "./partition-worker.ts"
 import { Cluster } from "./cluster.ts"
 import { RuleCache } from "./rule-cache.ts"
 import { foldSettings } from "./fold-settings.ts"
@@ -27,6 +28,8 @@ export type Submitted =
   | { readonly _tag: "Processed"; readonly verdict: Verdict }
   /** Durable in the log, not yet processed within the wait. */
   | { readonly _tag: "Pending"; readonly signal_id: string }
+  /** Durable, not yet processed, and blocked by a rule judged at acceptance (no session known yet). */
+  | { readonly _tag: "Judged"; readonly verdict: Omit<Verdict, "session_id"> }
 
 /** How often due inactivity timers are looked for, and idle actors evicted. */
 const sweepSchedule = Schedule.spaced("1 second")
@@ -171,12 +174,29 @@ export class Engine extends Context.Service<Engine, {
 
       const signalId = (record: SignalRecord | GoalRecord) => (record.kind === "signal" ? record.signal_id : record.command_id)
 
+      /**
+       * A signal not processed within the wait is judged here by the rules that need no per-user
+       * state (DESIGN decision 8): blocked if one of them blocks it, else pending.
+       */
+      const unanswered = (record: SignalRecord): Submitted => {
+        const rule = statelessBlock(
+          rules.rulesFor(record.org_id, record.environment),
+          signalFacts(record, typeof record.metadata.project_id === "string" ? record.metadata.project_id : null)
+        )
+        if (rule === undefined) return { _tag: "Pending", signal_id: record.signal_id }
+        const message = rule.action_config.message
+        return {
+          _tag: "Judged",
+          verdict: { ok: false, signal_id: record.signal_id, action: "block", rule_id: rule.id, ...(typeof message === "string" ? { message } : {}) }
+        }
+      }
+
       const submitMany = Effect.fnUntraced(function*(records: ReadonlyArray<SignalRecord>) {
         const outcomes = yield* appendAndWait(records, signalId)
         return outcomes.map((outcome, i): Submitted =>
           Option.isSome(outcome) && "signal_id" in outcome.value
             ? { _tag: "Processed", verdict: outcome.value }
-            : { _tag: "Pending", signal_id: records[i]!.signal_id }
+            : unanswered(records[i]!)
         )
       })
 

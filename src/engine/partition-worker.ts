@@ -3,6 +3,7 @@ import type { Environment } from "../domain/environments.ts"
 import { makeId } from "../domain/ids.ts"
 import { type EngineFeature, planHasFeature } from "../domain/plans.ts"
 import type { LogRecord, SignalRecord } from "../domain/records.ts"
+import { countsAsUsage } from "../domain/signals.ts"
 import {
   addUsage,
   addUsageInto,
@@ -405,11 +406,29 @@ const text = (value: unknown): string | null => (typeof value === "string" && va
 const count = (value: unknown): number =>
   typeof value === "number" && Number.isFinite(value) && value >= 0 ? Math.trunc(value) : 0
 
-const usageOf = (r: SignalRecord): Usage => ({
-  cost_usd: r.cost.usd,
-  tokens_in: count(r.metadata.tokens_in),
-  tokens_out: count(r.metadata.tokens_out)
-})
+const usageOf = (r: SignalRecord): Usage =>
+  countsAsUsage(r.type)
+    ? { cost_usd: r.cost.usd, tokens_in: count(r.metadata.tokens_in), tokens_out: count(r.metadata.tokens_out) }
+    : noUsage
+
+/** What the rules judge of a signal, its event's project being `projectId`. */
+export const signalFacts = (r: SignalRecord, projectId: string | null): SignalFacts => {
+  const m = r.metadata
+  return {
+    orgId: r.org_id,
+    userId: r.user_id,
+    teamIds: r.team_ids ?? [],
+    projectId,
+    model: text(m.model),
+    modelKnown: r.cost.model_known,
+    ts: r.ts,
+    timeZone: r.time_zone,
+    usage: usageOf(r),
+    toolName: text(m.tool_name),
+    command: text(m.command),
+    mcpServer: text(m.mcp_server)
+  }
+}
 
 /** What an event keeps of a verdict (nothing where no rule decided: a retry is then answered `ok`). */
 const stored = (verdict: Verdict | undefined): StoredVerdict | undefined =>
@@ -479,18 +498,7 @@ const judge = (
   /** Whether this worker reported a budget level already (and notes it if not). */
   reported: (crossing: Crossing) => boolean
 ) => {
-  const m = r.metadata
-  const facts: SignalFacts = {
-    orgId: r.org_id,
-    userId: r.user_id,
-    teamIds: r.team_ids ?? [],
-    projectId,
-    model: text(m.model),
-    modelKnown: r.cost.model_known,
-    ts: r.ts,
-    timeZone: r.time_zone,
-    usage: usageOf(r)
-  }
+  const facts = signalFacts(r, projectId)
   const evaluation = evaluate(rules.rulesFor(r.org_id, r.environment), facts, (rule, key) => {
     const window = (rule.condition as { readonly window: "daily" | "monthly" }).window
     return isShared(rule)

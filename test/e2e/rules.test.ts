@@ -39,6 +39,11 @@ const valid = () => ({
     name: "Projects required", type: "org_policy", scope: "user", scope_id: org.user_id,
     condition: { require_project_id: true, block_unknown_models: false }, action: "block",
     action_config: { message: "Set a project id" }
+  },
+  tool_policy: {
+    name: "No destructive shell", type: "org_policy", scope: "org", scope_id: org.org_id,
+    condition: { blocked_tools: ["mcp__*", "WebFetch"], blocked_commands: ["rm -rf", "curl * | sh"], blocked_mcp_servers: ["github"] },
+    action: "block", action_config: { message: "Not allowed in this org" }
   }
 })
 
@@ -173,7 +178,10 @@ describe("rule validation", () => {
     ["model_filter with no list", "model_filter", { model: {} }],
     ["user_limit with a budget metric", "user_limit", { window: "daily", metric: "tokens_in", per_user: 5 }],
     ["user_limit with a threshold key", "user_limit", { window: "daily", metric: "cost_usd", threshold: 5 }],
-    ["org_policy with a string flag", "org_policy", { require_project_id: "yes" }]
+    ["org_policy with a string flag", "org_policy", { require_project_id: "yes" }],
+    ["org_policy with blocked_tools not a list", "org_policy", { blocked_tools: "Bash" }],
+    ["org_policy with a number among blocked_commands", "org_policy", { blocked_commands: ["rm -rf", 5] }],
+    ["org_policy with an unknown list", "org_policy", { blocked_files: ["/etc/passwd"] }]
   ])("400 invalid_condition for %s", async (_what, type, condition) => {
     const res = await post({ ...base(), type, condition, action: "log" })
     expect(res.status).toBe(400)
@@ -185,6 +193,12 @@ describe("rule validation", () => {
     ["a negative per_user", { type: "user_limit", condition: { window: "daily", metric: "cost_usd", per_user: -1 } }, "condition.per_user"],
     ["an empty blocklist", { type: "model_filter", condition: { model: { in: [] } } }, "condition.model.in"],
     ["an org_policy that enables nothing", { type: "org_policy", condition: { require_project_id: false } }, "org_policy"],
+    ["an empty blocked_tools", { type: "org_policy", condition: { blocked_tools: [] } }, "condition.blocked_tools"],
+    ["a blank blocked command", { type: "org_policy", condition: { blocked_commands: ["rm -rf", "  "] } }, "condition.blocked_commands"],
+    ["a command pattern of * alone", { type: "org_policy", condition: { blocked_commands: ["* *"] } }, "condition.blocked_commands"],
+    ["a blank MCP server", { type: "org_policy", condition: { blocked_mcp_servers: [""] } }, "condition.blocked_mcp_servers"],
+    ["101 blocked tools", { type: "org_policy", condition: { blocked_tools: Array.from({ length: 101 }, (_, i) => `t${i}`) } }, "condition.blocked_tools"],
+    ["a command pattern over 200 characters", { type: "org_policy", condition: { blocked_commands: ["x".repeat(201)] } }, "condition.blocked_commands"],
     ["block without a message", { action_config: {} }, "action_config.message"],
     ["an unknown user", { scope: "user", scope_id: "user_nobody" }, "scope_id"],
     ["an unknown team", { scope: "team", scope_id: "team_nobody" }, "scope_id"],

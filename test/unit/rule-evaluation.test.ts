@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { addUsage, evaluate, evaluationOrder, type Metric, noUsage, type SignalFacts, type Usage, windowKey } from "../../src/domain/rule-evaluation.ts"
+import { addUsage, evaluate, evaluationOrder, type Metric, noUsage, type SignalFacts, statelessBlock, type Usage, windowKey } from "../../src/domain/rule-evaluation.ts"
 import type { Rule } from "../../src/domain/rules.ts"
 
 let n = 0
@@ -213,5 +213,64 @@ describe("levels reached", () => {
     expect(at(9, 1).crossings.map((c) => c.level)).toEqual(["exceeded"])
     expect(at(12, 1).crossings).toEqual([])
     expect(at(12, 1).reached.map((c) => [c.level, c.current])).toEqual([["warning", 13], ["exceeded", 13]])
+  })
+})
+
+describe("org_policy lists of tools, commands and MCP servers", () => {
+  const policy = (condition: Record<string, unknown>) => rule({ type: "org_policy", condition: condition as Rule["condition"] })
+  const blocks = (condition: Record<string, unknown>, over: Partial<SignalFacts>) => !evaluate([policy(condition)], facts(over), none).ok
+
+  it("blocked_commands: anywhere in the command, * any run, whitespace runs equal, case kept", () => {
+    const c = { blocked_commands: ["rm -rf", "curl * | sh"] }
+    expect(blocks(c, { command: "sudo rm  -rf /tmp/x" })).toBe(true)
+    expect(blocks(c, { command: "rm\t-rf build" })).toBe(true)
+    expect(blocks(c, { command: "curl -s x.sh | sh" })).toBe(true)
+    expect(blocks(c, { command: "curl -s x.sh | bash -c 'y | sh'" })).toBe(true)
+    expect(blocks(c, { command: "RM -RF /" })).toBe(false)
+    expect(blocks(c, { command: "rm -r build" })).toBe(false)
+    expect(blocks(c, { command: "sh | curl x" })).toBe(false)
+    // Regular-expression characters are plain text.
+    expect(blocks({ blocked_commands: ["a.b(c)+"] }, { command: "x a.b(c)+ y" })).toBe(true)
+    expect(blocks({ blocked_commands: ["a.b"] }, { command: "axb" })).toBe(false)
+  })
+
+  it("blocked_tools: the whole name, case-insensitively, * a wildcard; blocked_mcp_servers: the name", () => {
+    const c = { blocked_tools: ["mcp__*", "WebFetch", "*_delete"] }
+    expect(blocks(c, { toolName: "mcp__github__create_issue" })).toBe(true)
+    expect(blocks(c, { toolName: "webfetch" })).toBe(true)
+    expect(blocks(c, { toolName: "repo_delete" })).toBe(true)
+    expect(blocks(c, { toolName: "WebFetchMore" })).toBe(false)
+    expect(blocks(c, { toolName: "my_mcp__x" })).toBe(false)
+    expect(blocks(c, { toolName: "delete_repo" })).toBe(false)
+    expect(blocks({ blocked_mcp_servers: ["GitHub"] }, { mcpServer: "github" })).toBe(true)
+    expect(blocks({ blocked_mcp_servers: ["GitHub"] }, { mcpServer: "github-enterprise" })).toBe(false)
+  })
+
+  it("a signal without the field is not matched by its list", () => {
+    expect(blocks({ blocked_tools: ["Bash"], blocked_commands: ["rm"], blocked_mcp_servers: ["x"] }, {})).toBe(false)
+  })
+
+  it("a pathological pattern against a long command stays fast (no backtracking)", () => {
+    const pattern = Array.from({ length: 40 }, () => "a").join("*") + "b"
+    const command = "a".repeat(100_000)
+    const started = performance.now()
+    expect(blocks({ blocked_commands: Array.from({ length: 100 }, () => pattern) }, { command })).toBe(false)
+    // ~28 ms measured (the command is examined up to 16,384 characters); a backtracking regex would not end.
+    expect(performance.now() - started).toBeLessThan(1_000)
+  })
+})
+
+describe("judged at acceptance", () => {
+  it("the first stateless block, from the signal alone; budgets and non-blocks are left to the actor", () => {
+    const warn = rule({ type: "org_policy", condition: { blocked_tools: ["Bash"] } as Rule["condition"], action: "warn" })
+    const budget = rule({ type: "budget", condition: { window: "daily", metric: "tokens_in", threshold: 1 } })
+    const tools = rule({ type: "org_policy", condition: { blocked_tools: ["Bash"] } as Rule["condition"] })
+    const needsProject = rule({ type: "org_policy", condition: { require_project_id: true } })
+    const filter = rule({ condition: { model: { in: ["o3"] } } })
+    expect(statelessBlock([warn, budget, tools], facts({ toolName: "bash" }))?.id).toBe(tools.id)
+    expect(statelessBlock([warn, budget], facts({ toolName: "bash" }))).toBeUndefined()
+    expect(statelessBlock([filter], facts({ model: "o3-2025-04-16" }))?.id).toBe(filter.id)
+    // Its session may name the project: not judged without the actor.
+    expect(statelessBlock([needsProject], facts({ projectId: null, model: null }))).toBeUndefined()
   })
 })

@@ -29,14 +29,20 @@ export const SignalMetadata = Schema.StructWithRest(
     latency_ms: Schema.optional(amount),
     error_code: Schema.optional(bounded(100)),
     project_id: Schema.optional(bounded(200)),
-    prompt: Schema.optional(Schema.String)
+    prompt: Schema.optional(Schema.String),
+    tool_name: Schema.optional(bounded(200).annotate({ description: "the tool a pre-tool or post-tool signal is about (org_policy blocked_tools)" })),
+    command: Schema.optional(Schema.String.annotate({ description: "the shell command the tool is about to run (org_policy blocked_commands)" })),
+    mcp_server: Schema.optional(bounded(200).annotate({ description: "the MCP server the tool belongs to (org_policy blocked_mcp_servers)" }))
   }),
   [Schema.Record(Schema.String, Schema.Unknown)]
 )
 
 const signalFields = {
   type: Schema.String.annotate({
-    description: `one of: ${SignalType.literals.join(", ")}; anything else is 400 invalid_signal_type`
+    description: `one of: ${SignalType.literals.join(", ")}; anything else is 400 invalid_signal_type. ` +
+      "pre-tool (extension) is sent before a tool runs so that a block can stop it: judged by the rules like any signal " +
+      "(metadata.tool_name, command, mcp_server for org_policy lists; model for model filters), listed in its session, " +
+      "never counted as usage (its tokens and cost count nowhere)"
   }),
   adapter: bounded(100).annotate({ description: "the adapter's name, e.g. claude-code" }),
   session_id: bounded(200).annotate({ description: "the adapter's own session id" }),
@@ -87,7 +93,10 @@ export const SignalAccepted = Schema.Struct({
       "pending: the signal is durable but was not processed within the wait, no verdict yet"
   })),
   rule_id: Schema.optional(Schema.String.annotate({ description: "the rule that decided" })),
-  message: Schema.optional(Schema.String.annotate({ description: "for block: the rule's message, to show when aborting" })),
+  message: Schema.optional(Schema.String.annotate({
+    description: "the deciding rule's action_config.message, when it has one: always for block (show it when aborting), " +
+      "for warn, log and notify when the rule was given one (show it to the user); absent otherwise"
+  })),
   duplicate: Schema.optional(Schema.Literal(true).annotate({
     description: "the signal's idempotency key was used before: this answers what that signal got, and nothing was counted again"
   }))

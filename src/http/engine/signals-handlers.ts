@@ -20,9 +20,9 @@ const logUnavailable = () =>
 
 /** The answer for one submitted signal, as both endpoints give it. */
 const accepted = (submitted: Submitted) =>
-  submitted._tag === "Processed"
-    ? submitted.verdict
-    : { ok: true, signal_id: submitted.signal_id, action: "pending" as const }
+  submitted._tag === "Pending"
+    ? { ok: true, signal_id: submitted.signal_id, action: "pending" as const }
+    : submitted.verdict
 
 /**
  * POST /signals once its caller is authenticated and its request decoded: the idempotency keys'

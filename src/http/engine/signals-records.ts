@@ -3,7 +3,7 @@ import { BadRequest } from "../../domain/errors.ts"
 import { makeId, signalIdForKey } from "../../domain/ids.ts"
 import type { LicensePrincipal } from "../../domain/principal.ts"
 import type { SignalRecord } from "../../domain/records.ts"
-import { SignalType } from "../../domain/signals.ts"
+import { countsAsUsage, SignalType } from "../../domain/signals.ts"
 import type { Pricing } from "../../engine/pricing.ts"
 import type { SignalInput } from "./signals-api.ts"
 
@@ -54,14 +54,18 @@ export const toSignalRecord = (
     plan: principal.plan,
     ...(principal.teamIds.length > 0 ? { team_ids: principal.teamIds } : {}),
     ...(principal.timeZone !== "UTC" ? { time_zone: principal.timeZone } : {}),
-    cost: pricing.price({
-      model: metadata.model,
-      tokensIn: metadata.tokens_in ?? 0,
-      tokensOut: metadata.tokens_out ?? 0,
-      cacheRead: metadata.cache_read_tokens,
-      cacheWrite: metadata.cache_write_tokens,
-      reportedUsd: metadata.cost_usd,
-      at: now
-    })
+    // A pre-tool signal is judged, not counted: it costs nothing whatever its metadata says, and
+    // is priced only to know whether its model is known (block_unknown_models).
+    cost: countsAsUsage(payload.type as SignalType)
+      ? pricing.price({
+        model: metadata.model,
+        tokensIn: metadata.tokens_in ?? 0,
+        tokensOut: metadata.tokens_out ?? 0,
+        cacheRead: metadata.cache_read_tokens,
+        cacheWrite: metadata.cache_write_tokens,
+        reportedUsd: metadata.cost_usd,
+        at: now
+      })
+      : { ...pricing.price({ model: metadata.model, tokensIn: 0, tokensOut: 0, at: now }), usd: 0, estimated: false }
   })
 }

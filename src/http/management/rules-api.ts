@@ -19,7 +19,12 @@ const ConditionInput = Schema.Record(Schema.String, Schema.Unknown).annotate({
     "model_filter {model: {in: [..]}} (blocklist) or {model: {not_in: [..]}} (allowlist), " +
     "a listed name also naming its dated releases (claude-sonnet-4 holds claude-sonnet-4-20250514, not gpt-4o-mini for gpt-4o); " +
     "user_limit {window, metric: cost_usd|tokens_total, per_user}; " +
-    "org_policy {require_project_id?: boolean, block_unknown_models?: boolean}"
+    "org_policy {require_project_id?: boolean, block_unknown_models?: boolean, blocked_tools?: [..], " +
+    "blocked_commands?: [..], blocked_mcp_servers?: [..]}, enabling at least one (each list 1 to 100 non-blank entries " +
+    "of at most 200 characters): blocked_tools matches metadata.tool_name case-insensitively, whole name, * a wildcard " +
+    "(mcp__*); blocked_commands matches metadata.command where the pattern occurs anywhere in it, * any run of " +
+    "characters, runs of whitespace equal (rm -rf matches sudo rm  -rf /tmp/x); blocked_mcp_servers matches " +
+    "metadata.mcp_server case-insensitively"
 })
 
 export class RulesGroup extends HttpApiGroup.make("rules")
