@@ -10,6 +10,8 @@ import { sessionState } from "./state.js"
  *
  * @typedef {object} Plan  what one hook event sends
  * @property {Signal[]} signals  in order; the event's own signal last (usage read from the tool's record may come first)
+ * @property {number} [timeoutMs]  the most this event may wait for the service, where the tool
+ *   gives its hook less time than the settings' timeout (what a killed hook had not spooled is lost)
  *
  * @typedef {object} Decision  what the tool is told
  * @property {"allow" | "warn" | "block"} kind
@@ -91,7 +93,7 @@ export const runHook = async (
     for (const s of plan.signals) s.adapter = tool.name // required by the engine (spec §2.5)
     if (projectId) for (const s of plan.signals) s.metadata = { project_id: projectId, ...s.metadata }
     const target = { url: settings.url, license_key: settings.license_key }
-    const outcome = await sendSignals(target, plan.signals, settings.timeout_ms)
+    const outcome = await sendSignals(target, plan.signals, Math.min(settings.timeout_ms, plan.timeoutMs ?? Infinity))
     if (outcome.kind === "unreachable") spool(plan.signals, env)
     else if (spooledFiles(env).length > 0) await flushInBackground(env)
     return tool.reply(decide(outcome, settings), input, ctx)

@@ -190,7 +190,11 @@ export const codex = {
       idempotency_key: keyFor(name, sessionId, `usage:${state.totals?.input}:${state.totals?.output}:${u.model}`)
     }))
     const own = compact({ ...metadata, ...(main ? usageFields(main) : {}) })
-    return { signals: [...extra, { type, session_id: sessionId, metadata: own, idempotency_key: newKey() }] }
+    const signals = [...extra, { type, session_id: sessionId, metadata: own, idempotency_key: newKey() }]
+    // Codex kills a SessionEnd hook after its 3 s: give up on the service a second earlier, so
+    // the signals are spooled rather than lost with the process.
+    const cap = timeouts[event]
+    return cap === undefined ? { signals } : { signals, timeoutMs: (cap - 1) * 1000 }
   },
   reply: (decision, input, ctx) => {
     const event = String(input.hook_event_name ?? ctx.event)

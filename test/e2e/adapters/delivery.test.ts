@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { call } from "../../support/harness.ts"
 import { freePort } from "../../support/ports.ts"
 import { waitFor } from "../../support/wait.ts"
-import { startWorld, type World } from "./support.ts"
+import { adapterBin, run, startWorld, type World } from "./support.ts"
 
 /**
  * What a hook does when it gets no verdict: the fail mode decides (open by default, with a
@@ -109,6 +109,31 @@ describe("adapter delivery", () => {
     const doctor = await world.adapter(["doctor", "cursor"], { env: { SIGNAL_ENGINE_LICENSE_KEY: "lic_00000000000000000000" } })
     expect(doctor.code).toBe(1)
     expect(doctor.stdout).toMatch(/^FAIL +the license key is not valid \(401\)/m)
+  })
+
+  it("a hook its tool kills early (Codex's SessionEnd, 3 s) gives up on a silent service in time to spool", async () => {
+    // A service that takes the connection and never answers.
+    const silent: Server = createServer(() => {})
+    await new Promise<void>((r) => silent.listen(0, "127.0.0.1", r))
+    const url = `http://127.0.0.1:${(silent.address() as AddressInfo).port}`
+    try {
+      const input = JSON.stringify({ hook_event_name: "SessionEnd", session_id: "codex-end", cwd: world.workdir, reason: "other" })
+      // As Codex runs it: killed once its 3 s are up.
+      const ran = await run("timeout", ["-s", "KILL", "3", process.execPath, adapterBin, "hook", "codex", "SessionEnd"], {
+        input,
+        cwd: world.workdir,
+        env: world.env({ SIGNAL_ENGINE_URL: url, SIGNAL_ENGINE_TIMEOUT_MS: "10000" })
+      })
+      expect(ran.code).toBe(0)
+      const files = spooled()
+      expect(files).toHaveLength(1)
+      const { signals } = JSON.parse(readFileSync(join(spoolDir(), files[0]!), "utf8"))
+      expect(signals.map((s: any) => s.type)).toEqual(["session-end"])
+    } finally {
+      silent.closeAllConnections()
+      silent.close()
+    }
+    expect((await world.adapter(["flush"])).stdout).toMatch(/^sent 1, rejected 0, files left 0/)
   })
 
   it("input that is not JSON never breaks the tool", async () => {
