@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { FakeScript } from "../../support/fake-model/script.ts"
-import { call, startServer, type TestServer } from "../../support/harness.ts"
+import { startServer, type TestServer } from "../../support/harness.ts"
 import { waitFor } from "../../support/wait.ts"
 import { cli, run, startWorld, type World } from "./support.ts"
 
@@ -152,12 +152,7 @@ describe("Codex CLI adapter: usage", () => {
     expect(cacheRead).toBe(calls * usage.cacheRead)
     expect(session.signals.find((g: any) => g.type === "post-tool").metadata).toMatchObject({ tool_name: "Bash", command: "echo hello" })
     // The same usage sent as one plain signal costs what the session cost.
-    const probe = await call(world.server, "POST", "/engine/v1/signals", {
-      key: world.org.license_key,
-      body: { type: "token-milestone", adapter: "cost-probe", session_id: "probe", metadata: { model, tokens_in: tokensIn, tokens_out: tokensOut, cache_read_tokens: calls * usage.cacheRead } }
-    })
-    expect(probe.status).toBe(200)
-    const [priced] = await waitFor(() => world.sessions("cost-probe"), (s) => s.length === 1 && s[0].tokens_in === tokensIn, { what: "the probe's session" })
+    const priced = { cost_usd: await world.costOf([{ model, tokens_in: tokensIn, tokens_out: tokensOut, cache_read_tokens: calls * usage.cacheRead }]) }
     expect(session.cost_usd).toBeGreaterThan(0)
     expect(session.cost_usd).toBeCloseTo(priced.cost_usd, 9)
   })
@@ -195,10 +190,7 @@ describe("Codex CLI adapter: the service down", () => {
     expect(spooledSignals(world)).toHaveLength(0)
     const again2 = await world.adapter(["flush"], { env: flushEnv })
     expect(again2.stdout).toContain("sent 0")
-    const sessionsOf = async () => {
-      const list = await call(again!, "GET", "/api/v1/sessions?adapter=codex", { key: world.apiKey })
-      return Promise.all((list.body.data as Array<any>).map(async (s) => (await call(again!, "GET", `/api/v1/sessions/${s.id}`, { key: world.apiKey })).body))
-    }
+    const sessionsOf = () => world.sessions("codex", again!)
     const sessions = await waitFor(sessionsOf, (s) => s.flatMap((x) => x.signals).length >= spooled.length, { what: "the flushed signals" })
     expect(sessions.flatMap((x) => x.signals)).toHaveLength(spooled.length)
     expect(sessions.reduce((n, s) => n + s.tokens_out, 0)).toBe(calls * usage.output)

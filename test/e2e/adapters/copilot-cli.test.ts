@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterEach, describe, expect, inject, it } from "vitest"
-import { call, startServer, type TestServer } from "../../support/harness.ts"
+import { startServer, type TestServer } from "../../support/harness.ts"
 import { waitFor } from "../../support/wait.ts"
 import { cli, run, startWorld, type World } from "./support.ts"
 
@@ -54,36 +54,15 @@ describe("the Copilot CLI adapter, with the real copilot CLI", () => {
     return w
   }
 
-  const sessionsOf = async (server: TestServer, apiKey: string) => {
-    const list = await call(server, "GET", "/api/v1/sessions?adapter=copilot-cli", { key: apiKey })
-    if (list.status !== 200) throw new Error(`sessions: ${list.status} ${JSON.stringify(list.body)}`)
-    return Promise.all((list.body.data as Array<any>).map(async (s) => (await call(server, "GET", `/api/v1/sessions/${s.id}`, { key: apiKey })).body))
-  }
-  /** Polled at most every 250 ms: each poll is several management API requests, which are rate limited. */
-  const sessionWhere = (w: World, done: (s: any) => boolean, what: string, server: TestServer = w.server) => {
-    let last = 0
-    return waitFor(async () => {
-      await new Promise((r) => setTimeout(r, Math.max(0, last + 250 - Date.now())))
-      last = Date.now()
-      return (await sessionsOf(server, w.apiKey))[0]
-    }, (s) => s !== undefined && done(s), { timeoutMs: 30_000, what })
-  }
-
+  const sessionsOf = (server: TestServer, w: World) => w.sessions("copilot-cli", server)
+  const sessionWhere = (w: World, done: (s: any) => boolean, what: string, server: TestServer = w.server) =>
+    w.sessionWhere("copilot-cli", done, what, server)
   /** What the service charges for `calls` model calls of the fake's usage, sent by hand. */
-  const referenceCost = async (w: World, calls: number) => {
-    for (let i = 0; i < calls; i++) {
-      const sent = await call(w.server, "POST", "/engine/v1/signals", {
-        key: w.org.license_key,
-        body: {
-          type: "token-milestone", adapter: "reference", session_id: "reference-1",
-          metadata: { model, tokens_in: usage.input + usage.cacheRead + usage.cacheWrite, tokens_out: usage.output, cache_read_tokens: usage.cacheRead, cache_write_tokens: usage.cacheWrite }
-        }
-      })
-      expect(sent.status, JSON.stringify(sent.body)).toBe(200)
-    }
-    const tokensIn = calls * (usage.input + usage.cacheRead + usage.cacheWrite)
-    return (await waitFor(async () => (await w.sessions("reference"))[0], (s) => s?.tokens_in === tokensIn, { what: "the reference session" })).cost_usd as number
-  }
+  const referenceCost = (w: World, calls: number) =>
+    w.costOf(Array.from({ length: calls }, () => ({
+      model, tokens_in: usage.input + usage.cacheRead + usage.cacheWrite, tokens_out: usage.output,
+      cache_read_tokens: usage.cacheRead, cache_write_tokens: usage.cacheWrite
+    })))
 
   it("install writes its own hooks file once, keeps the user's other hooks, and uninstall removes the file", perTest, async () => {
     const w = await setUp()
@@ -127,7 +106,7 @@ describe("the Copilot CLI adapter, with the real copilot CLI", () => {
     // A -p run loads a repository's hooks only in a trusted folder (--trust-folder: this run only).
     const inProject = await copilot(w, "say hello again", {}, ["--trust-folder"])
     expect(inProject.code, inProject.stderr).toBe(0)
-    await waitFor(async () => (await sessionsOf(w.server, w.apiKey)).length, (n) => n === 2, { what: "the project-installed hooks' session" })
+    await waitFor(async () => (await sessionsOf(w.server, w)).length, (n) => n === 2, { what: "the project-installed hooks' session" })
     const unproject = await w.adapter(["uninstall", "copilot-cli", "--project"])
     expect(unproject.code, unproject.stderr).toBe(0)
     expect(existsSync(projectFile)).toBe(false)
@@ -237,7 +216,7 @@ describe("the Copilot CLI adapter, with the real copilot CLI", () => {
     expect(new Set(session.signals.map((x: any) => x.id)).size).toBe(signals.length)
     const again = await w.adapter(["flush"], { env: { SIGNAL_ENGINE_URL: restarted.baseUrl } })
     expect(again.stdout).toContain("sent 0, rejected 0, files left 0")
-    expect(await sessionsOf(restarted, w.apiKey)).toHaveLength(1)
+    expect(await sessionsOf(restarted, w)).toHaveLength(1)
 
     // Fail closed, the service down again: the prompt is refused before the model sees it.
     const callsBefore = w.model.modelCalls().length

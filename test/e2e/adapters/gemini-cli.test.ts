@@ -1,7 +1,7 @@
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterEach, describe, expect, it } from "vitest"
-import { call, startServer } from "../../support/harness.ts"
+import { startServer } from "../../support/harness.ts"
 import { waitFor } from "../../support/wait.ts"
 import { cli, run, startWorld, type World } from "./support.ts"
 
@@ -60,8 +60,7 @@ describe("the Gemini CLI adapter, with the real gemini CLI", () => {
     return w
   }
 
-  const sessionWhere = (w: World, done: (s: any) => boolean, what: string) =>
-    waitFor(async () => (await w.sessions("gemini-cli"))[0], (s) => s !== undefined && done(s), { timeoutMs: 30_000, what })
+  const sessionWhere = (w: World, done: (s: any) => boolean, what: string) => w.sessionWhere("gemini-cli", done, what)
 
   const events = ["SessionStart", "BeforeAgent", "BeforeModel", "BeforeTool", "AfterTool", "AfterAgent", "SessionEnd"]
 
@@ -163,18 +162,9 @@ describe("the Gemini CLI adapter, with the real gemini CLI", () => {
 
     // What the service charges for the same two calls sent by hand; the same tokens without the
     // cache reads named cost more (cache reads are priced as such).
-    const reference = async (adapter: string, metadata: Record<string, unknown>) => {
-      for (let i = 0; i < 2; i++) {
-        const sent = await call(w.server, "POST", "/engine/v1/signals", {
-          key: w.org.license_key,
-          body: { type: "token-milestone", adapter, session_id: `${adapter}-1`, metadata: { model, tokens_in: usage.input + usage.cacheRead, tokens_out: usage.output, ...metadata } }
-        })
-        expect(sent.status, JSON.stringify(sent.body)).toBe(200)
-      }
-      return waitFor(async () => (await w.sessions(adapter))[0], (s) => s?.tokens_in === tokensIn, { what: `the ${adapter} session` })
-    }
-    const cached = await reference("reference-cached", { cache_read_tokens: usage.cacheRead })
-    const uncached = await reference("reference-uncached", {})
+    const oneCall = (metadata: Record<string, unknown>) => ({ model, tokens_in: usage.input + usage.cacheRead, tokens_out: usage.output, ...metadata })
+    const cached = { cost_usd: await w.costOf([oneCall({ cache_read_tokens: usage.cacheRead }), oneCall({ cache_read_tokens: usage.cacheRead })]) }
+    const uncached = { cost_usd: await w.costOf([oneCall({}), oneCall({})]) }
     expect(session.cost_usd).toBeGreaterThan(0)
     expect(session.cost_usd).toBeCloseTo(cached.cost_usd, 9)
     expect(session.cost_usd).toBeLessThan(uncached.cost_usd)
@@ -203,10 +193,7 @@ describe("the Gemini CLI adapter, with the real gemini CLI", () => {
     // The service back, on the same database: one flush sends everything, once.
     const back = await startServer({ databaseUrl: w.server.databaseUrl })
     try {
-      const sessions = async () => {
-        const list = await call(back, "GET", "/api/v1/sessions?adapter=gemini-cli", { key: w.apiKey })
-        return Promise.all((list.body.data as Array<any>).map(async (s) => (await call(back, "GET", `/api/v1/sessions/${s.id}`, { key: w.apiKey })).body))
-      }
+      const sessions = () => w.sessions("gemini-cli", back)
       expect(await sessions()).toEqual([])
       const flushed = await w.adapter(["flush"], { env: { SIGNAL_ENGINE_URL: back.baseUrl } })
       expect(flushed.code, flushed.stdout + flushed.stderr).toBe(0)

@@ -1,4 +1,5 @@
 import { spawn } from "node:child_process"
+import { randomBytes } from "node:crypto"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { delimiter, join } from "node:path"
@@ -68,7 +69,14 @@ export interface World {
    */
   readonly ruleInForce: (ruleId: string, probe: { readonly type: string; readonly metadata: Record<string, unknown> }) => Promise<void>
   /** The org's sessions of one adapter through the management API, newest first, with their signals. */
-  readonly sessions: (adapter: string) => Promise<ReadonlyArray<any>>
+  readonly sessions: (adapter: string, server?: { readonly baseUrl: string }) => Promise<ReadonlyArray<any>>
+  /**
+   * The adapter's newest session once `done` holds for it, polled at most every 250 ms (each poll
+   * is several management API requests, which are rate limited). `server`: a restarted service.
+   */
+  readonly sessionWhere: (adapter: string, done: (s: any) => boolean, what: string, server?: { readonly baseUrl: string }) => Promise<any>
+  /** What the service charges for these model calls sent by hand (one signal's metadata each), in a session of their own. */
+  readonly costOf: (calls: ReadonlyArray<Record<string, unknown>>) => Promise<number>
   readonly stop: () => Promise<void>
 }
 
@@ -85,6 +93,10 @@ export const startWorld = async (script: FakeScript = defaultScript): Promise<Wo
     for (const key of ["PATH", "LANG", "TERM", "TMPDIR", "USER", "SHELL"]) base[key] = process.env[key]
     base.PATH = [join(process.execPath, ".."), base.PATH].filter(Boolean).join(delimiter)
     return { ...base, HOME: home, SIGNAL_ENGINE_ADAPTER_HOME: join(home, ".signal-engine"), NO_COLOR: "1", ...extra }
+  }
+  const sessions = async (adapter: string, at: { readonly baseUrl: string } = server) => {
+    const list = await call(at, "GET", `/api/v1/sessions?adapter=${encodeURIComponent(adapter)}`, { key: apiKey })
+    return Promise.all((list.body.data as Array<any>).map(async (s) => (await call(at, "GET", `/api/v1/sessions/${s.id}`, { key: apiKey })).body))
   }
   return {
     server,
@@ -113,9 +125,26 @@ export const startWorld = async (script: FakeScript = defaultScript): Promise<Wo
         { timeoutMs: 10_000, what: `rule ${ruleId} in force` }
       )
     },
-    sessions: async (adapter) => {
-      const list = await call(server, "GET", `/api/v1/sessions?adapter=${encodeURIComponent(adapter)}`, { key: apiKey })
-      return Promise.all((list.body.data as Array<any>).map(async (s) => (await call(server, "GET", `/api/v1/sessions/${s.id}`, { key: apiKey })).body))
+    sessions,
+    sessionWhere: (adapter, done, what, at = server) => {
+      let last = 0
+      return waitFor(async () => {
+        await new Promise((r) => setTimeout(r, Math.max(0, last + 250 - Date.now())))
+        last = Date.now()
+        return (await sessions(adapter, at))[0]
+      }, (s) => s !== undefined && done(s), { timeoutMs: 30_000, what })
+    },
+    costOf: async (calls) => {
+      const adapter = `reference-${randomBytes(4).toString("hex")}`
+      for (const metadata of calls) {
+        const sent = await call(server, "POST", "/engine/v1/signals", {
+          key: org.license_key,
+          body: { type: "token-milestone", adapter, session_id: adapter, metadata }
+        })
+        if (sent.status !== 200 || sent.body.ok !== true) throw new Error(`reference signal not taken: ${JSON.stringify(sent.body)}`)
+      }
+      const session = await waitFor(() => sessions(adapter), (s) => s[0]?.signal_count === calls.length, { what: "the reference session" })
+      return session[0].cost_usd as number
     },
     stop: async () => {
       await model.close()
