@@ -1,8 +1,8 @@
 // @ts-check
-import { existsSync, rmSync } from "node:fs"
+import { existsSync, readSync, rmSync } from "node:fs"
 import { fileURLToPath } from "node:url"
 import { request } from "./client.js"
-import { runHook } from "./hook.js"
+import { runHook, runSettle } from "./hook.js"
 import { readJson, writeJson } from "./json-file.js"
 import { loadSettings, saveSettings, settingsPath } from "./settings.js"
 import { flush, spooledFiles } from "./spool.js"
@@ -43,10 +43,23 @@ const defaultCommand = (/** @type {string} */ tool) => (/** @type {string} */ ev
   [process.execPath, fileURLToPath(new URL("../bin/signal-engine-adapter.js", import.meta.url)), "hook", tool, event]
     .map(shellQuote).join(" ")
 
+/**
+ * The hook's input: read at once from the pipe the tool gives (the stream machinery costs a hook
+ * ~10 ms of start-up); a pipe Node made non-blocking answers EAGAIN, and then the stream reads it.
+ */
 const readStdin = async () => {
   const chunks = []
-  for await (const chunk of process.stdin) chunks.push(chunk)
-  return Buffer.concat(chunks).toString("utf8")
+  try {
+    for (;;) {
+      const buf = Buffer.allocUnsafe(65536)
+      const n = readSync(0, buf, 0, buf.length, null)
+      if (n === 0) return Buffer.concat(chunks).toString("utf8")
+      chunks.push(buf.subarray(0, n))
+    }
+  } catch {
+    for await (const chunk of process.stdin) chunks.push(chunk)
+    return Buffer.concat(chunks).toString("utf8")
+  }
 }
 
 const out = (/** @type {string} */ s) => process.stdout.write(`${s}\n`)
@@ -111,6 +124,12 @@ export const main = async (/** @type {string[]} */ argv, env = process.env) => {
     }
     case "doctor":
       return doctor(toolName, flags.project === true, cwd, env)
+    case "settle": {
+      // Run by a hook in the background (Plan.settle), not by people.
+      const tool = await toolNamed(toolName ?? "")
+      if (tool && event) await runSettle(tool, event, env)
+      return 0
+    }
     case "flush": {
       const result = await flush(loadSettings(env), env)
       if (flags.quiet !== true) {

@@ -1,5 +1,5 @@
 // @ts-check
-import { randomUUID } from "node:crypto"
+import { createRequire } from "node:module"
 
 /**
  * @typedef {{ type: string, adapter?: string, session_id: string, metadata?: Record<string, unknown>, idempotency_key: string }} Signal
@@ -14,11 +14,25 @@ import { randomUUID } from "node:crypto"
  *   spooled and sent again under the same idempotency keys.
  */
 
-export const newKey = () => randomUUID()
+/**
+ * A random UUID (v4) for an idempotency key: unique per signal is all a key needs, and
+ * Math.random spares every hook loading node:crypto (a few ms of start-up per event).
+ */
+export const newKey = () => {
+  const hex = Array.from({ length: 32 }, () => Math.floor(Math.random() * 16).toString(16))
+  hex[12] = "4"
+  hex[16] = (8 + Math.floor(Math.random() * 4)).toString(16)
+  const h = hex.join("")
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`
+}
 
-/** Loaded on first use: most hooks are plain http on loopback or https, not both. */
-const transport = async (/** @type {URL} */ url) =>
-  url.protocol === "https:" ? (await import("node:https")).request : (await import("node:http")).request
+/**
+ * Loaded on first use, through require: an ESM import of node:http reads every export of the
+ * module, and its lazy WebSocket getters load all of undici (a third of a hook's start-up).
+ */
+const require = createRequire(import.meta.url)
+const transport = (/** @type {URL} */ url) =>
+  /** @type {typeof import("node:http").request} */ (url.protocol === "https:" ? require("node:https").request : require("node:http").request)
 
 /**
  * One request to the engine API, answered within `timeoutMs` or not at all.
@@ -38,7 +52,7 @@ export const request = async (
   } catch {
     return { status: 0, reason: `the service URL is not a URL: ${target.url}` }
   }
-  const send = await transport(url)
+  const send = transport(url)
   const payload = body === undefined ? undefined : JSON.stringify(body)
   return new Promise((resolve) => {
     let done = false
