@@ -1,7 +1,7 @@
 // @ts-check
 import { sendSignals } from "./client.js"
 import { loadSettings, projectIdFor } from "./settings.js"
-import { flushInBackground, spool, spooledFiles } from "./spool.js"
+import { inBackground, spool, spooledFiles } from "./spool.js"
 import { sessionState } from "./state.js"
 
 /**
@@ -10,6 +10,8 @@ import { sessionState } from "./state.js"
  *
  * @typedef {object} Plan  what one hook event sends
  * @property {Signal[]} signals  in order; the event's own signal last (usage read from the tool's record may come first)
+ * @property {string} [settle]  a session id: run the tool's `settle` for it in the background (for
+ *   what the tool writes only after its last hook, e.g. as it exits)
  * @property {number} [timeoutMs]  the most this event may wait for the service, where the tool
  *   gives its hook less time than the settings' timeout (what a killed hook had not spooled is lost)
  *
@@ -38,6 +40,8 @@ import { sessionState } from "./state.js"
  * @property {(input: any, ctx: HookContext) => Plan | Promise<Plan>} plan
  * @property {(decision: Decision, input: any, ctx: HookContext) => Reply} reply
  * @property {string[]} [notes]  what the user must still do in the tool after install, a line each
+ * @property {(sessionId: string, ctx: HookContext) => Promise<Plan>} [settle]  the signals that
+ *   become known only after the session's last hook (run detached, see Plan.settle)
  */
 
 export const productName = "signal-engine"
@@ -88,16 +92,40 @@ export const runHook = async (
       return tool.reply(noVerdict(settings, `${productName} is not configured (run signal-engine-adapter install)`), input, ctx)
     }
     const plan = await tool.plan(input, ctx)
+    if (plan.settle) await inBackground(["settle", tool.name, plan.settle], env)
     if (plan.signals.length === 0) return tool.reply({ kind: "allow" }, input, ctx)
-    const projectId = projectIdFor(typeof input.cwd === "string" ? input.cwd : process.cwd(), settings)
-    for (const s of plan.signals) s.adapter = tool.name // required by the engine (spec §2.5)
-    if (projectId) for (const s of plan.signals) s.metadata = { project_id: projectId, ...s.metadata }
-    const target = { url: settings.url, license_key: settings.license_key }
-    const outcome = await sendSignals(target, plan.signals, Math.min(settings.timeout_ms, plan.timeoutMs ?? Infinity))
-    if (outcome.kind === "unreachable") spool(plan.signals, env)
-    else if (spooledFiles(env).length > 0) await flushInBackground(env)
+    const outcome = await deliver(tool, plan, input, settings, env)
     return tool.reply(decide(outcome, settings), input, ctx)
   } catch (e) {
     return tool.reply(noVerdict(settings, `${productName} adapter failed: ${e instanceof Error ? e.message : String(e)}`), input, ctx)
   }
+}
+
+/**
+ * Sends a plan's signals: what gets no answer goes to the spool, and an answer from the service
+ * is the moment to drain what waits there (in the background).
+ */
+const deliver = async (
+  /** @type {Tool} */ tool,
+  /** @type {Plan} */ plan,
+  /** @type {any} */ input,
+  /** @type {Settings} */ settings,
+  /** @type {NodeJS.ProcessEnv} */ env
+) => {
+  const projectId = projectIdFor(typeof input.cwd === "string" ? input.cwd : process.cwd(), settings)
+  for (const s of plan.signals) s.adapter = tool.name // required by the engine (spec §2.5)
+  if (projectId) for (const s of plan.signals) s.metadata = { project_id: projectId, ...s.metadata }
+  const target = { url: /** @type {string} */ (settings.url), license_key: /** @type {string} */ (settings.license_key) }
+  const outcome = await sendSignals(target, plan.signals, Math.min(settings.timeout_ms, plan.timeoutMs ?? Infinity))
+  if (outcome.kind === "unreachable") spool(plan.signals, env)
+  else if (spooledFiles(env).length > 0) await inBackground(["flush", "--quiet"], env)
+  return outcome
+}
+
+/** What a tool records only after its last hook: sent by a detached `settle`, spooled if need be. */
+export const runSettle = async (/** @type {Tool} */ tool, /** @type {string} */ sessionId, env = process.env) => {
+  const settings = loadSettings(env)
+  if (!tool.settle || !settings.url || !settings.license_key) return
+  const plan = await tool.settle(sessionId, { settings, event: "settle", env, state: sessionState })
+  if (plan.signals.length > 0) await deliver(tool, plan, {}, settings, env)
 }

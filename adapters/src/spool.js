@@ -92,10 +92,10 @@ export const flush = async (/** @type {import("./settings.js").Settings} */ sett
   }
 }
 
-/** Starts `signal-engine-adapter flush` on its own, so the hook that noticed the spool need not wait for it. */
-export const flushInBackground = async (env = process.env) => {
+/** Starts `signal-engine-adapter <args>` on its own (a flush, a settle), so the hook that asks need not wait for it. */
+export const inBackground = async (/** @type {string[]} */ args, env = process.env) => {
   const { spawn } = await import("node:child_process")
   const bin = fileURLToPath(new URL("../bin/signal-engine-adapter.js", import.meta.url))
-  const child = spawn(process.execPath, [bin, "flush", "--quiet"], { detached: true, stdio: "ignore", env })
+  const child = spawn(process.execPath, [bin, ...args], { detached: true, stdio: "ignore", env })
   child.unref()
 }

@@ -1,4 +1,5 @@
 // @ts-check
+import { closeSync, openSync, readSync, statSync } from "node:fs"
 import { homedir } from "node:os"
 import { join } from "node:path"
 import { newKey } from "../client.js"
@@ -88,6 +89,27 @@ const newUsage = (/** @type {string} */ path, /** @type {Record<string, any>} */
   return { usage: [...byModel.values()], ids, model, state: { ...state, offset, model, ids: rememberIds(state.ids, ids) } }
 }
 
+/** How long a settle waits for Copilot to finish writing its event log. */
+const settleWithinMs = 30_000
+
+/** Whether Copilot has written the log's last record (`session.shutdown`, as it exits). */
+const shutDown = (/** @type {string} */ path) => {
+  try {
+    const size = statSync(path).size
+    const fd = openSync(path, "r")
+    try {
+      const length = Math.min(size, 256 * 1024)
+      const buf = Buffer.alloc(length)
+      readSync(fd, buf, 0, length, size - length)
+      return buf.toString("utf8").includes('"type":"session.shutdown"')
+    } finally {
+      closeSync(fd)
+    }
+  } catch {
+    return false
+  }
+}
+
 /** What the agent is told when the verdict is a warning (a -p run shows hook output to no one else). */
 const contextEvents = new Set(["sessionStart", "userPromptSubmitted", "preToolUse", "postToolUse", "postToolUseFailure"])
 
@@ -160,7 +182,31 @@ export const copilotCli = {
       idempotency_key: keyFor(name, sessionId, `usage:${read.ids.join(",")}:${u.model}`)
     }))
     const own = compact({ ...metadata, ...(main ? usageFields(main) : {}) })
-    return { signals: [...extra, { type, session_id: sessionId, metadata: own, idempotency_key: newKey() }] }
+    const signals = [...extra, { type, session_id: sessionId, metadata: own, idempotency_key: newKey() }]
+    if (type !== "session-end") return { signals }
+    // Copilot writes its event log in bursts, the last one as it exits, after this hook: the
+    // session ends once that is written and counted (settle), so no usage comes after its end.
+    ctx.state.write(name, sessionId, { ...ctx.state.read(name, sessionId, ctx.env), ending: signals }, ctx.env)
+    return { signals: [], settle: sessionId }
+  },
+  settle: async (sessionId, ctx) => {
+    const transcriptOf = (/** @type {Record<string, any>} */ state) =>
+      state.transcript ?? join(copilotHome(ctx.env), "session-state", sessionId, "events.jsonl")
+    const deadline = Date.now() + settleWithinMs
+    while (!shutDown(transcriptOf(ctx.state.read(name, sessionId, ctx.env))) && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 100))
+    }
+    const state = ctx.state.read(name, sessionId, ctx.env)
+    const read = newUsage(transcriptOf(state), state)
+    const { ending, ...rest } = /** @type {Record<string, any>} */ (read.state)
+    ctx.state.write(name, sessionId, rest, ctx.env)
+    const usage = read.usage.map((u) => ({
+      type: "token-milestone",
+      session_id: sessionId,
+      metadata: usageFields(u),
+      idempotency_key: keyFor(name, sessionId, `usage:${read.ids.join(",")}:${u.model}`)
+    }))
+    return { signals: [...usage, ...(Array.isArray(ending) ? ending : [])] }
   },
   reply: (decision, input, ctx) => {
     const event = eventName(String(input.hook_event_name ?? ctx.event))

@@ -199,16 +199,21 @@ describe("the Copilot CLI adapter, with the real copilot CLI", () => {
     expect(asked).toContain("allowed because the adapter fails open")
 
     const spool = join(w.home, ".signal-engine", "spool")
-    const spooled = readdirSync(spool).filter((f) => f.endsWith(".json"))
-    const signals = spooled.flatMap((f) => JSON.parse(readFileSync(join(spool, f), "utf8")).signals as Array<any>)
-    // sessionStart, userPromptSubmitted, preToolUse, postToolUse, agentStop, sessionEnd
-    expect(spooled).toHaveLength(6)
+    const spooledSignals = () =>
+      readdirSync(spool).filter((f) => f.endsWith(".json")).flatMap((f) => JSON.parse(readFileSync(join(spool, f), "utf8")).signals as Array<any>)
+    const tokensIn = 2 * (usage.input + usage.cacheRead + usage.cacheWrite)
+    // Copilot writes the log of its model calls as it exits, after its last hook: the usage is
+    // spooled too once the adapter has read it there.
+    const signals = await waitFor(async () => spooledSignals(), (all) => all.reduce((n, x) => n + Number(x.metadata?.tokens_in ?? 0), 0) === tokensIn, {
+      what: "the run's usage in the spool"
+    })
+    const types = new Set(signals.map((x) => x.type))
+    for (const t of ["session-start", "user-prompt", "pre-tool", "post-tool", "stop", "session-end"]) expect(types, t).toContain(t)
 
     restarted = await startServer({ databaseUrl: w.server.databaseUrl })
     const flushed = await w.adapter(["flush"], { env: { SIGNAL_ENGINE_URL: restarted.baseUrl } })
     expect(flushed.code, flushed.stdout + flushed.stderr).toBe(0)
     expect(flushed.stdout).toContain(`sent ${signals.length}, rejected 0, files left 0`)
-    const tokensIn = 2 * (usage.input + usage.cacheRead + usage.cacheWrite)
     const session = await sessionWhere(w, (s) => s.tokens_in === tokensIn && s.signals.length === signals.length, "the spooled signals", restarted)
     expect(session.tokens_out).toBe(2 * usage.output)
     expect(session.cost_usd).toBeCloseTo(referenceUsd, 9)
