@@ -4,32 +4,13 @@ import { join } from "node:path"
 import { homedir } from "node:os"
 import { newKey } from "../client.js"
 import { compact, keyFor, promptFields, toolFields, usageFields } from "./common.js"
-import { installHooks, missingHooks, uninstallHooks } from "./hooks-settings.js"
+import { claudeStyleEvents, claudeStyleTypes, installHooks, missingHooks, uninstallHooks } from "./hooks-settings.js"
 import { readNewLines, rememberIds } from "./transcript.js"
 
 const name = "claude-code"
 
-const events = [
-  { event: "SessionStart" },
-  { event: "UserPromptSubmit" },
-  { event: "PreToolUse", matcher: "*" },
-  { event: "PostToolUse", matcher: "*" },
-  { event: "PostToolUseFailure", matcher: "*" },
-  { event: "PreCompact" },
-  { event: "Stop" },
-  { event: "SessionEnd" }
-]
-
-const types = /** @type {Record<string, string>} */ ({
-  SessionStart: "session-start",
-  UserPromptSubmit: "user-prompt",
-  PreToolUse: "pre-tool",
-  PostToolUse: "post-tool",
-  PostToolUseFailure: "post-tool",
-  PreCompact: "pre-compact",
-  Stop: "stop",
-  SessionEnd: "session-end"
-})
+const events = claudeStyleEvents(Object.keys(claudeStyleTypes))
+const types = claudeStyleTypes
 
 /**
  * The model calls the transcript gained since the last hook: assistant messages with their usage,

@@ -4,7 +4,7 @@ import { homedir } from "node:os"
 import { join } from "node:path"
 import { newKey } from "../client.js"
 import { compact, keyFor, promptFields, toolFields, usageFields } from "./common.js"
-import { installHooks, missingHooks, uninstallHooks } from "./hooks-settings.js"
+import { claudeStyleEvents, claudeStyleTypes, installHooks, missingHooks, uninstallHooks } from "./hooks-settings.js"
 import { readNewLines } from "./transcript.js"
 
 /**
@@ -21,25 +21,8 @@ import { readNewLines } from "./transcript.js"
  */
 const name = "codex"
 
-const events = [
-  { event: "SessionStart" },
-  { event: "UserPromptSubmit" },
-  { event: "PreToolUse", matcher: "*" },
-  { event: "PostToolUse", matcher: "*" },
-  { event: "PreCompact" },
-  { event: "Stop" },
-  { event: "SessionEnd" }
-]
-
-const types = /** @type {Record<string, string>} */ ({
-  SessionStart: "session-start",
-  UserPromptSubmit: "user-prompt",
-  PreToolUse: "pre-tool",
-  PostToolUse: "post-tool",
-  PreCompact: "pre-compact",
-  Stop: "stop",
-  SessionEnd: "session-end"
-})
+const events = claudeStyleEvents(Object.keys(claudeStyleTypes).filter((e) => e !== "PostToolUseFailure"))
+const types = claudeStyleTypes
 
 /** Codex clamps a SessionEnd hook to 3 s (and warns about a longer one); the others get 30 s. */
 const timeouts = /** @type {Record<string, number>} */ ({ SessionEnd: 3 })

@@ -2,6 +2,25 @@
 import { isOurs } from "./common.js"
 
 /**
+ * The signal type of each event of Claude Code's hook protocol, which Codex follows (without
+ * PostToolUseFailure, which only Claude Code fires).
+ */
+export const claudeStyleTypes = /** @type {Record<string, string>} */ ({
+  SessionStart: "session-start",
+  UserPromptSubmit: "user-prompt",
+  PreToolUse: "pre-tool",
+  PostToolUse: "post-tool",
+  PostToolUseFailure: "post-tool",
+  PreCompact: "pre-compact",
+  Stop: "stop",
+  SessionEnd: "session-end"
+})
+
+/** The events to install, tool events with the match-all matcher. */
+export const claudeStyleEvents = (/** @type {ReadonlyArray<string>} */ names) =>
+  names.map((event) => (claudeStyleTypes[event] === "pre-tool" || claudeStyleTypes[event] === "post-tool" ? { event, matcher: "*" } : { event }))
+
+/**
  * The hooks shape Claude Code introduced and Codex and Gemini CLI share:
  * `{ hooks: { Event: [ { matcher?, hooks: [ { type: "command", command, timeout? } ] } ] } }`.
  * Install appends one group of ours per event (after taking out any earlier one, so it is
