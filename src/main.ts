@@ -15,6 +15,7 @@ import { Cluster } from "./engine/cluster.ts"
 import { Engine } from "./engine/engine.ts"
 import { IdleCompaction } from "./engine/idle-compaction.ts"
 import { RuleCache } from "./engine/rule-cache.ts"
+import { ScopeTotals } from "./engine/scope-totals.ts"
 import { Pricing } from "./engine/pricing.ts"
 import { Goals } from "./store/goals-repo.ts"
 import { VerdictRegistry } from "./engine/verdicts.ts"
@@ -59,7 +60,7 @@ export const SignalLogLive = Layer.unwrap(
 
 /** The stream processor: log consumer, partition workers and the verdicts they answer. */
 const ProcessingLive = Engine.layer.pipe(
-  Layer.provideMerge(Layer.mergeAll(SignalLogLive, Projections.layer, VerdictRegistry.layer, Pricing.layer, Cluster.layer, RuleCache.layer))
+  Layer.provideMerge(Layer.mergeAll(SignalLogLive, Projections.layer, VerdictRegistry.layer, Pricing.layer, Cluster.layer, RuleCache.layer, ScopeTotals.layer))
 )
 
 /** On the first start with an empty database, create a demo org and print its credentials once. */

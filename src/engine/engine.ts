@@ -6,6 +6,7 @@ import { statelessBlock } from "../domain/rule-evaluation.ts"
 import { makePartitionWorker, type PartitionFailing, type PartitionWorker, signalFacts } from "./partition-worker.ts"
 import { Cluster } from "./cluster.ts"
 import { RuleCache } from "./rule-cache.ts"
+import { ScopeTotals } from "./scope-totals.ts"
 import { foldSettings } from "./fold-settings.ts"
 import { type Outcome, type Verdict, VerdictRegistry } from "./verdicts.ts"
 
@@ -56,13 +57,14 @@ export class Engine extends Context.Service<Engine, {
       const idle = yield* Config.Duration("ACTOR_IDLE_TIMEOUT").pipe(Config.withDefault(Duration.minutes(10)))
       const cluster = yield* Cluster
       const rules = yield* RuleCache
+      const shared = yield* ScopeTotals
       const settings = yield* foldSettings
       const context = yield* Effect.context<import("../store/projections.ts").Projections>()
       const workers = new Map<number, PartitionWorker>()
 
       const handler: PartitionHandler = {
         assigned: (partition) =>
-          makePartitionWorker({ log: log.name, partition, timers: true, rules, settings }).pipe(
+          makePartitionWorker({ log: log.name, partition, timers: true, rules, shared, settings }).pipe(
             Effect.provideContext(context),
             Effect.tap(() => cluster.claim(log.name, partition)),
             Effect.map((worker) => {
@@ -84,7 +86,13 @@ export class Engine extends Context.Service<Engine, {
             }
           }),
         revoked: (partition) =>
-          Effect.andThen(Effect.sync(() => void workers.delete(partition)), cluster.release(log.name, partition))
+          Effect.andThen(
+            Effect.sync(() => {
+              workers.get(partition)?.close()
+              workers.delete(partition)
+            }),
+            cluster.release(log.name, partition)
+          )
       }
 
       yield* Effect.forkScoped(Effect.scoped(Effect.andThen(log.run(handler), Effect.never)))

@@ -43,6 +43,7 @@ import { type Notice, notice, type OutboxEvent, toOutboxEvent } from "../domain/
 import type { LogEntry } from "../log/signal-log.ts"
 import { type ActorSnapshot, type KnownEvent, Projections } from "../store/projections.ts"
 import type { RuleCache } from "./rule-cache.ts"
+import type { ScopeTotals } from "./scope-totals.ts"
 import { makeTimerIndex } from "./timer-index.ts"
 import type { Outcome, Verdict } from "./verdicts.ts"
 
@@ -104,6 +105,12 @@ export const makePartitionWorker = Effect.fnUntraced(function*(options: {
   /** The rules in force; without them (replay) no rule is evaluated. */
   readonly rules?: RuleCache["Service"] | undefined
   /**
+   * The node's shared-scope totals: this partition's counts are read live from here by the
+   * node's other partitions, and theirs (and other nodes') read from it. Without them (replay,
+   * unit tests) a shared budget sees this partition's usage only.
+   */
+  readonly shared?: ScopeTotals["Service"] | undefined
+  /**
    * Replay from a time: records before it (epoch ms) are folded, to rebuild the state as of that
    * time, but only what records at or after it change is written.
    */
@@ -129,16 +136,25 @@ export const makePartitionWorker = Effect.fnUntraced(function*(options: {
   const scopeKeys = makeScopeKeys()
   /** This partition's exact counts of the shared scopes (team, org, project) by scope key. */
   const scopeCounts = new Map<string, Usage>()
+  /**
+   * The counts of the batch being folded, record by record (over `scopeCounts`), from its first
+   * fold until it commits: the node's other partitions read them, so a signal they fold after a
+   * crossing sees it. A batch that failed keeps them visible until it is folded again (its records
+   * are durable and will count); a fenced one drops them.
+   */
+  let inFlight: Map<string, MutableUsage> | undefined
   let prunedAt = 0
   const loadScopeCounts = Effect.gen(function*() {
+    const rows = yield* projections.loadScopeUsage(options.partition)
     scopeCounts.clear()
-    for (const row of yield* projections.loadScopeUsage(options.partition)) {
+    for (const row of rows) {
       const { partition: _p, cost_usd, tokens_in, tokens_out, ...key } = row
       scopeCounts.set(scopeKey(key.org_id, key.environment, key.scope, key.scope_id, key.window_key), { cost_usd, tokens_in, tokens_out })
     }
     prunedAt = scopeCounts.size
   })
   yield* loadScopeCounts
+  const detach = options.shared?.attach(options.partition, { get: (key) => inFlight?.get(key) ?? scopeCounts.get(key) })
 
   /** Shared budget crossings this worker committed to the outbox (their event ids make a repeat a no-op anyway). */
   const reportedCrossings = new Set<string>()
@@ -202,6 +218,9 @@ export const makePartitionWorker = Effect.fnUntraced(function*(options: {
       const outcomes: Array<Outcome> = []
       const drifts: Array<{ readonly record: SignalRecord; readonly drift: DriftDetected }> = []
       const firsts = yield* firstCopies(entries)
+      // From here to the end of the loop nothing yields: the fold of the batch is one step on the
+      // node, and every count it adds is seen by whatever any partition folds after it.
+      inFlight = batchCounts
       for (const entry of entries) {
         const before = states.get(entry.key)!
         const record = entry.record
@@ -228,7 +247,7 @@ export const makePartitionWorker = Effect.fnUntraced(function*(options: {
             record,
             project,
             result.sessionId,
-            (key) => addUsage(countOf(key), options.rules!.othersUsage(key, options.partition)),
+            (key) => options.shared ? addUsage(countOf(key), options.shared.others(key, options.partition)) : countOf(key),
             reported
           )
           : undefined
@@ -270,10 +289,15 @@ export const makePartitionWorker = Effect.fnUntraced(function*(options: {
         : users.map((u) => ({ user_id: u, partition: options.partition, state: states.get(u)! }))
       const scopeUsage: Array<ScopeUsageRow> = []
       const watch: Array<ReturnType<typeof parseScopeKey>> = []
+      const announced: Array<ScopeUsageRow> = []
       for (const [key, usage] of batchCounts) {
         const scope = parseScopeKey(key)
-        scopeUsage.push({ ...scope, partition: options.partition, ...usage })
-        if (options.rules?.watched(scope.org_id, scope.environment, scope.scope, scope.scope_id)) watch.push(scope)
+        const row = { ...scope, partition: options.partition, ...usage }
+        scopeUsage.push(row)
+        if (options.rules?.watched(scope.org_id, scope.environment, scope.scope, scope.scope_id)) {
+          watch.push(scope)
+          announced.push(row)
+        }
       }
       const nextOffset = entries[entries.length - 1]!.offset + 1
       const outcome = yield* projections.commitBatch({
@@ -289,7 +313,10 @@ export const makePartitionWorker = Effect.fnUntraced(function*(options: {
         scopeUsage,
         watch
       })
-      if (outcome._tag === "Fenced") return "fenced" as const
+      if (outcome._tag === "Fenced") {
+        inFlight = undefined
+        return "fenced" as const
+      }
       // Only a committed batch moves the in-memory state forward.
       for (const [u, state] of states) {
         actors.set(u, { state, touchedAt: now })
@@ -297,13 +324,18 @@ export const makePartitionWorker = Effect.fnUntraced(function*(options: {
         if (options.deferSnapshots) unsaved.add(u)
       }
       for (const [key, usage] of batchCounts) scopeCounts.set(key, usage)
+      inFlight = undefined
       if (reportedCrossings.size + batchReported.size > 100_000) reportedCrossings.clear()
       for (const id of batchReported) reportedCrossings.add(id)
       if (scopeCounts.size > 2 * prunedAt + 1000) {
         pruneWindows(scopeCounts)
         prunedAt = scopeCounts.size
       }
-      options.rules?.noteUsage(outcome.others)
+      if (options.shared) {
+        options.shared.note(outcome.others)
+        // The other nodes add this commit's counts as soon as they hear them.
+        yield* options.shared.announce(announced)
+      }
       next = nextOffset
       return {
         outcomes,
@@ -398,6 +430,8 @@ export const makePartitionWorker = Effect.fnUntraced(function*(options: {
     evictIdle,
     flush,
     actorCount: () => actors.size,
+    /** Stops lending this partition's counts to the node's totals (revoked). */
+    close: () => detach?.(),
     timerCount: timers.size
   }
 })
