@@ -35,6 +35,9 @@ export const SignalRecord = Schema.Struct({
   plan: Schema.optional(Plan).annotate({
     description: "the org's plan when the signal was accepted: goal drift and anomalies act only where it has them"
   }),
+  rules_version: Schema.optional(Schema.Int).annotate({
+    description: "the rules version the accepting node held: the signal is judged by those rules or newer ones; absent means any"
+  }),
   time_zone: Schema.optional(Schema.String).annotate({
     description: "the org's time zone for daily and monthly windows when the signal was accepted; absent means UTC"
   }),

@@ -352,7 +352,13 @@ export const makePartitionWorker = Effect.fnUntraced(function*(options: {
     Effect.suspend(() => {
       const fresh = entries.filter((e) => e.offset >= next)
       if (fresh.length === 0) return Effect.succeed(nothing)
-      return attempt(fresh, now).pipe(
+      // A signal accepted by a node that held newer rules is judged by them (or newer): reload first.
+      let wanted = 0
+      for (const { record } of fresh) if (record.kind === "signal" && (record.rules_version ?? 0) > wanted) wanted = record.rules_version!
+      const current = options.rules !== undefined && notify && wanted > options.rules.version()
+        ? options.rules.catchUp(wanted)
+        : Effect.void
+      return Effect.andThen(current, attempt(fresh, now)).pipe(
         Effect.tapError((e) =>
           Effect.gen(function*() {
             const at = yield* Clock.currentTimeMillis

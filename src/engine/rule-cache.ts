@@ -1,21 +1,28 @@
-import { Context, Effect, Layer, Schedule } from "effect"
+import { Context, Deferred, Effect, Exit, Layer, Queue, Schedule } from "effect"
 import { SqlClient } from "effect/sql"
+import { PgClient } from "@effect/sql-pg"
 import type { Environment } from "../domain/environments.ts"
 import { addUsage, evaluationOrder, noUsage, type Usage } from "../domain/rule-evaluation.ts"
 import type { Rule } from "../domain/rules.ts"
 import { keyOfRow, type ScopeUsageRow, type SharedScope } from "../domain/scope-usage.ts"
 
-/** How often the node reloads rules and shared budget totals: a change reaches verdicts within this. */
+/** How often the node reloads rules and shared budget totals (changes of rules are announced, and reloaded at once). */
 const refreshSchedule = Schedule.spaced("1 second")
+
+/** The channel a rules change is announced on, with the new rules version (migration 0016). */
+const rulesChannel = "signal_engine_rules"
 
 const scopeOf = (orgId: string, environment: Environment, scope: string, scopeId: string) =>
   `${orgId}/${environment}/${scope}/${scopeId}`
 
 /**
  * The enabled rules of every org and environment, in evaluation order, and the usage of the
- * shared scopes (team, org, project) their budgets watch, per log partition. Each node holds them
- * and reloads them every second, so verdicts read memory, never the database, and a rule change
- * applies on every node within a second.
+ * shared scopes (team, org, project) their budgets watch, per log partition. Each node holds them,
+ * so verdicts read memory, never the database. A rule change applies on the node that made it
+ * before its answer (the management API reloads), on the others as soon as the database announces
+ * it (migration 0016), and, for a signal a node accepted with newer rules than the judging node
+ * holds, before that signal is judged (the record carries the accepting node's rules version).
+ * The reload every second stays as the fallback while the announcements are not heard.
  *
  * A partition worker counts its own partition's usage exactly; the other partitions' counts come
  * from here: reloaded every second, and refreshed by every batch this node commits for the
@@ -30,13 +37,19 @@ export class RuleCache extends Context.Service<RuleCache, {
   readonly othersUsage: (key: string, partition: number) => Usage
   /** Newer per-partition counts (read back by a batch commit). */
   readonly noteUsage: (rows: ReadonlyArray<ScopeUsageRow>) => void
-  /** Reloads now (tests, and after this node changed a rule). */
+  /** Reloads now: what was committed before the call is in force when it ends (after this node changed a rule). */
   readonly refresh: Effect.Effect<void>
+  /** The rules version held (migration 0016): stamped on the signals this node accepts. */
+  readonly version: () => number
+  /** Reloads unless the rules held are at `version` or newer (a signal accepted by a node that held newer rules). */
+  readonly catchUp: (version: number) => Effect.Effect<void>
 }>()("signal-engine/engine/RuleCache") {
   static readonly layer = Layer.effect(
     RuleCache,
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
+      const pg = yield* PgClient.PgClient
+      let version = 0
       let rules = new Map<string, ReadonlyArray<Rule>>()
       let watchedScopes = new Set<string>()
       let usage = new Map<string, Map<number, Usage>>()
@@ -50,7 +63,9 @@ export class RuleCache extends Context.Service<RuleCache, {
         }
       }
 
-      const refresh = Effect.gen(function*() {
+      const load = Effect.gen(function*() {
+        // Read before the rules: the rules read are at least this version.
+        const [held] = yield* sql<{ readonly version: string }>`SELECT version FROM rules_version`
         const rows = yield* sql<Rule & { readonly org_id: string; readonly environment: Environment; readonly created_at: Date; readonly updated_at: Date }>`
           SELECT id, org_id, environment, name, type, enabled, scope, scope_id, priority, condition, action,
             action_config, created_at, updated_at
@@ -82,9 +97,49 @@ export class RuleCache extends Context.Service<RuleCache, {
         rules = new Map([...byTenant].map(([k, list]) => [k, evaluationOrder(list)]))
         watchedScopes = new Set(watching.keys())
         usage = next
+        version = Math.max(version, Number(held?.version ?? 0))
       }).pipe(Effect.orDie)
 
+      // One load at a time; callers arriving meanwhile share it.
+      let inFlight: Deferred.Deferred<void> | undefined
+      const shared: Effect.Effect<void> = Effect.suspend(() => {
+        if (inFlight !== undefined) return Deferred.await(inFlight)
+        const done = Deferred.makeUnsafe<void>()
+        inFlight = done
+        const settle = (exit: Exit.Exit<void>) =>
+          Effect.sync(() => {
+            inFlight = undefined
+            Deferred.doneUnsafe(done, exit)
+          })
+        return Effect.andThen(Effect.forkDetach(Effect.flatMap(Effect.exit(load), settle)), Deferred.await(done))
+      })
+      // A load already running may have read before the caller's write committed: wait it out, then load.
+      const refresh: Effect.Effect<void> = Effect.suspend(() =>
+        inFlight === undefined ? shared : Effect.andThen(Effect.exit(Deferred.await(inFlight)), shared)
+      )
+      const catchUp = (wanted: number): Effect.Effect<void> =>
+        Effect.suspend(() => (version >= wanted ? Effect.void : refresh))
+
       yield* refresh
+      // Every node hears a change of rules as soon as it commits, and reloads (the periodic reload
+      // stays for shared budget totals, and for whatever a lost listening connection missed).
+      yield* Effect.scoped(Effect.gen(function*() {
+        const changes = yield* pg.listen(rulesChannel)
+        yield* refresh
+        for (;;) {
+          const notices = yield* Queue.takeAll(changes)
+          const newest = Math.max(...Array.from(notices, (n) => Number(n.payload)))
+          yield* catchUp(newest)
+        }
+      })).pipe(
+        Effect.catchCause((cause) =>
+          Effect.logWarning("rules: lost the notices of rule changes; reloading every second until they are back", cause).pipe(
+            Effect.andThen(Effect.sleep("1 second"))
+          )
+        ),
+        Effect.forever,
+        Effect.forkScoped
+      )
       yield* refresh.pipe(
         Effect.catchCause((cause) => Effect.logWarning("reloading rules failed; keeping the previous ones", cause)),
         Effect.repeat(refreshSchedule),
@@ -100,7 +155,9 @@ export class RuleCache extends Context.Service<RuleCache, {
           return total
         },
         noteUsage: (rows) => note(usage, rows),
-        refresh
+        refresh,
+        version: () => version,
+        catchUp
       })
     })
   )

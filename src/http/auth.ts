@@ -5,6 +5,7 @@ import type { Environment } from "../domain/environments.ts"
 import { allowsLiveKeys, type EngineFeature, minimumPlanFor, type Plan, planHasFeature } from "../domain/plans.ts"
 import type { ApiKeyPrincipal, LicensePrincipal } from "../domain/principal.ts"
 import { hasScope } from "../domain/scopes.ts"
+import { RuleCache } from "../engine/rule-cache.ts"
 import { Tenancy } from "../store/tenancy-repo.ts"
 import { makeKeyCache } from "./key-cache.ts"
 import { ApiPrincipal, EngineAuth, EnginePrincipal, KeyHousekeeping, ManagementAuth, RequiredFeature, RequiredScope } from "./contract.ts"
@@ -28,6 +29,12 @@ const invalid = { _tag: "Invalid" } as const
 export class Authenticator extends Context.Service<Authenticator, {
   readonly apiKey: (credential: string) => Effect.Effect<Authentication<ApiKeyPrincipal>>
   readonly licenseKey: (credential: string) => Effect.Effect<Authentication<LicensePrincipal>>
+  /**
+   * Drops what every key resolved to, and the lookups in flight from being kept: this node made
+   * a change that may alter them, and answers after the drop, so its next request sees the change
+   * without waiting for the database's notice.
+   */
+  readonly forget: Effect.Effect<void>
 }>()("signal-engine/http/Authenticator") {
   static readonly layer = (options: { readonly apiKeyPrefix: string }) =>
     Layer.effect(
@@ -91,7 +98,7 @@ export class Authenticator extends Context.Service<Authenticator, {
           if (!licenseKeyPattern.test(credential)) return Effect.succeed(invalid)
           return Effect.map(licenseKeys.get(credential), (principal) => (principal ? { _tag: "Valid", principal } : invalid))
         }
-        return Authenticator.of({ apiKey, licenseKey })
+        return Authenticator.of({ apiKey, licenseKey, forget: forgetAll })
       })
     )
 }
@@ -115,11 +122,22 @@ const requirePrincipal = <P extends { readonly environment: Environment; readonl
     : Effect.succeed(principal)
 }
 
-/** Management: a valid API key of the right environment and plan, holding the endpoint's scope. */
+/**
+ * Management: a valid API key of the right environment and plan, holding the endpoint's scope.
+ *
+ * Read-your-writes: a change answered by the management API (rules, keys, users, teams,
+ * memberships, org settings) is in force on this node before the answer leaves. After every
+ * request that may have changed something, the key lookups are dropped and the rules reloaded;
+ * the other nodes hear of it from the database's notices (src/http/auth.ts, src/engine/rule-cache.ts).
+ */
 export const ManagementAuthLive = Layer.effect(
   ManagementAuth,
   Effect.gen(function*() {
     const authenticator = yield* Authenticator
+    const rules = yield* RuleCache
+    const changed = Effect.andThen(authenticator.forget, rules.refresh).pipe(
+      Effect.catchCause((cause) => Effect.logWarning("could not reload rules after a change; the notice will", cause))
+    )
     return ManagementAuth.of({
       apiKey: (httpEffect, { credential, endpoint }) =>
         Effect.gen(function*() {
@@ -136,7 +154,8 @@ export const ManagementAuthLive = Layer.effect(
               "insufficient_scope"
             )
           }
-          return yield* Effect.provideService(httpEffect, ApiPrincipal, principal)
+          const served = Effect.provideService(httpEffect, ApiPrincipal, principal)
+          return yield* (endpoint.method === "GET" ? served : Effect.ensuring(served, changed))
         })
     })
   })

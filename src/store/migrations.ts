@@ -461,6 +461,33 @@ const m0015_principal_changes = Effect.gen(function*() {
     FOR EACH STATEMENT EXECUTE FUNCTION signal_engine_principals_changed()`
 })
 
+/**
+ * Rules carry a version: every statement that changes the rules table bumps `rules_version` and
+ * notifies `signal_engine_rules` with the new number, in its own transaction (delivered when, and
+ * only if, it commits). A node that hears a number above its own reloads the rules; a signal
+ * record carries the version its accepting node held, so the node that judges it (maybe another)
+ * reloads first when it holds an older one.
+ */
+const m0016_rules_version = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`CREATE TABLE rules_version (
+    one boolean PRIMARY KEY DEFAULT true CHECK (one),
+    version bigint NOT NULL
+  )`
+  yield* sql`INSERT INTO rules_version (version) VALUES (1)`
+  yield* sql`CREATE FUNCTION signal_engine_rules_changed() RETURNS trigger
+    LANGUAGE plpgsql AS $$
+    DECLARE v bigint;
+    BEGIN
+      UPDATE rules_version SET version = version + 1 RETURNING version INTO v;
+      PERFORM pg_notify('signal_engine_rules', v::text);
+      RETURN NULL;
+    END
+    $$`
+  yield* sql`CREATE TRIGGER rules_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON rules
+    FOR EACH STATEMENT EXECUTE FUNCTION signal_engine_rules_changed()`
+})
+
 export const migrations = Migrator.fromRecord({
   "0001_tenancy": m0001_tenancy,
   "0002_signal_log": m0002_signal_log,
@@ -476,7 +503,8 @@ export const migrations = Migrator.fromRecord({
   "0012_user_deactivation": m0012_user_deactivation,
   "0013_kept_verdicts": m0013_kept_verdicts,
   "0014_fence_lost": m0014_fence_lost,
-  "0015_principal_changes": m0015_principal_changes
+  "0015_principal_changes": m0015_principal_changes,
+  "0016_rules_version": m0016_rules_version
 })
 
 /** The newest migration id; /readyz reports not ready until the database has it. */

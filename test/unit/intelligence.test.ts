@@ -203,7 +203,9 @@ describe("budget windows through the partition worker", () => {
     watched: () => false,
     othersUsage: () => noUsage,
     noteUsage: () => undefined,
-    refresh: Effect.void
+    refresh: Effect.void,
+    version: () => 0,
+    catchUp: () => Effect.void
   }
 
   it.each([

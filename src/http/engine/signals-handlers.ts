@@ -6,6 +6,7 @@ import type { LicensePrincipal } from "../../domain/principal.ts"
 import type { SignalRecord } from "../../domain/records.ts"
 import { Engine, type Submitted } from "../../engine/engine.ts"
 import { Pricing } from "../../engine/pricing.ts"
+import { RuleCache } from "../../engine/rule-cache.ts"
 import { EnginePrincipal } from "../contract.ts"
 import { EngineApi } from "./api.ts"
 import { BatchSignalInput, type SignalsBatchAccepted } from "./signals-api.ts"
@@ -32,6 +33,7 @@ const accepted = (submitted: Submitted) =>
 export const makeIngestOne = Effect.gen(function*() {
   const engine = yield* Engine
   const pricing = yield* Pricing
+  const rules = yield* RuleCache
   const maxMetadataBytes = yield* MaxMetadataBytes
   return (principal: LicensePrincipal, headerKey: string | undefined, payload: typeof BatchSignalInput.Type) =>
     Effect.gen(function*() {
@@ -41,7 +43,7 @@ export const makeIngestOne = Effect.gen(function*() {
       const now = yield* Clock.currentTimeMillis
       const record = toSignalRecord(
         headerKey === undefined ? payload : { ...payload, idempotency_key: headerKey },
-        { principal, pricing, maxMetadataBytes, now }
+        { principal, pricing, maxMetadataBytes, now, rulesVersion: rules.version() }
       )
       if (Result.isFailure(record)) return yield* record.failure
       const submitted = yield* engine.submit(record.success).pipe(Effect.catchTag("LogUnavailable", logUnavailable))
@@ -53,13 +55,14 @@ export const SignalsHandlers = HttpApiBuilder.group(EngineApi, "signals", (handl
   Effect.gen(function*() {
     const engine = yield* Engine
     const pricing = yield* Pricing
+    const rules = yield* RuleCache
     const maxMetadataBytes = yield* MaxMetadataBytes
     const ingestOne = yield* makeIngestOne
 
     const context = Effect.gen(function*() {
       const principal = yield* EnginePrincipal
       const now = yield* Clock.currentTimeMillis
-      return { principal, pricing, maxMetadataBytes, now }
+      return { principal, pricing, maxMetadataBytes, now, rulesVersion: rules.version() }
     })
 
     return handlers

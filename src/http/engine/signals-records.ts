@@ -21,6 +21,8 @@ export const toSignalRecord = (
     readonly pricing: Pricing["Service"]
     readonly maxMetadataBytes: number
     readonly now: number
+    /** The rules version this node holds (src/engine/rule-cache.ts). */
+    readonly rulesVersion?: number | undefined
   }
 ): Result.Result<SignalRecord, BadRequest> => {
   if (!signalTypes.has(payload.type)) {
@@ -52,6 +54,7 @@ export const toSignalRecord = (
     metadata,
     session_timeout_s: principal.sessionTimeoutS,
     plan: principal.plan,
+    ...(context.rulesVersion !== undefined ? { rules_version: context.rulesVersion } : {}),
     ...(principal.teamIds.length > 0 ? { team_ids: principal.teamIds } : {}),
     ...(principal.timeZone !== "UTC" ? { time_zone: principal.timeZone } : {}),
     // A pre-tool signal is judged, not counted: it costs nothing whatever its metadata says, and
