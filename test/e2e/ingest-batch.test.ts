@@ -2,7 +2,6 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { Bootstrapped } from "../../src/store/tenancy-repo.ts"
 import { bootstrapOrg, call, startServer, type TestServer } from "../support/harness.ts"
 import { logVariants } from "../support/log-variants.ts"
-import { waitFor } from "../support/wait.ts"
 
 describe.each(logVariants())("batch ingestion over %s", (_name, logEnv) => {
   let server: TestServer
@@ -101,14 +100,9 @@ describe.each(logVariants())("batch ingestion over %s", (_name, logEnv) => {
       { type: "post-tool", adapter: "batch-verdicts", session_id: "bv-1", metadata: { model: "claude-sonnet-4" } },
       { type: "post-tool", adapter: "batch-verdicts", session_id: "bv-1", metadata: { model: "o3" } }
     ]
-    // Rules reach verdicts within the rule cache's refresh (a second).
-    const results = await waitFor(
-      async () =>
-        (await call(server, "POST", "/engine/v1/signals/batch", { key: blocking.license_key, body: { signals: batch } })).body
-          .results as ReadonlyArray<Record<string, any>>,
-      (r) => r[1]?.ok === false,
-      { timeoutMs: 5_000, what: "the rule to take effect" }
-    )
+    // The rule is in force for the very next batch.
+    const results = (await call(server, "POST", "/engine/v1/signals/batch", { key: blocking.license_key, body: { signals: batch } })).body
+      .results as ReadonlyArray<Record<string, any>>
     expect(results[0]).toEqual({ ok: true, signal_id: expect.any(String), session_id: expect.any(String) })
     expect(results[1]).toEqual({
       ok: false,

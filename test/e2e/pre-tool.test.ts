@@ -3,7 +3,6 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { Bootstrapped } from "../../src/store/tenancy-repo.ts"
 import { bootstrapOrg, call, startServer, type TestServer } from "../support/harness.ts"
 import { logVariants } from "../support/log-variants.ts"
-import { waitFor } from "../support/wait.ts"
 
 /**
  * `pre-tool` signals (sent before a tool runs, so a block can stop it), org policies that name
@@ -27,9 +26,12 @@ describe.each(logVariants())("pre-tool and tool policies over %s", (_name, logEn
     return res.body.id as string
   }
 
-  /** Rules reach verdicts within the rule cache's refresh: waits for the first answer that shows it. */
-  const until = (send: () => ReturnType<typeof signal>, done: (body: any) => boolean) =>
-    waitFor(async () => (await send()).body, done, { timeoutMs: 5_000, what: "the rule to take effect" })
+  /** A rule is in force for the very next signal once its change was answered: one signal, which must show it. */
+  const next = async (send: () => ReturnType<typeof signal>, shows: (body: any) => boolean) => {
+    const body = (await send()).body
+    expect(shows(body), JSON.stringify(body)).toBe(true)
+    return body
+  }
 
   const session = async (o: Bootstrapped, id: string) => {
     const res = await call(server, "GET", `/engine/v1/sessions/${id}`, { key: o.license_key })
@@ -43,7 +45,7 @@ describe.each(logVariants())("pre-tool and tool policies over %s", (_name, logEn
       name: "No destructive shell", type: "org_policy", action: "block", action_config: { message: "rm -rf is not allowed" },
       condition: { blocked_commands: ["rm -rf", "curl * | sh"] }
     })
-    const blocked = await until(
+    const blocked = await next(
       () => signal(o, "pre-tool", { tool_name: "Bash", command: "sudo rm  -rf /tmp/x" }),
       (b) => b.ok === false
     )
@@ -66,7 +68,7 @@ describe.each(logVariants())("pre-tool and tool policies over %s", (_name, logEn
       name: "No GitHub server", type: "org_policy", action: "block", action_config: { message: "not that server" },
       condition: { blocked_mcp_servers: ["GitHub"] }
     })
-    await until(() => signal(o, "pre-tool", { tool_name: "webfetch" }), (b) => b.ok === false)
+    await next(() => signal(o, "pre-tool", { tool_name: "webfetch" }), (b) => b.ok === false)
     expect((await signal(o, "pre-tool", { tool_name: "mcp__linear__create_issue" })).body).toMatchObject({ ok: false, rule_id: tools })
     expect((await signal(o, "pre-tool", { tool_name: "Fetch", mcp_server: "github" })).body).toMatchObject({
       ok: false, rule_id: servers, message: "not that server"
@@ -104,9 +106,9 @@ describe.each(logVariants())("pre-tool and tool policies over %s", (_name, logEn
       name: "daily tokens", type: "budget", action: "block", action_config: { message: "daily tokens spent" },
       condition: { window: "daily", metric: "tokens_total", threshold: 100 }
     })
-    // Rules load within a second: spend, then wait until a pre-tool is blocked.
+    // Spend, then the next pre-tool is blocked.
     expect((await signal(o, "post-tool", { model: "gpt-5", tokens_in: 150, tokens_out: 0 })).body.ok).toBe(true)
-    const blocked = await until(() => signal(o, "pre-tool", { tool_name: "Bash", command: "ls" }), (b) => b.ok === false)
+    const blocked = await next(() => signal(o, "pre-tool", { tool_name: "Bash", command: "ls" }), (b) => b.ok === false)
     expect(blocked).toMatchObject({ ok: false, action: "block", rule_id: id, message: "daily tokens spent" })
   })
 
@@ -120,7 +122,7 @@ describe.each(logVariants())("pre-tool and tool policies over %s", (_name, logEn
       condition: { blocked_commands: ["curl"] }
     })
     const quiet = await rule(o, { name: "log WebSearch", type: "org_policy", action: "log", condition: { blocked_tools: ["WebSearch"] } })
-    await until(() => signal(o, "pre-tool", { model: "o3", tool_name: "Bash" }), (b) => b.ok === false)
+    await next(() => signal(o, "pre-tool", { model: "o3", tool_name: "Bash" }), (b) => b.ok === false)
     expect((await signal(o, "pre-tool", { model: "o3-2025-04-16" })).body).toMatchObject({ ok: false, message: "o3 is not allowed" })
     expect((await signal(o, "pre-tool", { tool_name: "Bash", command: "curl -sI example.com" })).body).toMatchObject({
       ok: true, action: "warn", rule_id: warn, message: "curl reaches the network"

@@ -3,7 +3,6 @@ import { SqlClient } from "effect/sql"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { Bootstrapped } from "../../src/store/tenancy-repo.ts"
 import { bootstrapOrg, call, startServer, type TestServer, withStore } from "../support/harness.ts"
-import { waitFor } from "../support/wait.ts"
 
 let server: TestServer
 
@@ -21,19 +20,14 @@ const rule = (o: Bootstrapped, body: Record<string, unknown>) => call(server, "P
 const signal = (o: Bootstrapped, metadata: Record<string, unknown> = {}, type = "post-tool") =>
   call(server, "POST", "/engine/v1/signals", { key: o.license_key, body: { type, adapter: "claude-code", session_id: "s", metadata } })
 
-/** Rules reach verdicts within the cache's refresh (a second); wait for the first verdict that shows it. */
-const untilVerdict = (send: () => ReturnType<typeof signal>, done: (body: any) => boolean) =>
-  waitFor(async () => (await send()).body, done, { timeoutMs: 5_000, what: "the rule to take effect" })
-
 /**
- * Usage rules show nothing until usage builds up, so a probe rule created with them tells when the
- * node's rule cache has them (rules reload as a whole): a probe signal is then warned.
+ * A rule is in force for the very next signal once its change was answered: the verdict of one
+ * signal, which must already show it.
  */
-const awaitRulesInForce = async (o: Bootstrapped) => {
-  await rule(o, {
-    name: "probe", type: "model_filter", scope: "org", scope_id: o.org_id, condition: { model: { in: ["probe-model"] } }, action: "warn"
-  })
-  await untilVerdict(() => signal(o, { model: "probe-model" }), (b) => b.action === "warn")
+const nextVerdict = async (send: () => ReturnType<typeof signal>, shows: (body: any) => boolean) => {
+  const body = (await send()).body
+  expect(shows(body), JSON.stringify(body)).toBe(true)
+  return body
 }
 
 const outbox = (o: Bootstrapped, type: string) =>
@@ -49,7 +43,7 @@ describe("verdicts", () => {
       name: "No o3", type: "model_filter", scope: "org", scope_id: o.org_id, condition: { model: { in: ["o3"] } },
       action: "block", action_config: { message: "o3 is not allowed here" }
     })
-    const blocked = await untilVerdict(() => signal(o, { model: "o3", tokens_in: 10 }), (b) => b.ok === false)
+    const blocked = await nextVerdict(() => signal(o, { model: "o3", tokens_in: 10 }), (b) => b.ok === false)
     expect(blocked).toMatchObject({ ok: false, action: "block", rule_id: r.body.id, message: "o3 is not allowed here" })
     const allowed = await signal(o, { model: "gpt-4o" })
     expect(allowed.body).toMatchObject({ ok: true })
@@ -72,7 +66,7 @@ describe("verdicts", () => {
       name: "Projects please", type: "org_policy", scope: "user", scope_id: o.user_id,
       condition: { require_project_id: true }, action: "warn"
     })
-    const warned = await untilVerdict(() => signal(o), (b) => b.action === "warn")
+    const warned = await nextVerdict(() => signal(o), (b) => b.action === "warn")
     expect(warned).toMatchObject({ ok: true, action: "warn", rule_id: r.body.id })
     // A signal naming a project passes, and so do the later ones of its session, which are listed
     // under that project (the session is another adapter's, so the first one keeps none).
@@ -82,9 +76,9 @@ describe("verdicts", () => {
     expect((await cursor({})).body.action).toBeUndefined()
     expect((await signal(o)).body.action).toBe("warn")
     await call(server, "PUT", `/api/v1/rules/${r.body.id}`, { key: o.api_key_live!, body: { enabled: false } })
-    await untilVerdict(() => signal(o), (b) => b.action === undefined)
+    await nextVerdict(() => signal(o), (b) => b.action === undefined)
     await call(server, "PUT", `/api/v1/rules/${r.body.id}`, { key: o.api_key_live!, body: { enabled: true } })
-    await untilVerdict(() => signal(o), (b) => b.action === "warn")
+    await nextVerdict(() => signal(o), (b) => b.action === "warn")
   })
 
   it("a user budget lets the signal that reaches it through, then blocks; warning and exceeded are recorded once", async () => {
@@ -94,7 +88,6 @@ describe("verdicts", () => {
       condition: { window: "daily", metric: "tokens_total", threshold: 100 }, action: "block",
       action_config: { message: "daily token budget spent" }
     })
-    await awaitRulesInForce(o)
     const answers = []
     for (const tokens of [50, 40, 20, 5, 5]) answers.push((await signal(o, { tokens_in: tokens })).body)
     // 50, 90 (≥ 80: warning), 110 (≥ 100: exceeded, let through), then blocked.
@@ -111,7 +104,6 @@ describe("verdicts", () => {
 
   it("a user budget set below usage already spent records its warning and exceeded at the next signal", async () => {
     const o = await org("late-budget")
-    await awaitRulesInForce(o)
     expect((await signal(o, { cost_usd: 0.1 })).body.ok).toBe(true)
     expect((await signal(o, { cost_usd: 0.2 })).body.ok).toBe(true)
     const r = await rule(o, {
@@ -119,7 +111,7 @@ describe("verdicts", () => {
       condition: { window: "daily", metric: "cost_usd", threshold: 0.25 }, action: "log"
     })
     // Spent 0.3 before the rule existed: no signal crosses it now, the counter is past it.
-    await untilVerdict(() => signal(o, { cost_usd: 0 }), (b) => b.action === "log")
+    await nextVerdict(() => signal(o, { cost_usd: 0 }), (b) => b.action === "log")
     const exceeded = await outbox(o, "budget.exceeded")
     expect(exceeded).toHaveLength(1)
     expect(exceeded[0]!.payload.data).toMatchObject({ rule_id: r.body.id, scope: "user", scope_id: o.user_id, threshold: 0.25, current: 0.3 })
@@ -132,17 +124,16 @@ describe("verdicts", () => {
       name: "Daily tokens", type: "budget", scope: "user", scope_id: o.user_id,
       condition: { window: "daily", metric: "tokens_total", threshold: 100 }, action: "log"
     })
-    await awaitRulesInForce(o)
     expect((await signal(o, { tokens_in: 110 })).body.ok).toBe(true)
     const raised = await call(server, "PUT", `/api/v1/rules/${r.body.id}`, {
       key: o.api_key_live!, body: { condition: { window: "daily", metric: "tokens_total", threshold: 200 } }
     })
     expect(raised.status).toBe(200)
     // Past 100, below 200: the log stops once the new threshold is in force.
-    await untilVerdict(() => signal(o), (b) => b.ok === true && b.action === undefined)
+    await nextVerdict(() => signal(o), (b) => b.ok === true && b.action === undefined)
     await signal(o, { tokens_in: 60 }) // 170: past 80% of 200
     await signal(o, { tokens_in: 40 }) // 210: past 200
-    await untilVerdict(() => signal(o), (b) => b.action === "log")
+    await nextVerdict(() => signal(o), (b) => b.action === "log")
     const levels = async (type: string) =>
       (await outbox(o, type)).map((e) => [e.payload.data.threshold, e.payload.data.current]).sort((a, b) => a[0] - b[0])
     expect(await levels("budget.warning")).toEqual([[100, 110], [200, 170]])
@@ -156,7 +147,6 @@ describe("verdicts", () => {
       condition: { model: { in: ["o3"] } }, action: "block", action_config: { message: "not in my-repo" }
     })
     expect(r.status).toBe(201)
-    await awaitRulesInForce(o)
     expect((await signal(o, { model: "o3", project_id: "another-repo" })).body).toMatchObject({ ok: true })
     expect((await signal(o, { model: "o3", project_id: "my-repo" })).body).toMatchObject({ ok: false, rule_id: r.body.id, message: "not in my-repo" })
   })
@@ -167,7 +157,6 @@ describe("verdicts", () => {
       name: "Per-user cost", type: "user_limit", scope: "org", scope_id: o.org_id,
       condition: { window: "monthly", metric: "cost_usd", per_user: 1 }, action: "block", action_config: { message: "monthly limit" }
     })
-    await awaitRulesInForce(o)
     expect((await signal(o, { cost_usd: 1.5 })).body.ok).toBe(true)
     expect((await signal(o, { cost_usd: 0.1 })).body).toMatchObject({ ok: false, message: "monthly limit" })
     const user = await call(server, "POST", "/api/v1/users", { key: o.api_key_live!, body: { email: "b@limits.test", name: "B" } })
