@@ -1,0 +1,141 @@
+import { describe, expect, it } from "vitest"
+import { bootstrapOrg, call, freshDatabase, type JsonResponse, startServer, type TestServer } from "../support/harness.ts"
+import { owners, usersWithKeys } from "../support/cluster.ts"
+import { logVariants } from "../support/log-variants.ts"
+import { waitFor } from "../support/wait.ts"
+
+const trials = 10
+
+interface Delay {
+  /** From `since` to the first answer that shows the change (an upper bound of the delay, ms). */
+  readonly ms: number
+  /** Whether the first probe already showed it. */
+  readonly first: boolean
+}
+
+/** Sends `probe` back to back until `done` holds for every answer: how soon the node applied the change. */
+const delayUntil = async (
+  since: number,
+  probe: () => Promise<ReadonlyArray<JsonResponse>>,
+  done: (answer: JsonResponse) => boolean,
+  what: string
+): Promise<Delay> => {
+  const deadline = since + 10_000
+  for (let probes = 1; ; probes++) {
+    const answers = await probe()
+    if (answers.every(done)) return { ms: Date.now() - since, first: probes === 1 }
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; last answers: ${JSON.stringify(answers.map((a) => a.body))}`)
+  }
+}
+
+const summary = (delays: ReadonlyArray<Delay>) => {
+  const sorted = delays.map((d) => d.ms).sort((a, b) => a - b)
+  return {
+    trials: sorted.length,
+    shown_by_first_probe: delays.filter((d) => d.first).length,
+    median_ms: sorted[Math.floor(sorted.length / 2)],
+    max_ms: sorted[sorted.length - 1]
+  }
+}
+
+/**
+ * Read-your-writes across two nodes: a change made through node A is in force for the next
+ * signal A accepts wherever it is judged (the owner of its partition may be B, which reloads
+ * when the signal carries a newer rules version than it holds), and on node B as soon as B hears
+ * the change announced; how soon is measured and printed.
+ */
+describe.each(logVariants())("changes made through one node, over %s", (name, logEnv) => {
+  it("are in force for A's next signal on every partition, and on B once announced", { timeout: 240_000 }, async () => {
+    const databaseUrl = await freshDatabase()
+    const env = { ...logEnv(), CLUSTER_SECRET: "s3cret-shared-by-all-nodes-of-the-cluster", INGEST_WAIT: "5 seconds", AUTH_CACHE_TTL: "1 hour" }
+    const a = await startServer({ databaseUrl, env })
+    await waitFor(() => owners(databaseUrl), (rows) => rows.length === 4, { what: "node A to own the partitions" })
+    const b = await startServer({ databaseUrl, env })
+    try {
+      // PgLog: A keeps every partition while it lives. Kafka: the group splits them between A and B.
+      await waitFor(
+        () => owners(databaseUrl),
+        (rows) => rows.length === 4 && (name === "PgLog" || new Set(rows.map((r) => r.node_id)).size === 2),
+        { timeoutMs: 30_000, what: "partition ownership to settle" }
+      )
+      const org = await bootstrapOrg(databaseUrl, "cluster-ryw", "team")
+      const admin = org.api_key_live!
+      // Eight users: over four partitions, both nodes own some of them (Kafka).
+      const users = await usersWithKeys(a, org, 8, "ryw.test")
+      const signal = (node: TestServer, key: string, model = "gpt-4o", tokens = 10) =>
+        call(node, "POST", "/engine/v1/signals", {
+          key,
+          body: { type: "post-tool", adapter: "claude-code", session_id: "ryw", metadata: { model, tokens_in: tokens, tokens_out: 0 } }
+        })
+      const everyone = (node: TestServer, model?: string, tokens?: number) => () => Promise.all(users.map((u) => signal(node, u.key, model, tokens)))
+      // The probe of a trial: one user's signal through B (a different user each trial, so
+      // users of both nodes' partitions are probed); one request at a time, a few ms each.
+      const one = (trial: number, model?: string) => async () => [await signal(b, users[trial % users.length]!.key, model)]
+      const rule = async (body: Record<string, unknown>) => {
+        const res = await call(a, "POST", "/api/v1/rules", { key: admin, body: { scope: "org", scope_id: org.org_id, ...body } })
+        expect(res.status, JSON.stringify(res.body)).toBe(201)
+        return res.body.id as string
+      }
+      for (const answer of await everyone(a)()) expect(answer.body).toMatchObject({ ok: true })
+
+      const created: Array<Delay> = []
+      const disabled: Array<Delay> = []
+      const limited: Array<Delay> = []
+      for (let trial = 0; trial < trials; trial++) {
+        // A per-user limit (judged by the owner of each user's partition, A or B) created on A
+        // below what every user spent: A's next signal of every user is blocked.
+        const limit = await rule({
+          name: `limit ${trial}`, type: "user_limit", action: "block", action_config: { message: "limit" },
+          condition: { window: "daily", metric: "tokens_total", per_user: 1 }
+        })
+        for (const answer of await everyone(a)()) expect(answer.body, `trial ${trial}: A after the limit`).toMatchObject({ ok: false, rule_id: limit })
+        expect((await call(a, "DELETE", `/api/v1/rules/${limit}`, { key: admin })).status).toBe(204)
+        for (const answer of await everyone(a)()) expect(answer.body, `trial ${trial}: A after the delete`).toMatchObject({ ok: true })
+
+        // The same through B: as soon as B hears of it.
+        const limitB = await rule({
+          name: `limit B ${trial}`, type: "user_limit", action: "block", action_config: { message: "limit" },
+          condition: { window: "daily", metric: "tokens_total", per_user: 1 }
+        })
+        const limitedB = (r: JsonResponse) => r.body.ok === false && r.body.rule_id === limitB
+        limited.push(await delayUntil(Date.now(), one(trial), limitedB, "B to apply the limit"))
+        for (const answer of await everyone(b)()) expect(limitedB(answer), JSON.stringify(answer.body)).toBe(true)
+        expect((await call(a, "DELETE", `/api/v1/rules/${limitB}`, { key: admin })).status).toBe(204)
+        for (const answer of await everyone(a)()) expect(answer.body).toMatchObject({ ok: true })
+
+        // A model block created on A, then disabled on A: B's answers follow.
+        const block = await rule({
+          name: `no o3 ${trial}`, type: "model_filter", action: "block", action_config: { message: "no o3" },
+          condition: { model: { in: ["o3"] } }
+        })
+        const blocked = (r: JsonResponse) => r.body.ok === false && r.body.rule_id === block
+        created.push(await delayUntil(Date.now(), one(trial, "o3"), blocked, "B to apply the block"))
+        for (const answer of await everyone(b, "o3")()) expect(blocked(answer), JSON.stringify(answer.body)).toBe(true)
+        const off = await call(a, "PUT", `/api/v1/rules/${block}`, { key: admin, body: { enabled: false } })
+        expect(off.status, JSON.stringify(off.body)).toBe(200)
+        disabled.push(await delayUntil(Date.now(), one(trial, "o3"), (r) => r.body.ok === true, "B to lift the block"))
+        for (const answer of await everyone(b, "o3")()) expect(answer.body).toMatchObject({ ok: true })
+        expect((await call(a, "DELETE", `/api/v1/rules/${block}`, { key: admin })).status).toBe(204)
+      }
+
+      // Keys revoked on A: refused by B (which had them cached) as soon as it hears.
+      const revoked: Array<Delay> = []
+      for (const u of users) {
+        expect((await signal(b, u.key)).status).toBe(200)
+        expect((await call(a, "DELETE", `/api/v1/license-keys/${u.keyId}`, { key: admin })).status).toBe(204)
+        expect((await signal(a, u.key)).status, "A refuses the key it revoked at once").toBe(401)
+        revoked.push(await delayUntil(Date.now(), async () => [await signal(b, u.key)], (r) => r.status === 401, "B to refuse the key"))
+      }
+
+      console.log(`read-your-writes across nodes over ${name}: the delay from A's answer to B's first answer showing the change`, JSON.stringify({
+        rule_created: summary(created),
+        rule_disabled: summary(disabled),
+        user_limit_created: summary(limited),
+        license_key_revoked: summary(revoked)
+      }))
+    } finally {
+      await b.stop()
+      await a.stop()
+    }
+  })
+})

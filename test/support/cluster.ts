@@ -1,0 +1,18 @@
+import { Effect } from "effect"
+import { SqlClient } from "effect/sql"
+import { call, type TestServer, withStore } from "./harness.ts"
+
+/** Which node owns which partition, as the nodes recorded it. */
+export const owners = (databaseUrl: string) =>
+  withStore(databaseUrl, Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    return yield* sql<{ readonly partition: number; readonly node_id: string }>`SELECT partition, node_id FROM partition_owners`
+  }))
+
+/** `n` new users of the org, each with a license key: their ids and keys. */
+export const usersWithKeys = async (server: TestServer, org: { readonly api_key_live: string | null }, n: number, domain = "cluster.test") =>
+  Promise.all(Array.from({ length: n }, async (_, i) => {
+    const user = await call(server, "POST", "/api/v1/users", { key: org.api_key_live!, body: { email: `n${i}@${domain}`, name: `N${i}` } })
+    const key = await call(server, "POST", "/api/v1/license-keys", { key: org.api_key_live!, body: { user_id: user.body.id } })
+    return { userId: user.body.id as string, keyId: key.body.id as string, key: key.body.key as string }
+  }))
