@@ -117,8 +117,14 @@ export class RuleCache extends Context.Service<RuleCache, {
       const refresh: Effect.Effect<void> = Effect.suspend(() =>
         inFlight === undefined ? shared : Effect.andThen(Effect.exit(Deferred.await(inFlight)), shared)
       )
+      // A reload that fails leaves the rules held (the periodic reload tries again): a batch is
+      // judged with them rather than stopped.
       const catchUp = (wanted: number): Effect.Effect<void> =>
-        Effect.suspend(() => (version >= wanted ? Effect.void : refresh))
+        Effect.suspend(() =>
+          version >= wanted ? Effect.void : refresh.pipe(
+            Effect.catchCause((cause) => Effect.logWarning(`rules: could not reload to version ${wanted}; judging with version ${version}`, cause))
+          )
+        )
 
       yield* refresh
       // Every node hears a change of rules as soon as it commits, and reloads (the periodic reload

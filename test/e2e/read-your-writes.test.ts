@@ -4,8 +4,8 @@ import { bootstrapOrg, call, startServer, type TestServer } from "../support/har
 import { logVariants } from "../support/log-variants.ts"
 
 /**
- * Read-your-writes on one node: once the management API has answered a change of rules, keys or
- * users, the very next request is judged by it. Key lookups are cached for an hour here, so a
+ * Read-your-writes on one node: once the management API has answered a change of rules, keys,
+ * users or memberships, the very next request is judged by it. Key lookups are cached for an hour here, so a
  * refusal cannot come from a cache that happened to be empty.
  */
 describe.each(logVariants())("the next signal after a change, on the node that made it, over %s", (_name, logEnv) => {
@@ -45,6 +45,22 @@ describe.each(logVariants())("the next signal after a change, on the node that m
       expect((await signal(o.license_key)).body, `round ${round}: enabled`).toMatchObject({ ok: false, rule_id: id })
       expect((await call(server, "DELETE", `/api/v1/rules/${id}`, { key: o.api_key_live! })).status).toBe(204)
       expect((await signal(o.license_key)).body, `round ${round}: deleted`).toMatchObject({ ok: true })
+    }
+  })
+
+  it("a team rule applies from the next signal once the user joins the team, and stops once it leaves", async () => {
+    const o = await bootstrapOrg(server.databaseUrl, "ryw-teams", "team")
+    const admin = o.api_key_live!
+    const team = await call(server, "POST", "/api/v1/teams", { key: admin, body: { name: "no o3 squad" } })
+    expect(team.status, JSON.stringify(team.body)).toBe(201)
+    const id = await rule(o, { ...noO3(o), scope: "team", scope_id: team.body.id })
+    for (let round = 0; round < 3; round++) {
+      expect((await signal(o.license_key)).body, `round ${round}: outside`).toMatchObject({ ok: true })
+      const joined = await call(server, "PATCH", `/api/v1/users/${o.user_id}`, { key: admin, body: { team_ids: [team.body.id] } })
+      expect(joined.status, JSON.stringify(joined.body)).toBe(200)
+      expect((await signal(o.license_key)).body, `round ${round}: joined`).toMatchObject({ ok: false, rule_id: id })
+      const left = await call(server, "PATCH", `/api/v1/users/${o.user_id}`, { key: admin, body: { team_ids: [] } })
+      expect(left.status, JSON.stringify(left.body)).toBe(200)
     }
   })
 
