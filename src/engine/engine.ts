@@ -25,12 +25,24 @@ export interface PartitionStatus {
   readonly timers: number
 }
 
+/**
+ * Why a durable signal has no verdict yet: no node owned its partition (a restart or rebalance),
+ * the owner could not be reached, or the owner did not answer within INGEST_WAIT.
+ */
+export type PendingReason = "no_owner" | "forward_failed" | "timeout"
+
+export const pendingMessages: Record<PendingReason, string> = {
+  no_owner: "no node owns this user's partition right now (restart or rebalance); the signal is durable and will be judged when one does",
+  forward_failed: "the node owning this user's partition could not be reached; the signal is durable and will be judged by it",
+  timeout: "the signal is durable but was not judged within the wait"
+}
+
 export type Submitted =
   | { readonly _tag: "Processed"; readonly verdict: Verdict }
-  /** Durable in the log, not yet processed within the wait. */
-  | { readonly _tag: "Pending"; readonly signal_id: string }
-  /** Durable, not yet processed, and blocked by a rule judged at acceptance (no session known yet). */
-  | { readonly _tag: "Judged"; readonly verdict: Omit<Verdict, "session_id"> }
+  /** Durable in the log, not yet processed within the wait, and no rule judged at acceptance blocks it. */
+  | { readonly _tag: "Pending"; readonly signal_id: string; readonly reason: PendingReason }
+  /** Durable, and blocked by a rule judged at acceptance (with its session when the actor answered in time). */
+  | { readonly _tag: "Judged"; readonly verdict: Omit<Verdict, "session_id"> & { readonly session_id?: string } }
 
 /** How often due inactivity timers are looked for, and idle actors evicted. */
 const sweepSchedule = Schedule.spaced("1 second")
@@ -126,14 +138,16 @@ export class Engine extends Context.Service<Engine, {
       })
       yield* Effect.forkScoped(Effect.repeat(sweep, sweepSchedule))
 
-      /**
+    /**
        * The proxy path: the verdict of a signal whose partition another node owns, asked of that
-       * node. Never fails: an owner that cannot answer leaves the local wait to time out.
+       * node. Never fails: an owner that cannot answer leaves the local wait to time out, and
+       * notes why in `why`.
        */
-      const remoteOutcome = (partition: number, id: string): Effect.Effect<Outcome> =>
+      const remoteOutcome = (partition: number, id: string, why: { reason: PendingReason }): Effect.Effect<Outcome> =>
         Effect.gen(function*() {
           const owner = yield* cluster.ownerOf(log.name, partition)
           if (Option.isNone(owner) || owner.value.nodeId === cluster.nodeId || Option.isNone(cluster.secret)) {
+            if (Option.isNone(owner)) why.reason = "no_owner"
             return yield* Effect.never
           }
           const secret = Redacted.value(cluster.secret.value)
@@ -142,19 +156,24 @@ export class Engine extends Context.Service<Engine, {
               headers: { [clusterSecretHeader]: secret },
               signal
             }).then(async (r) => (r.status === 200 ? (await r.json()) as Outcome : undefined))
-          )
+          ).pipe(Effect.tapError(() => Effect.sync(() => void (why.reason = "forward_failed"))))
           return response ?? (yield* Effect.never)
         }).pipe(Effect.catchCause(() => Effect.never))
 
       /**
-       * The outcome of an appended record, or undefined at the deadline: from the local worker,
-       * or the owner's when another node owns the record's partition.
+       * The outcome of an appended record, or why there is none at the deadline: from the local
+       * worker, or the owner's when another node owns the record's partition.
        */
-      const outcomeOf = (userId: string, id: string, deferred: Deferred.Deferred<Outcome | undefined>): Effect.Effect<Outcome | undefined> => {
+      const outcomeOf = (userId: string, id: string, deferred: Deferred.Deferred<Outcome | undefined>): Effect.Effect<Outcome | PendingReason> => {
         const partition = log.partitionFor(userId)
-        return cluster.enabled && !workers.has(partition)
-          ? Effect.raceFirst(Deferred.await(deferred), remoteOutcome(partition, id))
-          : Deferred.await(deferred)
+        const why: { reason: PendingReason } = { reason: "timeout" }
+        const local = !cluster.enabled || workers.has(partition)
+        return Effect.map(
+          local ? Deferred.await(deferred) : Effect.raceFirst(Deferred.await(deferred), remoteOutcome(partition, id, why)),
+          // At the deadline: a partition that no worker of this node holds and no other node
+          // answers for has no owner (without a cluster, this node is meant to own them all).
+          (outcome) => outcome ?? (workers.has(partition) ? "timeout" : local ? "no_owner" : why.reason)
+        )
       }
 
       /**
@@ -172,10 +191,10 @@ export class Engine extends Context.Service<Engine, {
         yield* log.append(records).pipe(
           Effect.onError(() => Effect.forEach(records, (record, i) => verdicts.cancel(idOf(record), deferreds[i]!), { discard: true }))
         )
-        const answers: Array<Option.Option<Outcome>> = []
+        const answers: Array<Outcome | PendingReason> = []
         for (let i = 0; i < records.length; i++) {
           const record = records[i]!
-          answers.push(Option.fromUndefinedOr(yield* outcomeOf(record.user_id, idOf(record), deferreds[i]!)))
+          answers.push(yield* outcomeOf(record.user_id, idOf(record), deferreds[i]!))
         }
         return answers
       })
@@ -183,34 +202,42 @@ export class Engine extends Context.Service<Engine, {
       const signalId = (record: SignalRecord | GoalRecord) => (record.kind === "signal" ? record.signal_id : record.command_id)
 
       /**
-       * A signal not processed within the wait is judged here by the rules that need no per-user
-       * state (DESIGN decision 8): blocked if one of them blocks it, else pending.
+       * The rules that need no per-user state (model_filter, org_policy; DESIGN decision 8) are
+       * judged here, before the append, from the signal alone: a block is answered whether or not
+       * the owning actor answers in time (its partition unowned in a restart or rebalance, the
+       * owner unreachable or slow). The record is appended all the same (its usage happened) and
+       * the actor, judging the same rules, comes to the same block. Where the actor answered
+       * allowed but this node's rules block (the nodes' rules differ for a moment), the block stands.
        */
-      const unanswered = (record: SignalRecord): Submitted => {
+      const atAcceptance = (record: SignalRecord): Omit<Verdict, "session_id"> | undefined => {
         const rule = statelessBlock(
           rules.rulesFor(record.org_id, record.environment),
           signalFacts(record, typeof record.metadata.project_id === "string" ? record.metadata.project_id : null)
         )
-        if (rule === undefined) return { _tag: "Pending", signal_id: record.signal_id }
+        if (rule === undefined) return undefined
         const message = rule.action_config.message
-        return {
-          _tag: "Judged",
-          verdict: { ok: false, signal_id: record.signal_id, action: "block", rule_id: rule.id, ...(typeof message === "string" ? { message } : {}) }
-        }
+        return { ok: false, signal_id: record.signal_id, action: "block", rule_id: rule.id, ...(typeof message === "string" ? { message } : {}) }
       }
 
       const submitMany = Effect.fnUntraced(function*(records: ReadonlyArray<SignalRecord>) {
+        const judged = records.map(atAcceptance)
         const outcomes = yield* appendAndWait(records, signalId)
-        return outcomes.map((outcome, i): Submitted =>
-          Option.isSome(outcome) && "signal_id" in outcome.value
-            ? { _tag: "Processed", verdict: outcome.value }
-            : unanswered(records[i]!)
-        )
+        return outcomes.map((outcome, i): Submitted => {
+          const block = judged[i]
+          if (typeof outcome !== "string" && "signal_id" in outcome) {
+            return block === undefined || !outcome.ok || outcome.duplicate === true
+              ? { _tag: "Processed", verdict: outcome }
+              : { _tag: "Judged", verdict: { ...block, session_id: outcome.session_id } }
+          }
+          return block === undefined
+            ? { _tag: "Pending", signal_id: records[i]!.signal_id, reason: typeof outcome === "string" ? outcome : "timeout" }
+            : { _tag: "Judged", verdict: block }
+        })
       })
 
       const submitGoal = Effect.fnUntraced(function*(record: GoalRecord) {
         const [outcome] = yield* appendAndWait([record], signalId)
-        return Option.filter(outcome!, (o): o is GoalOutcome => !("signal_id" in o))
+        return typeof outcome === "string" || "signal_id" in outcome! ? Option.none() : Option.some(outcome!)
       })
 
       const submit = (record: SignalRecord) => Effect.map(submitMany([record]), (answers) => answers[0]!)

@@ -93,9 +93,17 @@ export const SignalAccepted = Schema.Struct({
       "pending: the signal is durable but was not processed within the wait, no verdict yet"
   })),
   rule_id: Schema.optional(Schema.String.annotate({ description: "the rule that decided" })),
+  reason: Schema.optional(Schema.Literals(["no_owner", "forward_failed", "timeout"]).annotate({
+    description: "with action pending only, why there is no verdict yet: no_owner (no node owns the user's partition: " +
+      "a restart or rebalance), forward_failed (the owning node could not be reached), timeout (the owner did not " +
+      "answer within the wait). Rules that need no per-user state (model_filter, org_policy) are judged when the " +
+      "signal is accepted, so a pending signal is blocked by none of them; only budgets, per-user limits and " +
+      "require_project_id on a signal naming no project are undecided. Apply the adapter's fail mode."
+  })),
   message: Schema.optional(Schema.String.annotate({
     description: "the deciding rule's action_config.message, when it has one: always for block (show it when aborting), " +
-      "for warn, log and notify when the rule was given one (show it to the user); absent otherwise"
+      "for warn, log and notify when the rule was given one (show it to the user); absent otherwise. " +
+      "With action pending: what the reason means, in words"
   })),
   duplicate: Schema.optional(Schema.Literal(true).annotate({
     description: "the signal's idempotency key was used before: this answers what that signal got, and nothing was counted again"

@@ -4,7 +4,7 @@ import { HttpApiBuilder } from "effect/http-api"
 import { BadRequest, ServiceUnavailable } from "../../domain/errors.ts"
 import type { LicensePrincipal } from "../../domain/principal.ts"
 import type { SignalRecord } from "../../domain/records.ts"
-import { Engine, type Submitted } from "../../engine/engine.ts"
+import { Engine, pendingMessages, type Submitted } from "../../engine/engine.ts"
 import { Pricing } from "../../engine/pricing.ts"
 import { RuleCache } from "../../engine/rule-cache.ts"
 import { EnginePrincipal } from "../contract.ts"
@@ -22,7 +22,13 @@ const logUnavailable = () =>
 /** The answer for one submitted signal, as both endpoints give it. */
 const accepted = (submitted: Submitted) =>
   submitted._tag === "Pending"
-    ? { ok: true, signal_id: submitted.signal_id, action: "pending" as const }
+    ? {
+      ok: true,
+      signal_id: submitted.signal_id,
+      action: "pending" as const,
+      reason: submitted.reason,
+      message: pendingMessages[submitted.reason]
+    }
     : submitted.verdict
 
 /**
