@@ -42,8 +42,8 @@ const healthRoutes = [
 ]
 
 /**
- * Liveness: the process serves requests. Readiness: the database answers and is migrated, and the
- * log answers (else 503). A ready node also lists its partitions, and those whose batch keeps
+ * Liveness: the process serves requests. Readiness: the database answers and is migrated, the
+ * log answers, and the node owns a partition unless the log gives it none (else 503). A ready node also lists its partitions, and those whose batch keeps
  * failing to commit: their signals are in the log and are answered `pending` until the batch
  * commits, which the worker retries without end. Such a node is `degraded` but still 200: its
  * other partitions serve, and taking it out of rotation would not help the failing one. It also
@@ -68,8 +68,13 @@ const HealthRoutes = HttpRouter.use((router) =>
           ),
           log.ping
         ], { concurrency: 2 })
-        if (database && logUp) {
-          const partitions = yield* engine.partitions
+        const partitions = yield* engine.partitions
+        // A node that owns no partition while the log has a share for it (or has given it none
+        // yet: a restarted Kafka node before it is back in the consumer group) answers nothing
+        // itself: not ready, so traffic goes to the nodes that own partitions.
+        const share = yield* log.assignment
+        const owning = partitions.length > 0 || (Option.isSome(share) && share.value.size === 0)
+        if (database && logUp && owning) {
           const failing = partitions.flatMap((p) =>
             p.failing ? [{ partition: p.partition, since: new Date(p.failing.since).toISOString(), attempts: p.failing.attempts, error: p.failing.error }] : []
           )
@@ -87,7 +92,15 @@ const HealthRoutes = HttpRouter.use((router) =>
           })
         }
         const requestId = yield* RequestId
-        const failing = [database ? [] : ["the database is unreachable or not migrated"], logUp ? [] : [`the log (${log.name}) is unreachable`]].flat()
+        const failing = [
+          database ? [] : ["the database is unreachable or not migrated"],
+          logUp ? [] : [`the log (${log.name}) is unreachable`],
+          owning ? [] : [
+            Option.isNone(share)
+              ? `this node owns no partition yet: it has no share of the log (${log.name}) yet (starting or rejoining)`
+              : `this node owns no partition yet: partitions ${[...share.value].join(", ")} are being loaded`
+          ]
+        ].flat()
         return HttpServerResponse.jsonUnsafe(
           envelopeOf(ServiceUnavailable.of(failing.join("; "), "not_ready"), requestId),
           { status: 503 }

@@ -1,6 +1,7 @@
 import { Cause, Config, Deferred, Duration, Effect, Exit, FiberSet, Layer, Option, Schedule, type Scope, Semaphore } from "effect"
 import { type ConfigResourceTypes, type Consumer, Kafka, type KafkaMessage, logLevel, Partitioners, type RecordMetadata } from "kafkajs"
 import { randomUUID } from "node:crypto"
+import { hostname } from "node:os"
 import type { LogRecord } from "../domain/records.ts"
 import { patchKafkajs } from "./kafkajs-patches.ts"
 import { partitionForKey } from "./murmur2.ts"
@@ -21,6 +22,12 @@ const KafkaSettings = Config.all({
   // How long a silent consumer keeps its partitions: after a crash, the time until another
   // node takes them over. The broker bounds it (group.min.session.timeout.ms, 6 s by default).
   sessionTimeoutMs: Config.Int("KAFKA_SESSION_TIMEOUT_MS").pipe(Config.withDefault(30_000)),
+  // This node's name in the consumer group, the same across its restarts (its host and port
+  // unless set): a restarted node removes its previous incarnation's membership before joining,
+  // instead of waiting out the session timeout (kafkajs 2.2.4 has no static membership).
+  instance: Config.String("KAFKA_GROUP_INSTANCE_ID").pipe(
+    Config.orElse(() => Config.Port("PORT").pipe(Config.withDefault(8080), Config.map((port) => `${hostname()}:${port}`)))
+  ),
   // A fetch returns when this many bytes are there or after KAFKA_FETCH_MAX_WAIT_MS. The default
   // answers a lone signal at once; under sustained load, e.g. 65536 bytes / 10 ms gives bigger
   // batches and a lower p99, for some idle polling (docs/benchmarks.md has the figures).
@@ -33,6 +40,16 @@ const describe = (error: unknown) => (error instanceof Error ? error.message : S
 
 const unavailable = (what: string) => (error: unknown) =>
   new LogUnavailable({ message: `KafkaLog: ${what} failed: ${describe(error)}` })
+
+/** What kafkajs's internal cluster client offers that removing a dead member needs. */
+interface KafkajsCluster {
+  connect(): Promise<void>
+  disconnect(): Promise<void>
+  findGroupCoordinator(o: { readonly groupId: string }): Promise<{ leaveGroup(o: { readonly groupId: string; readonly memberId: string }): Promise<unknown> }>
+}
+
+/** Member ids of this process's consumers (never removed as a previous incarnation's). */
+const liveMembers = new Set<string>()
 
 const range = (n: number) => Array.from({ length: n }, (_, i) => i)
 
@@ -96,7 +113,7 @@ const make = Effect.gen(function*() {
   const runLog = Effect.runForkWith(services)
   patchKafkajs()
   const kafka = new Kafka({
-    clientId: "signal-engine",
+    clientId: `signal-engine@${settings.instance}`,
     brokers: settings.brokers,
     connectionTimeout: 3_000,
     logLevel: logLevel.WARN,
@@ -256,6 +273,45 @@ const make = Effect.gen(function*() {
       return ends
     })
   )
+
+  /**
+   * The partitions the consumer group gave this node in its latest join; none while it is not a
+   * member (starting, or its consumer stopped): readiness tells "owns nothing yet" from "owns
+   * nothing because the others own everything".
+   */
+  let membership: ReadonlySet<number> | undefined
+
+  /**
+   * Removes from the group the members this node's previous incarnation left there (same
+   * client id: same KAFKA_GROUP_INSTANCE_ID), so a node killed and restarted gets its partitions
+   * at its join instead of after the dead member's session timeout; members of this process are
+   * kept. kafkajs 2.2.4 has no static membership (group.instance.id) nor a LeaveGroup for
+   * another member, so this asks the group's coordinator through kafkajs's own cluster client.
+   */
+  const removePreviousIncarnation = (groupId: string) =>
+    Effect.tryPromise(async () => {
+      const described = await admin.describeGroups([groupId])
+      const stale = (described.groups[0]?.members ?? [])
+        .filter((m) => m.clientId === `signal-engine@${settings.instance}` && !liveMembers.has(m.memberId))
+        .map((m) => m.memberId)
+      if (stale.length === 0) return stale
+      const createCluster = Object.getOwnPropertySymbols(kafka).find((s) => s.description === "private:Kafka:createCluster")
+      if (createCluster === undefined) return []
+      const cluster = (kafka as unknown as Record<symbol, (o: object) => KafkajsCluster>)[createCluster]!({ allowAutoTopicCreation: false })
+      await cluster.connect()
+      try {
+        const coordinator = await cluster.findGroupCoordinator({ groupId })
+        for (const memberId of stale) await coordinator.leaveGroup({ groupId, memberId })
+      } finally {
+        await cluster.disconnect()
+      }
+      return stale
+    }).pipe(
+      Effect.tap((stale) =>
+        stale.length > 0 ? Effect.logInfo(`KafkaLog: removed this node's previous membership from ${groupId}: ${stale.join(", ")}`) : Effect.void
+      ),
+      Effect.catchCause((cause) => Effect.logWarning("KafkaLog: could not remove this node's previous group membership", cause))
+    )
 
   const ping = Effect.tryPromise(() => admin.describeCluster()).pipe(
     Effect.timeout("2 seconds"),
@@ -479,11 +535,13 @@ const make = Effect.gen(function*() {
         // After the consumer has left the group (its last batch done): revoke what was ours.
         Effect.suspend(() => {
           current = new Set()
+          membership = undefined
           generation++
           return reconcileAll(range(partitions))
         })
       )
       consumer = c
+      yield* removePreviousIncarnation(settings.groupId)
       yield* Effect.tryPromise({
         try: () => c.subscribe({ topics: [topic], fromBeginning: true }),
         catch: unavailable("subscribing")
@@ -495,6 +553,8 @@ const make = Effect.gen(function*() {
         const before = current
         generation++
         current = new Set(mine)
+        membership = current
+        liveMembers.add(event.payload.memberId)
         if (mine.length > 0) c.pause([{ topic, partitions: mine }])
         background(reconcileAll([...before, ...mine]))
       })
@@ -505,6 +565,7 @@ const make = Effect.gen(function*() {
             Effect.andThen(Effect.suspend(() => {
               const before = current
               current = new Set()
+              membership = undefined
               generation++
               return reconcileAll(before)
             }))
@@ -541,7 +602,8 @@ const make = Effect.gen(function*() {
     readPartition,
     endOffsets,
     startOffsets,
-    ping
+    ping,
+    assignment: Effect.sync(() => Option.fromUndefinedOr(membership))
   })
 })
 

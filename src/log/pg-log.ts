@@ -365,7 +365,10 @@ const make = Effect.gen(function*() {
     readPartition,
     endOffsets,
     startOffsets,
-    ping
+    ping,
+    // Partitions are held by advisory locks, which a dead node's session drops at once: a node
+    // always has its share, the partitions it consumes.
+    assignment: Effect.sync(() => Option.some(new Set(consuming)))
   })
 })
 

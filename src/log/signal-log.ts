@@ -1,4 +1,4 @@
-import { Context, type Effect, Schema, type Scope } from "effect"
+import { Context, type Effect, type Option, Schema, type Scope } from "effect"
 import type { LogRecord } from "../domain/records.ts"
 
 /** A record as read back from the log: where it is, and what it says. */
@@ -67,4 +67,10 @@ export class SignalLog extends Context.Service<SignalLog, {
   readonly startOffsets: Effect.Effect<ReadonlyArray<number>, LogUnavailable>
   /** Whether the log answers (readiness). */
   readonly ping: Effect.Effect<boolean>
+  /**
+   * The partitions the log gives this node now (readiness): none while it has no share yet
+   * (KafkaLog: not a member of the consumer group, e.g. just restarted); an empty set when the
+   * other nodes hold them all.
+   */
+  readonly assignment: Effect.Effect<Option.Option<ReadonlySet<number>>>
 }>()("signal-engine/log/SignalLog") {}

@@ -34,6 +34,97 @@ const readiness = async (base: string): Promise<Readiness> => {
   }
 }
 
+describe.each(logVariants())("a restart over %s", (_name, logEnv) => {
+  it("never answers ok for a model an org model_filter blocks, before, while or after a kill -9 and restart", { timeout: 150_000 }, async () => {
+    const databaseUrl = await freshDatabase()
+    const env = { ...logEnv(), DATABASE_URL: databaseUrl, PORT: String(await freePort()), HOST: "127.0.0.1", DEMO_BOOTSTRAP: "false" }
+    const base = `http://127.0.0.1:${env.PORT}`
+    let child = spawnServer(env)
+    await waitFor(() => readiness(base), (r) => r.status === 200, { timeoutMs: 60_000, what: "the server to be ready" })
+    const org = await bootstrapOrg(databaseUrl, "restart", "team")
+    const created = await fetch(`${base}/api/v1/rules`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${org.api_key_live}`, "content-type": "application/json" },
+      body: JSON.stringify({
+        scope: "org", scope_id: org.org_id, name: "No o3", type: "model_filter", action: "block", action_config: { message: "o3 is not allowed" },
+        condition: { model: { in: ["o3"] } }
+      })
+    })
+    expect(created.status).toBe(201)
+
+    const send = async (model: string) => {
+      const res = await fetch(`${base}/engine/v1/signals`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${org.license_key}`, "content-type": "application/json" },
+        body: JSON.stringify({ type: "post-tool", adapter: "claude-code", session_id: "s1", metadata: { model, tokens_in: 10, tokens_out: 5 } })
+      })
+      return { status: res.status, body: (await res.json()) as any }
+    }
+    await waitFor(() => send("o3"), (r) => r.body.ok === false, { what: "the rule to be in force" })
+
+    type Phase = "before" | "while" | "after"
+    let phase: Phase = "before"
+    const seen = { before: { blocked: 0, allowedBlocked: 0 }, while: { blocked: 0, allowedBlocked: 0 }, after: { blocked: 0, allowedBlocked: 0 } }
+    const pending: Array<any> = []
+    let stop = false
+    const lane = async (n: number) => {
+      for (let i = 0; !stop; i++) {
+        const model = (n + i) % 2 === 0 ? "o3" : "gpt-4o"
+        const at = phase
+        const answer = await send(model).catch(() => undefined)
+        if (answer === undefined) {
+          await new Promise((r) => setTimeout(r, 20)) // the server is down: try again shortly
+          continue
+        }
+        if (answer.status !== 200) continue
+        if (answer.body.action === "pending") pending.push(answer.body)
+        if (model === "o3") {
+          if (answer.body.ok === true) seen[at].allowedBlocked++
+          else seen[at].blocked++
+        }
+      }
+    }
+    const lanes = Array.from({ length: 8 }, (_, n) => lane(n))
+    await waitFor(async () => seen.before.blocked, (n) => n >= 50, { timeoutMs: 30_000, what: "load before the kill" })
+
+    child.kill("SIGKILL")
+    await exited(child)
+    phase = "while"
+    const restartedAt = Date.now()
+    child = spawnServer(env)
+    const samples: Array<Readiness> = []
+    try {
+      const owning = await waitFor(async () => {
+        const r = await readiness(base)
+        samples.push(r)
+        return r
+      }, (r) => r.status === 200, { timeoutMs: 90_000, what: "the restarted node to be ready" })
+      const listening = samples.find((r) => r.status !== 0)!
+      phase = "after"
+      await waitFor(async () => seen.after.blocked, (n) => n >= 50, { timeoutMs: 30_000, what: "load after the restart" })
+      stop = true
+      await Promise.all(lanes)
+
+      console.log(
+        `restart over ${_name}: listening ${listening.at - restartedAt} ms after spawn, ready (owning ${owning.owned?.join(",")}) ` +
+          `${owning.at - restartedAt} ms after spawn; 503 samples: ${samples.filter((r) => r.status === 503).length}; ` +
+          `o3 signals blocked before/while/after: ${seen.before.blocked}/${seen.while.blocked}/${seen.after.blocked}; pending: ${pending.length}`
+      )
+      // Not one signal of the blocked model was answered ok, whoever owned its partition.
+      expect([seen.before.allowedBlocked, seen.while.allowedBlocked, seen.after.allowedBlocked]).toEqual([0, 0, 0])
+      // Ready only with partitions: never 200 with owned [] (the window before the node is back).
+      for (const r of samples.filter((s) => s.status === 200)) expect(r.owned?.length ?? 0).toBeGreaterThan(0)
+      for (const r of samples.filter((s) => s.status === 503)) expect(r.error).toBeTypeOf("string")
+      // A pending answer says why, so an adapter can apply its fail mode.
+      for (const p of pending) expect(["no_owner", "forward_failed", "timeout"]).toContain(p.reason)
+    } finally {
+      stop = true
+      child.kill("SIGTERM")
+      await exited(child)
+    }
+  })
+})
+
 describe.each(logVariants())("answers without a verdict over %s", (_name, logEnv) => {
   it("a signal not judged within the wait is pending with a reason, unless a stateless rule blocks it", async () => {
     // No wait at all: every signal is answered before its actor has judged it.
