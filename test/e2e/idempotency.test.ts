@@ -87,7 +87,8 @@ describe.each(logVariants())("idempotent ingestion over %s", (_name, logEnv) => 
       }
     })
     expect(rule.status).toBeLessThan(300)
-    await waitFor(() => send(o, undefined, { metadata: { model: "o3" } }), (r) => r.body.ok === false, { what: "the rule in force" })
+    // In force for the very next signal.
+    expect((await send(o, undefined, { metadata: { model: "o3" } })).body.ok).toBe(false)
     const blocked = await send(o, "blocked-1", { metadata: { model: "o3", tokens_in: 5 } })
     expect(blocked.body).toMatchObject({ ok: false, action: "block", rule_id: rule.body.id, message: "o3 is not allowed here" })
     expect(blocked.body.duplicate).toBeUndefined()

@@ -97,10 +97,9 @@ const scenario = async (logEnv: () => Record<string, string>) => {
     body: { name: "no forbidden", type: "model_filter", scope: "org", scope_id: org.org_id, condition: { model: { in: ["forbidden-model"] } }, action: "block", action_config: { message: "not that one" } }
   })
   expect(rule.status).toBe(201)
-  await waitFor(async () => {
-    accepted++
-    return (await send(keys[2]!, "post-tool", "claude-code", { model: "forbidden-model" })).body
-  }, (b) => b.ok === false, { what: "the rule in force" })
+  // In force for the very next signal.
+  accepted++
+  expect((await send(keys[2]!, "post-tool", "claude-code", { model: "forbidden-model" })).body.ok).toBe(false)
   const blocked = { ok: false, action: "block", rule_id: rule.body.id, message: "not that one" }
   const sendBlocked = (idempotencyKey: string) =>
     call(server, "POST", "/engine/v1/signals", {
