@@ -107,6 +107,30 @@ describe.each(logVariants())("shared budgets over %s", (_name, logEnv) => {
     }
   )
 
+  it("lets exactly the signals before the crossing through while users on every partition send at once", async () => {
+    const o = await bootstrapOrg(server.databaseUrl, "concurrent", "team")
+    // One user per partition.
+    const users: Array<{ readonly id: string; readonly key: string }> = []
+    while (users.length < partitions) {
+      const user = await userOf(o)
+      if (!users.some((u) => partitionForKey(u.id, partitions) === partitionForKey(user.id, partitions))) users.push(user)
+    }
+    const id = await rule(o, {
+      name: "Org daily tokens", type: "budget", scope: "org", scope_id: o.org_id,
+      condition: { window: "daily", metric: "tokens_in", threshold: 1000 }, action: "block", action_config: { message: "spent" }
+    })
+    await inForce(o, users[0]!.key)
+    // 10 tokens each: a signal is let through while the org's usage before it is under 1,000, so
+    // exactly 100 are, in whatever order the partitions fold them.
+    const answers = (await Promise.all(users.map(async (u) => {
+      const mine: Array<{ readonly ok: boolean; readonly rule_id?: string }> = []
+      for (let i = 0; i < 40; i++) mine.push((await signal(u.key, { tokens_in: 10 })).body)
+      return mine
+    }))).flat()
+    expect(answers.filter((a) => a.ok)).toHaveLength(100)
+    expect(answers.filter((a) => !a.ok).every((a) => a.rule_id === id)).toBe(true)
+  })
+
   it("a team budget counts and acts on the team's members only", async () => {
     const o = await bootstrapOrg(server.databaseUrl, "team-budget", "team")
     const team = await call(server, "POST", "/api/v1/teams", { key: o.api_key_live!, body: { name: "Platform" } })
