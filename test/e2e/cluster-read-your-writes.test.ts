@@ -1,5 +1,7 @@
+import { Effect } from "effect"
+import { SqlClient } from "effect/sql"
 import { describe, expect, it } from "vitest"
-import { bootstrapOrg, call, freshDatabase, type JsonResponse, startServer, type TestServer } from "../support/harness.ts"
+import { bootstrapOrg, call, freshDatabase, type JsonResponse, startServer, type TestServer, withStore } from "../support/harness.ts"
 import { owners, usersWithKeys } from "../support/cluster.ts"
 import { logVariants } from "../support/log-variants.ts"
 import { waitFor } from "../support/wait.ts"
@@ -116,6 +118,23 @@ describe.each(logVariants())("changes made through one node, over %s", (name, lo
         disabled.push(await delayUntil(Date.now(), one(trial, "o3"), (r) => r.body.ok === true, "B to lift the block"))
         for (const answer of await everyone(b, "o3")()) expect(answer.body).toMatchObject({ ok: true })
         expect((await call(a, "DELETE", `/api/v1/rules/${block}`, { key: admin })).status).toBe(204)
+      }
+
+      // The notices cut (every node's listener of rule changes is ended by the server, and comes
+      // back a second later): B, owning some users' partitions, hears of a rule created through A
+      // only from A's signals (their rules version), and still judges A's next signals by it.
+      for (let trial = 0; trial < 5; trial++) {
+        await withStore(databaseUrl, Effect.flatMap(SqlClient.SqlClient, (sql) =>
+          sql`SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+            WHERE datname = current_database() AND pid <> pg_backend_pid()
+              AND query ILIKE '%LISTEN%signal_engine_rules%'`).pipe(Effect.orDie))
+        const limit = await rule({
+          name: `unheard limit ${trial}`, type: "user_limit", action: "block", action_config: { message: "limit" },
+          condition: { window: "daily", metric: "tokens_total", per_user: 1 }
+        })
+        for (const answer of await everyone(a)()) expect(answer.body, `trial ${trial}: unheard limit`).toMatchObject({ ok: false, rule_id: limit })
+        expect((await call(a, "DELETE", `/api/v1/rules/${limit}`, { key: admin })).status).toBe(204)
+        for (const answer of await everyone(a)()) expect(answer.body, `trial ${trial}: unheard delete`).toMatchObject({ ok: true })
       }
 
       // Keys revoked on A: refused by B (which had them cached) as soon as it hears.
