@@ -2,11 +2,11 @@ import { Context, Deferred, Effect, Exit, Layer, Queue, Schedule } from "effect"
 import { SqlClient } from "effect/sql"
 import { PgClient } from "@effect/sql-pg"
 import type { Environment } from "../domain/environments.ts"
-import { addUsage, evaluationOrder, noUsage, type Usage } from "../domain/rule-evaluation.ts"
+import { evaluationOrder } from "../domain/rule-evaluation.ts"
 import type { Rule } from "../domain/rules.ts"
-import { keyOfRow, type ScopeUsageRow, type SharedScope } from "../domain/scope-usage.ts"
+import type { SharedScope } from "../domain/scope-usage.ts"
 
-/** How often the node reloads rules and shared budget totals (changes of rules are announced, and reloaded at once). */
+/** How often the node reloads rules (changes of rules are announced, and reloaded at once). */
 const refreshSchedule = Schedule.spaced("1 second")
 
 /** The channel a rules change is announced on, with the new rules version (migration 0016). */
@@ -16,27 +16,19 @@ const scopeOf = (orgId: string, environment: Environment, scope: string, scopeId
   `${orgId}/${environment}/${scope}/${scopeId}`
 
 /**
- * The enabled rules of every org and environment, in evaluation order, and the usage of the
- * shared scopes (team, org, project) their budgets watch, per log partition. Each node holds them,
+ * The enabled rules of every org and environment, in evaluation order, and the shared scopes
+ * (team, org, project) their budgets watch. Each node holds them,
  * so verdicts read memory, never the database. A rule change applies on the node that made it
  * before its answer (the management API reloads), on the others as soon as the database announces
  * it (migration 0016), and, for a signal a node accepted with newer rules than the judging node
  * holds, before that signal is judged (the record carries the accepting node's rules version).
  * The reload every second stays as the fallback while the announcements are not heard.
- *
- * A partition worker counts its own partition's usage exactly; the other partitions' counts come
- * from here: reloaded every second, and refreshed by every batch this node commits for the
- * scopes the batch touched. A shared budget may therefore be overshot by what other partitions
- * accepted since the last refresh (documented in docs/decisions.md).
+ * (The shared scopes' usage is kept by ScopeTotals.)
  */
 export class RuleCache extends Context.Service<RuleCache, {
   readonly rulesFor: (orgId: string, environment: Environment) => ReadonlyArray<Rule>
   /** Whether an enabled budget rule watches this shared scope. */
   readonly watched: (orgId: string, environment: Environment, scope: SharedScope, scopeId: string) => boolean
-  /** The usage of a shared scope's window in every partition but `partition`, as last seen. */
-  readonly othersUsage: (key: string, partition: number) => Usage
-  /** Newer per-partition counts (read back by a batch commit). */
-  readonly noteUsage: (rows: ReadonlyArray<ScopeUsageRow>) => void
   /** Reloads now: what was committed before the call is in force when it ends (after this node changed a rule). */
   readonly refresh: Effect.Effect<void>
   /** The rules version held (migration 0016): stamped on the signals this node accepts. */
@@ -52,16 +44,6 @@ export class RuleCache extends Context.Service<RuleCache, {
       let version = 0
       let rules = new Map<string, ReadonlyArray<Rule>>()
       let watchedScopes = new Set<string>()
-      let usage = new Map<string, Map<number, Usage>>()
-
-      const note = (target: Map<string, Map<number, Usage>>, rows: ReadonlyArray<ScopeUsageRow>) => {
-        for (const row of rows) {
-          const key = keyOfRow(row)
-          const partitions = target.get(key) ?? new Map<number, Usage>()
-          partitions.set(row.partition, { cost_usd: row.cost_usd, tokens_in: Number(row.tokens_in), tokens_out: Number(row.tokens_out) })
-          target.set(key, partitions)
-        }
-      }
 
       const load = Effect.gen(function*() {
         // Read before the rules: the rules read are at least this version.
@@ -71,7 +53,7 @@ export class RuleCache extends Context.Service<RuleCache, {
             action_config, created_at, updated_at
           FROM rules WHERE enabled`
         const byTenant = new Map<string, Array<Rule>>()
-        const watching = new Map<string, { org_id: string; environment: Environment; scope: string; scope_id: string }>()
+        const watching = new Set<string>()
         for (const r of rows) {
           const key = `${r.org_id}/${r.environment}`
           const { org_id: _o, environment: _e, ...rule } = r
@@ -79,24 +61,11 @@ export class RuleCache extends Context.Service<RuleCache, {
           list.push({ ...rule, created_at: new Date(r.created_at).toISOString(), updated_at: new Date(r.updated_at).toISOString() })
           byTenant.set(key, list)
           if (r.type === "budget" && r.scope !== "user") {
-            watching.set(scopeOf(r.org_id, r.environment, r.scope, r.scope_id), {
-              org_id: r.org_id, environment: r.environment, scope: r.scope, scope_id: r.scope_id
-            })
+            watching.add(scopeOf(r.org_id, r.environment, r.scope, r.scope_id))
           }
         }
-        // Shared budgets read the current windows; older rows are history.
-        const counts = watching.size === 0 ? [] : yield* sql<ScopeUsageRow>`
-          SELECT u.org_id, u.environment, u.scope, u.scope_id, u.window_key, u.partition, u.cost_usd, u.tokens_in, u.tokens_out
-          FROM scope_usage u
-          JOIN jsonb_to_recordset(${JSON.stringify([...watching.values()])}::jsonb)
-            AS w(org_id text, environment text, scope text, scope_id text)
-            ON u.org_id = w.org_id AND u.environment = w.environment AND u.scope = w.scope AND u.scope_id = w.scope_id
-          WHERE u.updated_at > now() - interval '35 days'`
-        const next = new Map<string, Map<number, Usage>>()
-        note(next, counts)
         rules = new Map([...byTenant].map(([k, list]) => [k, evaluationOrder(list)]))
-        watchedScopes = new Set(watching.keys())
-        usage = next
+        watchedScopes = watching
         version = Math.max(version, Number(held?.version ?? 0))
       }).pipe(Effect.orDie)
 
@@ -155,12 +124,6 @@ export class RuleCache extends Context.Service<RuleCache, {
       return RuleCache.of({
         rulesFor: (orgId, environment) => rules.get(`${orgId}/${environment}`) ?? [],
         watched: (orgId, environment, scope, scopeId) => watchedScopes.has(scopeOf(orgId, environment, scope, scopeId)),
-        othersUsage: (key, partition) => {
-          let total = noUsage
-          for (const [p, counted] of usage.get(key) ?? []) if (p !== partition) total = addUsage(total, counted)
-          return total
-        },
-        noteUsage: (rows) => note(usage, rows),
         refresh,
         version: () => version,
         catchUp

@@ -4,7 +4,6 @@ import { observeTokens } from "../../src/domain/anomaly.ts"
 import { bestGoal, similarity, terms } from "../../src/domain/drift.ts"
 import type { GoalStatus } from "../../src/domain/goals.ts"
 import type { GoalRecord, LogRecord, SignalRecord } from "../../src/domain/records.ts"
-import { noUsage } from "../../src/domain/rule-evaluation.ts"
 import type { Rule } from "../../src/domain/rules.ts"
 import { defaultFoldSettings, emptyUserState, fold, type FoldResult, type UserState } from "../../src/domain/sessionizer.ts"
 import { makePartitionWorker } from "../../src/engine/partition-worker.ts"
@@ -201,8 +200,6 @@ describe("budget windows through the partition worker", () => {
   const rules: RuleCache["Service"] = {
     rulesFor: () => [budget],
     watched: () => false,
-    othersUsage: () => noUsage,
-    noteUsage: () => undefined,
     refresh: Effect.void,
     version: () => 0,
     catchUp: () => Effect.void
