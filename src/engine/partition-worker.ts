@@ -154,7 +154,10 @@ export const makePartitionWorker = Effect.fnUntraced(function*(options: {
     prunedAt = scopeCounts.size
   })
   yield* loadScopeCounts
-  const detach = options.shared?.attach(options.partition, { get: (key) => inFlight?.get(key) ?? scopeCounts.get(key) })
+  const detach = options.shared?.attach(options.partition, {
+    get: (key) => inFlight?.get(key) ?? scopeCounts.get(key),
+    entries: () => scopeCounts.entries()
+  })
 
   /** Shared budget crossings this worker committed to the outbox (their event ids make a repeat a no-op anyway). */
   const reportedCrossings = new Set<string>()

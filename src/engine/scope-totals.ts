@@ -12,6 +12,7 @@ const maxPayload = 7_500
 /** A partition's counts as its worker holds them on this node: committed, plus the batch being folded. */
 export interface LiveCounts {
   readonly get: (key: string) => Usage | undefined
+  readonly entries: () => Iterable<readonly [string, Usage]>
 }
 
 interface Seen {
@@ -94,7 +95,15 @@ export class ScopeTotals extends Context.Service<ScopeTotals, {
       const attach = (partition: number, live: LiveCounts) => {
         local.set(partition, live)
         return () => {
-          if (local.get(partition) === live) local.delete(partition)
+          if (local.get(partition) !== live) return
+          local.delete(partition)
+          // Until the new owner announces its first commit, the partition counts what it had here.
+          for (const [key, usage] of live.entries()) {
+            const partitions = remote.get(key) ?? new Map<number, Seen>()
+            const seen = partitions.get(partition)
+            partitions.set(partition, { usage: seen ? larger(seen.usage, usage) : usage, gen })
+            remote.set(key, partitions)
+          }
         }
       }
 
