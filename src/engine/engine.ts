@@ -147,7 +147,8 @@ export class Engine extends Context.Service<Engine, {
         Effect.gen(function*() {
           const owner = yield* cluster.ownerOf(log.name, partition)
           if (Option.isNone(owner) || owner.value.nodeId === cluster.nodeId || Option.isNone(cluster.secret)) {
-            if (Option.isNone(owner)) why.reason = "no_owner"
+            // No owner, or this node recorded as the owner of a partition it no longer holds.
+            if (Option.isNone(owner) || owner.value.nodeId === cluster.nodeId) why.reason = "no_owner"
             return yield* Effect.never
           }
           const secret = Redacted.value(cluster.secret.value)
