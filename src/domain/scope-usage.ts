@@ -26,6 +26,43 @@ export interface ScopeUsageRow {
 
 const sep = "\u0001"
 
+/**
+ * The channel a commit announces the counts it wrote for watched scopes on (NOTIFY, delivered
+ * when the commit is), so other nodes add them at once.
+ */
+export const scopeUsageChannel = "signal_engine_scope_usage"
+/** PostgreSQL refuses a NOTIFY payload of 8,000 bytes or more: announcements are cut below it. */
+const maxPayload = 7_500
+
+type Announced = readonly [string, Environment, SharedScope, string, string, number, number, number, number]
+
+/** The NOTIFY payloads that announce these rows (absolute counts per partition). */
+export const announcementsOf = (rows: ReadonlyArray<ScopeUsageRow>): ReadonlyArray<string> => {
+  if (rows.length === 0) return []
+  const payloads: Array<string> = []
+  let chunk: Array<string> = []
+  let size = 2
+  for (const r of rows) {
+    const item = JSON.stringify([r.org_id, r.environment, r.scope, r.scope_id, r.window_key, r.partition, r.cost_usd, r.tokens_in, r.tokens_out])
+    const bytes = Buffer.byteLength(item) + 1
+    if (chunk.length > 0 && size + bytes > maxPayload) {
+      payloads.push(`[${chunk.join(",")}]`)
+      chunk = []
+      size = 2
+    }
+    chunk.push(item)
+    size += bytes
+  }
+  payloads.push(`[${chunk.join(",")}]`)
+  return payloads
+}
+
+/** The rows an announcement carries. */
+export const announcedRows = (payload: string): ReadonlyArray<ScopeUsageRow> =>
+  (JSON.parse(payload) as ReadonlyArray<Announced>).map((
+    [org_id, environment, scope, scope_id, window_key, partition, cost_usd, tokens_in, tokens_out]
+  ) => ({ org_id, environment, scope, scope_id, window_key, partition, cost_usd, tokens_in, tokens_out }))
+
 export const windowKeyOf = (window: "daily" | "monthly", key: string) => `${window === "daily" ? "d" : "m"}:${key}`
 
 export const scopeKey = (

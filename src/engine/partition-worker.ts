@@ -16,6 +16,7 @@ import {
 } from "../domain/rule-evaluation.ts"
 import type { Rule } from "../domain/rules.ts"
 import {
+  announcementsOf,
   parseScopeKey,
   pruneWindows,
   makeScopeKeys,
@@ -314,7 +315,9 @@ export const makePartitionWorker = Effect.fnUntraced(function*(options: {
         actors: snapshots,
         goals: [...goals.values()],
         scopeUsage,
-        watch
+        watch,
+        // The other nodes add this commit's counts as soon as it commits.
+        announce: options.shared ? announcementsOf(announced) : undefined
       })
       if (outcome._tag === "Fenced") {
         inFlight = undefined
@@ -334,11 +337,7 @@ export const makePartitionWorker = Effect.fnUntraced(function*(options: {
         pruneWindows(scopeCounts)
         prunedAt = scopeCounts.size
       }
-      if (options.shared) {
-        options.shared.note(outcome.others)
-        // The other nodes add this commit's counts as soon as they hear them.
-        yield* options.shared.announce(announced)
-      }
+      options.shared?.note(outcome.others)
       next = nextOffset
       return {
         outcomes,

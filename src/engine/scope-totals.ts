@@ -1,13 +1,7 @@
 import { PgClient } from "@effect/sql-pg"
 import { Config, Context, Duration, Effect, Layer, Queue, Schedule } from "effect"
-import type { Environment } from "../domain/environments.ts"
 import { addUsage, noUsage, type Usage } from "../domain/rule-evaluation.ts"
-import { keyOfRow, type ScopeUsageRow, type SharedScope } from "../domain/scope-usage.ts"
-
-/** Where a node announces the counts its commits wrote for watched scopes. */
-const CHANNEL = "signal_engine_scope_usage"
-/** PostgreSQL refuses a NOTIFY payload of 8,000 bytes or more: announcements are cut below it. */
-const maxPayload = 7_500
+import { announcedRows, keyOfRow, type ScopeUsageRow, scopeUsageChannel } from "../domain/scope-usage.ts"
 
 /** A partition's counts as its worker holds them on this node: committed, plus the batch being folded. */
 export interface LiveCounts {
@@ -21,14 +15,6 @@ interface Seen {
   gen: number
 }
 
-type Announced = readonly [string, Environment, SharedScope, string, string, number, number, number, number]
-
-const toWire = (r: ScopeUsageRow): Announced =>
-  [r.org_id, r.environment, r.scope, r.scope_id, r.window_key, r.partition, r.cost_usd, r.tokens_in, r.tokens_out]
-
-const fromWire = ([org_id, environment, scope, scope_id, window_key, partition, cost_usd, tokens_in, tokens_out]: Announced): ScopeUsageRow =>
-  ({ org_id, environment, scope, scope_id, window_key, partition, cost_usd, tokens_in, tokens_out })
-
 /** Counts of one partition only grow within a window: of two reports, the larger is the newer. */
 const larger = (a: Usage, b: Usage): Usage => ({
   cost_usd: Math.max(a.cost_usd, b.cost_usd),
@@ -41,9 +27,10 @@ const larger = (a: Usage, b: Usage): Usage => ({
  * partition (DESIGN decision 6). A partition this node owns is read live from its worker, whose
  * counts include the batch it is folding, record by record: a signal folded on any partition of
  * this node sees every usage folded before it on the node, so on one node a shared budget is
- * exact. A partition another node owns is read as last heard: from the counts that node announces
- * after each commit (NOTIFY), from the read-back of this node's commits, and from a reload of the
- * watched scopes' rows every `SCOPE_USAGE_RELOAD` (default 1 s) in case an announcement was lost.
+ * exact. A partition another node owns is read as last heard: from the counts that node's commits
+ * announce (NOTIFY in the commit's transaction), from the read-back of this node's commits, and
+ * from a reload of the watched scopes' rows every `SCOPE_USAGE_RELOAD` (default 1 s) in case an
+ * announcement was lost.
  */
 export class ScopeTotals extends Context.Service<ScopeTotals, {
   /** Reads `partition` from its worker on this node from now on; the returned function stops it. */
@@ -52,8 +39,6 @@ export class ScopeTotals extends Context.Service<ScopeTotals, {
   readonly others: (key: string, partition: number) => Usage
   /** Counts of other nodes' partitions, as read from the database. */
   readonly note: (rows: ReadonlyArray<ScopeUsageRow>) => void
-  /** Tells the other nodes the counts a commit wrote (watched scopes only). Never fails. */
-  readonly announce: (rows: ReadonlyArray<ScopeUsageRow>) => Effect.Effect<void>
 }>()("signal-engine/engine/ScopeTotals") {
   static readonly layer = Layer.effect(
     ScopeTotals,
@@ -107,29 +92,6 @@ export class ScopeTotals extends Context.Service<ScopeTotals, {
         }
       }
 
-      const announce = (rows: ReadonlyArray<ScopeUsageRow>): Effect.Effect<void> => {
-        if (rows.length === 0) return Effect.void
-        const payloads: Array<string> = []
-        let chunk: Array<string> = []
-        let size = 2
-        for (const row of rows) {
-          const item = JSON.stringify(toWire(row))
-          const bytes = Buffer.byteLength(item) + 1
-          if (chunk.length > 0 && size + bytes > maxPayload) {
-            payloads.push(`[${chunk.join(",")}]`)
-            chunk = []
-            size = 2
-          }
-          chunk.push(item)
-          size += bytes
-        }
-        payloads.push(`[${chunk.join(",")}]`)
-        return sql`SELECT pg_notify(${CHANNEL}, p) FROM json_array_elements_text(${JSON.stringify(payloads)}::json) AS p`.pipe(
-          Effect.asVoid,
-          Effect.catchCause((cause) => Effect.logWarning("could not announce shared budget usage; other nodes reload it", cause))
-        )
-      }
-
       // Only watched scopes' windows of the last 35 days: the windows a budget can still read.
       const reload = Effect.gen(function*() {
         const started = ++gen
@@ -163,12 +125,8 @@ export class ScopeTotals extends Context.Service<ScopeTotals, {
       )
 
       const listen = Effect.scoped(Effect.gen(function*() {
-        const announcements = yield* sql.listen(CHANNEL)
-        for (;;) {
-          const { payload } = yield* Queue.take(announcements)
-          const rows = (JSON.parse(payload) as ReadonlyArray<Announced>).map(fromWire)
-          note(rows)
-        }
+        const announcements = yield* sql.listen(scopeUsageChannel)
+        for (;;) note(announcedRows((yield* Queue.take(announcements)).payload))
       })).pipe(
         Effect.catchCause((cause) =>
           Effect.logWarning("lost the shared budget announcements; relying on the reload until they are back", cause).pipe(
@@ -179,7 +137,7 @@ export class ScopeTotals extends Context.Service<ScopeTotals, {
       )
       yield* Effect.forkScoped(listen)
 
-      return ScopeTotals.of({ attach, others, note, announce })
+      return ScopeTotals.of({ attach, others, note })
     })
   )
 }

@@ -2,7 +2,7 @@ import { PgClient } from "@effect/sql-pg"
 import { Context, Duration, Effect, Exit, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { makeBatcher } from "../log/batcher.ts"
-import type { ScopeUsageRow } from "../domain/scope-usage.ts"
+import { type ScopeUsageRow, scopeUsageChannel } from "../domain/scope-usage.ts"
 import type { EventRow, GoalRow, SessionRow, StoredVerdict, UserState } from "../domain/sessionizer.ts"
 import type { OutboxEvent } from "../domain/webhooks.ts"
 import { copyRows, makePgWriter, sqlLiteral, type WriteFailed } from "./pg-writer.ts"
@@ -30,6 +30,8 @@ export interface BatchWrite {
   readonly scopeUsage: ReadonlyArray<ScopeUsageRow>
   /** Shared scope windows whose other partitions' counts the caller wants back (watched by budgets). */
   readonly watch: ReadonlyArray<Omit<ScopeUsageRow, "partition" | "cost_usd" | "tokens_in" | "tokens_out">>
+  /** NOTIFY payloads announcing the watched counts the batch wrote, sent if (and when) it commits. */
+  readonly announce?: ReadonlyArray<string> | undefined
 }
 
 export type CommitOutcome =
@@ -296,8 +298,14 @@ export class Projections extends Context.Service<Projections, {
             AS w(org_id text, environment text, scope text, scope_id text, window_key text)) w
             ON u.org_id = w.org_id AND u.environment = w.environment AND u.scope = w.scope
               AND u.scope_id = w.scope_id AND u.window_key = w.window_key)`
+        const announcements = batches.flatMap((b) => (b.announce ?? []).map((payload) => ({ partition: b.partition, payload })))
+        // Delivered to listeners when (and only if) the transaction commits, for held partitions only.
+        const announced = announcements.length === 0 ? "" : `, (
+          SELECT count(pg_notify('${scopeUsageChannel}', a.payload))
+          FROM json_to_recordset(${json(announcements)}) AS a(partition integer, payload text)
+          WHERE ${held("a.partition")}) AS announced`
         const statement = `WITH ${ctes.join(",\n")}
-          SELECT coalesce((SELECT json_agg(partition) FROM fence), '[]'::json) AS committed, ${others} AS others`
+          SELECT coalesce((SELECT json_agg(partition) FROM fence), '[]'::json) AS committed, ${others} AS others${announced}`
         const parse = <A>(value: A | string): A => (typeof value === "string" ? JSON.parse(value) as A : value)
         const readOthers = (others: ReadonlyArray<ScopeUsageRow> | string) =>
           parse(others).map((r) => ({ ...r, tokens_in: Number(r.tokens_in), tokens_out: Number(r.tokens_out) }))
