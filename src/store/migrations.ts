@@ -488,7 +488,7 @@ const m0016_rules_version = Effect.gen(function*() {
     FOR EACH STATEMENT EXECUTE FUNCTION signal_engine_rules_changed()`
 })
 
-export const migrations = Migrator.fromRecord({
+const all = {
   "0001_tenancy": m0001_tenancy,
   "0002_signal_log": m0002_signal_log,
   "0003_partition_owners": m0003_partition_owners,
@@ -505,10 +505,12 @@ export const migrations = Migrator.fromRecord({
   "0014_fence_lost": m0014_fence_lost,
   "0015_principal_changes": m0015_principal_changes,
   "0016_rules_version": m0016_rules_version
-})
+}
 
-/** The newest migration id; /readyz reports not ready until the database has it. */
-export const latestMigrationId = 15
+export const migrations = Migrator.fromRecord(all)
+
+/** The newest migration id (from the list, so it cannot lag it); /readyz reports not ready until the database has it. */
+export const latestMigrationId = Math.max(...Object.keys(all).map((name) => Number.parseInt(name, 10)))
 
 /**
  * The read indexes of `events` (as migration 0002 created them). A full replay drops them while
