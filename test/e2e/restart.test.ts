@@ -152,10 +152,13 @@ describe.each(logVariants())("answers without a verdict over %s", (_name, logEnv
         key: org.license_key,
         body: { signals: [{ type: "post-tool", adapter: "claude-code", session_id: "s1", metadata: { model: "o3" } }, { type: "post-tool", adapter: "claude-code", session_id: "s1", metadata: { model: "gpt-4o" } }] }
       })
-      expect(batch.body.results).toMatchObject([
-        { ok: false, action: "block", rule_id: rule.body.id },
-        { ok: true, action: "pending", reason: "timeout" }
-      ])
+      expect(batch.body.results[0]).toMatchObject({ ok: false, action: "block", rule_id: rule.body.id })
+      // The batch's own fold may judge its second signal before its answer goes out (one append,
+      // one fold); when it has not, the answer says why.
+      const second = batch.body.results[1]
+      expect(second.ok).toBe(true)
+      if (second.action === "pending") expect(second.reason).toBe("timeout")
+      else expect(second.session_id).toBeTypeOf("string")
       // Blocked or not, every signal was appended and is counted once its actor has folded it.
       await waitFor(
         () => call(server, "GET", `/api/v1/events?limit=100`, { key: org.api_key_live! }),
