@@ -56,7 +56,8 @@ export const decide = (
   const results = outcome.results
   const blocked = results.find((r) => r.ok === false && !r.error)
   if (blocked) return /** @type {Decision} */ ({ kind: "block", message: blocked.message ?? `Blocked by ${productName} policy${blocked.rule_id ? ` (${blocked.rule_id})` : ""}` })
-  if (results.some((r) => r.action === "pending")) return noVerdict(settings, `${productName} has no verdict yet (pending)`)
+  const pending = results.find((r) => r.action === "pending")
+  if (pending) return noVerdict(settings, `${productName} has no verdict yet (pending${pending.reason ? `: ${pending.reason}` : ""})`)
   const warned = results.find((r) => r.action === "warn")
   if (warned) return /** @type {Decision} */ ({ kind: "warn", message: warned.message ?? `Warning from ${productName} policy${warned.rule_id ? ` (${warned.rule_id})` : ""}` })
   return /** @type {Decision} */ ({ kind: "allow" })
