@@ -4,7 +4,7 @@ import { join } from "node:path"
 import { homedir } from "node:os"
 import { newKey } from "../client.js"
 import { compact, keyFor, promptFields, toolFields, usageFields } from "./common.js"
-import { claudeStyleEvents, claudeStyleTypes, installHooks, missingHooks, uninstallHooks } from "./hooks-settings.js"
+import { claudeStyleBlock, claudeStyleEvents, claudeStyleTypes, installHooks, missingHooks, uninstallHooks } from "./hooks-settings.js"
 import { readNewLines, rememberIds } from "./transcript.js"
 
 const name = "claude-code"
@@ -129,16 +129,8 @@ export const claudeCode = {
     const event = String(input.hook_event_name ?? ctx.event)
     if (decision.kind === "allow") return { exitCode: 0 }
     const message = decision.message ?? ""
-    if (decision.kind === "block") {
-      if (event === "UserPromptSubmit") return { exitCode: 0, stdout: JSON.stringify({ decision: "block", reason: message }) }
-      if (event === "PreToolUse") {
-        return {
-          exitCode: 0,
-          stdout: JSON.stringify({ hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "deny", permissionDecisionReason: message } })
-        }
-      }
-      if (event === "PostToolUse") return { exitCode: 0, stdout: JSON.stringify({ decision: "block", reason: message }) }
-    }
+    const blocked = decision.kind === "block" ? claudeStyleBlock(event, message) : undefined
+    if (blocked) return blocked
     // A warning, or a block where nothing is left to stop (the tool already ran, the turn ended).
     return { exitCode: 0, stdout: JSON.stringify({ systemMessage: message }) }
   }

@@ -4,7 +4,7 @@ import { homedir } from "node:os"
 import { join } from "node:path"
 import { newKey } from "../client.js"
 import { compact, keyFor, promptFields, toolFields, usageFields } from "./common.js"
-import { claudeStyleEvents, claudeStyleTypes, installHooks, missingHooks, uninstallHooks } from "./hooks-settings.js"
+import { claudeStyleBlock, claudeStyleEvents, claudeStyleTypes, installHooks, missingHooks, uninstallHooks } from "./hooks-settings.js"
 import { readNewLines } from "./transcript.js"
 
 /**
@@ -187,17 +187,9 @@ export const codex = {
     if (sessionId && ctx.state.read(name, sessionId, ctx.env).exec === true) {
       tellExecUser(`signal-engine: ${decision.kind === "block" ? "blocked" : "warning"}: ${message}`)
     }
-    if (decision.kind === "block") {
-      if (event === "UserPromptSubmit") return { exitCode: 0, stdout: JSON.stringify({ decision: "block", reason: message }) }
-      if (event === "PreToolUse") {
-        // Codex tells the model "Command blocked by PreToolUse hook: <reason>" and logs it.
-        return {
-          exitCode: 0,
-          stdout: JSON.stringify({ hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "deny", permissionDecisionReason: message } })
-        }
-      }
-      if (event === "PostToolUse") return { exitCode: 0, stdout: JSON.stringify({ decision: "block", reason: message }) }
-    }
+    // A denied tool call: Codex tells the model "Command blocked by PreToolUse hook: <reason>".
+    const blocked = decision.kind === "block" ? claudeStyleBlock(event, message) : undefined
+    if (blocked) return blocked
     // A warning, or a block where nothing is left to stop (a block on Stop would make Codex go on
     // with the reason as a new prompt). SessionEnd's output is not read at all.
     if (event === "SessionEnd") return { exitCode: 0 }

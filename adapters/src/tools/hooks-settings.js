@@ -21,6 +21,20 @@ export const claudeStyleEvents = (/** @type {ReadonlyArray<string>} */ names) =>
   names.map((event) => (claudeStyleTypes[event] === "pre-tool" || claudeStyleTypes[event] === "post-tool" ? { event, matcher: "*" } : { event }))
 
 /**
+ * A block as Claude Code's protocol (and Codex's) takes it, where there is something to stop: the
+ * prompt, the tool call, or (after a tool ran) the model told why; undefined elsewhere.
+ * @returns {import("../hook.js").Reply | undefined}
+ */
+export const claudeStyleBlock = (/** @type {string} */ event, /** @type {string} */ message) => {
+  if (event === "UserPromptSubmit" || event === "PostToolUse") return { exitCode: 0, stdout: JSON.stringify({ decision: "block", reason: message }) }
+  if (event === "PreToolUse") {
+    const output = { hookEventName: "PreToolUse", permissionDecision: "deny", permissionDecisionReason: message }
+    return { exitCode: 0, stdout: JSON.stringify({ hookSpecificOutput: output }) }
+  }
+  return undefined
+}
+
+/**
  * The hooks shape Claude Code introduced and Codex and Gemini CLI share:
  * `{ hooks: { Event: [ { matcher?, hooks: [ { type: "command", command, timeout? } ] } ] } }`.
  * Install appends one group of ours per event (after taking out any earlier one, so it is
