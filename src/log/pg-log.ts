@@ -69,6 +69,12 @@ const make = Effect.gen(function*() {
   const local = makeLocalRecords()
   /** The partitions this node's consumers are at (between `assigned` and `revoked`). */
   const consuming = new Set<number>()
+  /**
+   * The partitions whose locks this node holds, its share of the log: undefined until its lock
+   * session's first try, and again while that session reconnects. A won partition is in the
+   * share before its worker has loaded it (readiness says "being loaded", not "ready with none").
+   */
+  let locked: Set<number> | undefined
 
   // One statement (so one transaction, and one round trip) for every queued record. The head
   // rows are locked in ascending partition order (no deadlock between nodes) and stay locked
@@ -303,6 +309,7 @@ const make = Effect.gen(function*() {
       // Runs after the partition fibers below have stopped (finalizers run in reverse order).
       yield* Effect.addFinalizer(() => Effect.ignore(execute("SELECT pg_advisory_unlock_all()", [])))
       const owned = new Set<number>()
+      yield* Effect.addFinalizer(() => Effect.sync(() => void (locked = undefined)))
       for (;;) {
         const free = range(partitions).filter((p) => !owned.has(p))
         if (free.length > 0) {
@@ -320,6 +327,7 @@ const make = Effect.gen(function*() {
           // Owning everything, this only checks that the locks' session is still there.
           yield* execute("SELECT 1", [])
         }
+        locked = new Set(owned)
         yield* Deferred.succeed(started, undefined)
         yield* Effect.sleep(ACQUIRE_MILLIS)
       }
@@ -366,9 +374,9 @@ const make = Effect.gen(function*() {
     endOffsets,
     startOffsets,
     ping,
-    // Partitions are held by advisory locks, which a dead node's session drops at once: a node
-    // always has its share, the partitions it consumes.
-    assignment: Effect.sync(() => Option.some(new Set(consuming)))
+    // Partitions are held by advisory locks, which a dead node's session drops at once: a node's
+    // share is the partitions it holds the locks of, once it has tried for them.
+    assignment: Effect.sync(() => (locked === undefined ? Option.none() : Option.some(new Set(locked))))
   })
 })
 
