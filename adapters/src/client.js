@@ -8,10 +8,11 @@ import { createRequire } from "node:module"
  *   rule_id?: string, reason?: string, duplicate?: boolean, error?: { code: string, error: string } }} Result
  * @typedef {{ kind: "answered", results: Result[] }
  *   | { kind: "rejected", status: number, code: string, error: string }
- *   | { kind: "unreachable", reason: string }} Outcome
+ *   | { kind: "unreachable", reason: string, blocked?: Result }} Outcome
  *   rejected: the service refused the request itself (bad key, bad input): sending it again cannot help.
  *   unreachable: no answer, a timeout, 5xx or 429: the signals may or may not be stored, so they are
- *   spooled and sent again under the same idempotency keys.
+ *   spooled and sent again under the same idempotency keys. `blocked`: a block the service judged
+ *   from a signal alone before it failed to record it (a 503's `verdicts`), enforced all the same.
  */
 
 /**
@@ -112,7 +113,9 @@ export const sendSignals = async (
   if (answer.status === 0) return { kind: "unreachable", reason: "reason" in answer ? answer.reason : "no answer" }
   const body = "body" in answer ? answer.body : undefined
   if (retryable(answer.status)) {
-    return { kind: "unreachable", reason: `HTTP ${answer.status}${body?.code ? ` ${body.code}` : ""}` }
+    const reason = `HTTP ${answer.status}${body?.code ? ` ${body.code}` : ""}`
+    const blocked = Array.isArray(body?.verdicts) ? body.verdicts.find((/** @type {any} */ v) => v?.ok === false && v.action === "block") : undefined
+    return blocked ? { kind: "unreachable", reason, blocked } : { kind: "unreachable", reason }
   }
   if (answer.status !== 200) {
     return { kind: "rejected", status: answer.status, code: String(body?.code ?? "error"), error: String(body?.error ?? "") }

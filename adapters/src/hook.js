@@ -51,17 +51,22 @@ export const decide = (
   /** @type {import("./client.js").Outcome} */ outcome,
   /** @type {Settings} */ settings
 ) => {
+  // A block judged from the signal alone holds though the service could not record the signal.
+  if (outcome.kind === "unreachable" && outcome.blocked) return blockOf(outcome.blocked)
   if (outcome.kind === "unreachable") return noVerdict(settings, `${productName} unreachable (${outcome.reason})`)
   if (outcome.kind === "rejected") return noVerdict(settings, `${productName} refused the signal: ${outcome.status} ${outcome.code}${outcome.error ? `: ${outcome.error}` : ""}`)
   const results = outcome.results
   const blocked = results.find((r) => r.ok === false && !r.error)
-  if (blocked) return /** @type {Decision} */ ({ kind: "block", message: blocked.message ?? `Blocked by ${productName} policy${blocked.rule_id ? ` (${blocked.rule_id})` : ""}` })
+  if (blocked) return blockOf(blocked)
   const pending = results.find((r) => r.action === "pending")
   if (pending) return noVerdict(settings, `${productName} has no verdict yet (pending${pending.reason ? `: ${pending.reason}` : ""})`)
   const warned = results.find((r) => r.action === "warn")
   if (warned) return /** @type {Decision} */ ({ kind: "warn", message: warned.message ?? `Warning from ${productName} policy${warned.rule_id ? ` (${warned.rule_id})` : ""}` })
   return /** @type {Decision} */ ({ kind: "allow" })
 }
+
+const blockOf = (/** @type {import("./client.js").Result} */ r) =>
+  /** @type {Decision} */ ({ kind: "block", message: r.message ?? `Blocked by ${productName} policy${r.rule_id ? ` (${r.rule_id})` : ""}` })
 
 /** No verdict: the fail mode decides, and the user sees why either way. */
 const noVerdict = (/** @type {Settings} */ settings, /** @type {string} */ why) =>

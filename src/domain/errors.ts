@@ -80,9 +80,30 @@ export class InternalError extends Schema.Error<InternalError>("InternalError")(
   static of(error = "internal server error", code = "internal_error") { return new InternalError(fields(error, code, 500)) }
 }
 
-export class ServiceUnavailable extends Schema.Error<ServiceUnavailable>("ServiceUnavailable")(envelope, annotations(503, "Not ready to serve")) {
+/**
+ * A block judged from the signal alone (model_filter, org_policy) before the log was found
+ * unavailable: the verdict is certain though the signal may not be recorded (extension).
+ */
+export const AcceptanceBlock = Schema.Struct({
+  ok: Schema.Literal(false),
+  action: Schema.Literal("block"),
+  rule_id: Schema.String,
+  message: Schema.optionalKey(Schema.String)
+}).annotate({ identifier: "AcceptanceBlock" })
+export type AcceptanceBlock = typeof AcceptanceBlock.Type
+
+export class ServiceUnavailable extends Schema.Error<ServiceUnavailable>("ServiceUnavailable")({
+  ...envelope,
+  verdicts: Schema.optionalKey(Schema.Array(Schema.NullOr(AcceptanceBlock)).annotate({
+    description: "Extension, on the signal endpoints only: one entry per signal of the request, in order: the block " +
+      "that a rule needing no per-user state (model_filter, org_policy) gives it, or null. A client enforces a block " +
+      "even though the request failed, and sends the signal again later (with its idempotency key) so it is recorded."
+  }))
+}, annotations(503, "Not ready to serve")) {
   readonly _tag = "ServiceUnavailable"
-  static of(error: string, code = "unavailable") { return new ServiceUnavailable(fields(error, code, 503)) }
+  static of(error: string, code = "unavailable", verdicts?: ReadonlyArray<AcceptanceBlock | null>) {
+    return new ServiceUnavailable({ ...fields(error, code, 503), ...(verdicts ? { verdicts } : {}) })
+  }
 }
 
 export type ApiError =
@@ -121,13 +142,18 @@ export const isApiError = (u: unknown): u is ApiError => classes.some((c) => u i
 /** The same error with the request id set; errors are immutable values. */
 export const withRequestId = <E extends ApiError>(error: E, requestId: string): E => {
   const Ctor = error.constructor as new(f: ErrorEnvelope) => E
-  return new Ctor({ error: error.error, code: error.code, status: error.status, request_id: requestId })
+  return new Ctor({ error: error.error, code: error.code, status: error.status, request_id: requestId, ...extensionOf(error) })
 }
+
+/** The fields an error carries beyond the envelope's four (only a 503 of the signal endpoints has one). */
+const extensionOf = (error: ApiError) =>
+  error._tag === "ServiceUnavailable" && error.verdicts !== undefined ? { verdicts: error.verdicts } : {}
 
 /** The plain envelope of an error, for the places that write a response body themselves. */
 export const envelopeOf = (error: ApiError, requestId: string): ErrorEnvelope => ({
   error: error.error,
   code: error.code,
   status: error.status,
-  request_id: requestId
+  request_id: requestId,
+  ...extensionOf(error)
 })

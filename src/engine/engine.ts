@@ -1,4 +1,4 @@
-import { Clock, Config, Context, Deferred, Duration, Effect, Layer, Option, Redacted, Schedule } from "effect"
+import { Clock, Config, Context, Data, Deferred, Duration, Effect, Layer, Option, Redacted, Schedule } from "effect"
 import type { GoalOutcome } from "../domain/goals.ts"
 import type { GoalRecord, SessionTimeoutRecord, SignalRecord } from "../domain/records.ts"
 import { type LogUnavailable, type PartitionHandler, SignalLog } from "../log/signal-log.ts"
@@ -44,6 +44,19 @@ export type Submitted =
   /** Durable, and blocked by a rule judged at acceptance (with its session when the actor answered in time). */
   | { readonly _tag: "Judged"; readonly verdict: Omit<Verdict, "session_id"> & { readonly session_id?: string } }
 
+/** A verdict judged at acceptance from the signal alone: a block whatever the user's state. */
+export type AcceptanceVerdict = Omit<Verdict, "session_id">
+
+/**
+ * The append of a request's signals failed (the log unavailable or too slow: they may still be
+ * written). `judged` holds, per signal in order, the block a stateless rule gives it, if any: a
+ * block is certain even when the signal's fate in the log is not.
+ */
+export class NotAppended extends Data.TaggedError("NotAppended")<{
+  readonly message: string
+  readonly judged: ReadonlyArray<AcceptanceVerdict | undefined>
+}> {}
+
 /** How often due inactivity timers are looked for, and idle actors evicted. */
 const sweepSchedule = Schedule.spaced("1 second")
 
@@ -52,9 +65,9 @@ const sweepSchedule = Schedule.spaced("1 second")
  * PartitionWorker each, and answers ingestion with the verdict of the owning actor.
  */
 export class Engine extends Context.Service<Engine, {
-  readonly submit: (record: SignalRecord) => Effect.Effect<Submitted, LogUnavailable>
+  readonly submit: (record: SignalRecord) => Effect.Effect<Submitted, NotAppended>
   /** Appends the records in one append, in order; answers one Submitted per record, in order. */
-  readonly submitMany: (records: ReadonlyArray<SignalRecord>) => Effect.Effect<ReadonlyArray<Submitted>, LogUnavailable>
+  readonly submitMany: (records: ReadonlyArray<SignalRecord>) => Effect.Effect<ReadonlyArray<Submitted>, NotAppended>
   /** Appends a goal command and waits for the user's actor to decide it (none when the wait ran out). */
   readonly submitGoal: (record: GoalRecord) => Effect.Effect<Option.Option<GoalOutcome>, LogUnavailable>
   /** The partitions this node owns, where each is, and those whose batch keeps failing. */
@@ -141,15 +154,17 @@ export class Engine extends Context.Service<Engine, {
     /**
        * The proxy path: the verdict of a signal whose partition another node owns, asked of that
        * node. Never fails: an owner that cannot answer leaves the local wait to time out, and
-       * notes why in `why`.
+       * notes why in `why`; or, for a signal already blocked at acceptance (`blocked`), ends the
+       * wait at once: only its session id was still to come.
        */
-      const remoteOutcome = (partition: number, id: string, why: { reason: PendingReason }): Effect.Effect<Outcome> =>
-        Effect.gen(function*() {
+      const remoteOutcome = (partition: number, id: string, why: { reason: PendingReason }, blocked: boolean): Effect.Effect<Outcome | undefined> => {
+        const giveUp: Effect.Effect<undefined> = blocked ? Effect.undefined : Effect.never
+        return Effect.gen(function*() {
           const owner = yield* cluster.ownerOf(log.name, partition)
           if (Option.isNone(owner) || owner.value.nodeId === cluster.nodeId || Option.isNone(cluster.secret)) {
             // No owner, or this node recorded as the owner of a partition it no longer holds.
             if (Option.isNone(owner) || owner.value.nodeId === cluster.nodeId) why.reason = "no_owner"
-            return yield* Effect.never
+            return yield* giveUp
           }
           const secret = Redacted.value(cluster.secret.value)
           const response = yield* Effect.tryPromise((signal) =>
@@ -158,19 +173,28 @@ export class Engine extends Context.Service<Engine, {
               signal
             }).then(async (r) => (r.status === 200 ? (await r.json()) as Outcome : undefined))
           ).pipe(Effect.tapError(() => Effect.sync(() => void (why.reason = "forward_failed"))))
-          return response ?? (yield* Effect.never)
-        }).pipe(Effect.catchCause(() => Effect.never))
+          return response ?? (yield* giveUp)
+        }).pipe(Effect.catchCause(() => giveUp))
+      }
 
       /**
        * The outcome of an appended record, or why there is none at the deadline: from the local
        * worker, or the owner's when another node owns the record's partition.
        */
-      const outcomeOf = (userId: string, id: string, deferred: Deferred.Deferred<Outcome | undefined>): Effect.Effect<Outcome | PendingReason> => {
+      const outcomeOf = (
+        userId: string,
+        id: string,
+        deferred: Deferred.Deferred<Outcome | undefined>,
+        blocked: boolean
+      ): Effect.Effect<Outcome | PendingReason> => {
         const partition = log.partitionFor(userId)
         const why: { reason: PendingReason } = { reason: "timeout" }
         const local = !cluster.enabled || workers.has(partition)
+        // Blocked at acceptance on a single node that holds no worker for the partition (being
+        // assigned, say): nothing would answer before the deadline, and the block is the verdict.
+        if (blocked && !cluster.enabled && !workers.has(partition)) return Effect.succeed("no_owner")
         return Effect.map(
-          local ? Deferred.await(deferred) : Effect.raceFirst(Deferred.await(deferred), remoteOutcome(partition, id, why)),
+          local ? Deferred.await(deferred) : Effect.raceFirst(Deferred.await(deferred), remoteOutcome(partition, id, why, blocked)),
           // At the deadline: a partition that no worker of this node holds and no other node
           // answers for has no owner (without a cluster, this node is meant to own them all).
           (outcome) => outcome ?? (workers.has(partition) ? "timeout" : local ? "no_owner" : why.reason)
@@ -183,7 +207,8 @@ export class Engine extends Context.Service<Engine, {
        */
       const appendAndWait = Effect.fnUntraced(function*(
         records: ReadonlyArray<SignalRecord | GoalRecord>,
-        idOf: (record: SignalRecord | GoalRecord) => string
+        idOf: (record: SignalRecord | GoalRecord) => string,
+        blocked: ReadonlyArray<boolean> = []
       ) {
         const deadline = (yield* Clock.currentTimeMillis) + Duration.toMillis(wait)
         // One wait per record, each answered by its own record's outcome (copies of a keyed
@@ -195,7 +220,7 @@ export class Engine extends Context.Service<Engine, {
         const answers: Array<Outcome | PendingReason> = []
         for (let i = 0; i < records.length; i++) {
           const record = records[i]!
-          answers.push(yield* outcomeOf(record.user_id, idOf(record), deferreds[i]!))
+          answers.push(yield* outcomeOf(record.user_id, idOf(record), deferreds[i]!, blocked[i] === true))
         }
         return answers
       })
@@ -210,7 +235,7 @@ export class Engine extends Context.Service<Engine, {
        * the actor, judging the same rules, comes to the same block. Where the actor answered
        * allowed but this node's rules block (the nodes' rules differ for a moment), the block stands.
        */
-      const atAcceptance = (record: SignalRecord): Omit<Verdict, "session_id"> | undefined => {
+      const atAcceptance = (record: SignalRecord): AcceptanceVerdict | undefined => {
         const rule = statelessBlock(
           rules.rulesFor(record.org_id, record.environment),
           signalFacts(record, typeof record.metadata.project_id === "string" ? record.metadata.project_id : null)
@@ -222,7 +247,9 @@ export class Engine extends Context.Service<Engine, {
 
       const submitMany = Effect.fnUntraced(function*(records: ReadonlyArray<SignalRecord>) {
         const judged = records.map(atAcceptance)
-        const outcomes = yield* appendAndWait(records, signalId)
+        const outcomes = yield* appendAndWait(records, signalId, judged.map((j) => j !== undefined)).pipe(
+          Effect.mapError((e) => new NotAppended({ message: e.message, judged }))
+        )
         return outcomes.map((outcome, i): Submitted => {
           const block = judged[i]
           if (typeof outcome !== "string" && "signal_id" in outcome) {

@@ -137,6 +137,32 @@ describe.each(logVariants())("changes made through one node, over %s", (name, lo
         for (const answer of await everyone(a)()) expect(answer.body, `trial ${trial}: unheard delete`).toMatchObject({ ok: true })
       }
 
+      // The org's time zone changed on A (the org's settings travel with each key's lookup, which
+      // both nodes cache): A's next signal of every user counts in the new zone's day, B's as soon
+      // as B hears. A per-user limit every user has spent today (UTC) tells the days apart.
+      const zoneLimit = await rule({
+        name: "zone limit", type: "user_limit", action: "block", action_config: { message: "limit" },
+        condition: { window: "daily", metric: "tokens_total", per_user: 5 }
+      })
+      const spentToday = (r: JsonResponse) => r.body.ok === false && r.body.rule_id === zoneLimit
+      for (const answer of await everyone(a, "gpt-4o", 0)()) expect(spentToday(answer), JSON.stringify(answer.body)).toBe(true)
+      await delayUntil(Date.now(), everyone(b, "gpt-4o", 0), spentToday, "B to apply the limit")
+      // A zone whose date differs from UTC's right now: UTC+14 from 10:00 UTC on, UTC-12 before noon.
+      const zone = new Date().getUTCHours() >= 10 ? "Pacific/Kiritimati" : "Etc/GMT+12"
+      const setZone = async (time_zone: string) => expect((await call(a, "PATCH", "/api/v1/org", { key: admin, body: { time_zone } })).status).toBe(200)
+      const zoned: Array<Delay> = []
+      for (let trial = 0; trial < trials; trial++) {
+        const probe = async () => [await signal(b, users[trial % users.length]!.key, "gpt-4o", 0)]
+        await setZone(zone)
+        for (const answer of await everyone(a, "gpt-4o", 0)()) expect(answer.body, `trial ${trial}: A in the new zone`).toMatchObject({ ok: true })
+        zoned.push(await delayUntil(Date.now(), probe, (r) => r.body.ok === true, "B to count in the new zone"))
+        for (const answer of await everyone(b, "gpt-4o", 0)()) expect(answer.body).toMatchObject({ ok: true })
+        await setZone("UTC")
+        for (const answer of await everyone(a, "gpt-4o", 0)()) expect(spentToday(answer), `trial ${trial}: A back in UTC`).toBe(true)
+        zoned.push(await delayUntil(Date.now(), probe, spentToday, "B to count in UTC again"))
+      }
+      expect((await call(a, "DELETE", `/api/v1/rules/${zoneLimit}`, { key: admin })).status).toBe(204)
+
       // Keys revoked on A: refused by B (which had them cached) as soon as it hears.
       const revoked: Array<Delay> = []
       for (const u of users) {
@@ -150,6 +176,7 @@ describe.each(logVariants())("changes made through one node, over %s", (name, lo
         rule_created: summary(created),
         rule_disabled: summary(disabled),
         user_limit_created: summary(limited),
+        org_time_zone_changed: summary(zoned),
         license_key_revoked: summary(revoked)
       }))
     } finally {

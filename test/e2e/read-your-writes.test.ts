@@ -5,7 +5,7 @@ import { logVariants } from "../support/log-variants.ts"
 
 /**
  * Read-your-writes on one node: once the management API has answered a change of rules, keys,
- * users or memberships, the very next request is judged by it. Key lookups are cached for an hour here, so a
+ * users, memberships or org settings, the very next request is judged by it. Key lookups are cached for an hour here, so a
  * refusal cannot come from a cache that happened to be empty.
  */
 describe.each(logVariants())("the next signal after a change, on the node that made it, over %s", (_name, logEnv) => {
@@ -72,6 +72,28 @@ describe.each(logVariants())("the next signal after a change, on the node that m
       condition: { window: "daily", metric: "tokens_total", threshold: 200 }, action_config: { message: "spent" }
     })
     expect((await signal(o.license_key, { model: "gpt-4o", tokens_in: 1, tokens_out: 0 })).body).toMatchObject({ ok: false, action: "block", rule_id: id })
+  })
+
+  it("an org's new time zone counts the next signal in that zone's day", async () => {
+    const o = await bootstrapOrg(server.databaseUrl, "ryw-zone", "team")
+    const id = await rule(o, {
+      name: "Daily tokens", type: "budget", scope: "user", scope_id: o.user_id, action: "block",
+      condition: { window: "daily", metric: "tokens_total", threshold: 100 }, action_config: { message: "spent" }
+    })
+    // Spent today (UTC): the key's lookup, the org's settings with it, is cached for an hour here.
+    for (let i = 0; i < 2; i++) await signal(o.license_key, { model: "gpt-4o", tokens_in: 60, tokens_out: 0 })
+    expect((await signal(o.license_key, { model: "gpt-4o", tokens_in: 1, tokens_out: 0 })).body).toMatchObject({ ok: false, rule_id: id })
+    // A zone whose date differs from UTC's right now: UTC+14 from 10:00 UTC on, UTC-12 before noon.
+    const zone = new Date().getUTCHours() >= 10 ? "Pacific/Kiritimati" : "Etc/GMT+12"
+    for (let round = 0; round < 3; round++) {
+      const moved = await call(server, "PATCH", "/api/v1/org", { key: o.api_key_live!, body: { time_zone: zone } })
+      expect(moved.status, JSON.stringify(moved.body)).toBe(200)
+      // Another day there, with nothing spent in it yet.
+      expect((await signal(o.license_key, { model: "gpt-4o", tokens_in: 1, tokens_out: 0 })).body, `round ${round}: moved`).toMatchObject({ ok: true })
+      const back = await call(server, "PATCH", "/api/v1/org", { key: o.api_key_live!, body: { time_zone: "UTC" } })
+      expect(back.status, JSON.stringify(back.body)).toBe(200)
+      expect((await signal(o.license_key, { model: "gpt-4o", tokens_in: 1, tokens_out: 0 })).body, `round ${round}: back`).toMatchObject({ ok: false, rule_id: id })
+    }
   })
 
   it("a revoked license key and a revoked API key are refused on the next request, every time", async () => {

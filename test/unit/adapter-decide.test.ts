@@ -35,4 +35,11 @@ describe("the adapter's decision", () => {
     expect(decide({ kind: "rejected", status: 401, code: "unauthorized", error: "invalid license key" }, settings("open")))
       .toEqual({ kind: "warn", message: "signal-engine refused the signal: 401 unauthorized: invalid license key; allowed because the adapter fails open" })
   })
+
+  it("a block the service judged before it failed to record the signal is enforced in either fail mode", () => {
+    const outcome = { kind: "unreachable" as const, reason: "HTTP 503 log_unavailable", blocked: { ok: false, action: "block", rule_id: "rule_1", message: "o3 is not allowed" } }
+    expect(decide(outcome, settings("open"))).toEqual({ kind: "block", message: "o3 is not allowed" })
+    expect(decide({ ...outcome, blocked: { ok: false, action: "block", rule_id: "rule_1" } }, settings("open")))
+      .toEqual({ kind: "block", message: "Blocked by signal-engine policy (rule_1)" })
+  })
 })

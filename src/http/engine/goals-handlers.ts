@@ -11,8 +11,9 @@ import { Goals } from "../../store/goals-repo.ts"
 import { EnginePrincipal } from "../contract.ts"
 import { EngineApi } from "./api.ts"
 
-const logUnavailable = () =>
-  Effect.fail(ServiceUnavailable.of("the signal log is unavailable; the goal was not changed, retry", "log_unavailable"))
+/** An append that timed out may still land: the answer says the change may not be recorded, not that it is not. */
+const logUnavailable = (e: { readonly message: string }) =>
+  Effect.fail(ServiceUnavailable.of(`the signal log is unavailable (${e.message}); the goal change may not be recorded: retry`, "log_unavailable"))
 
 const command = (p: LicensePrincipal, now: number, fields: Pick<GoalRecord, "op" | "goal_id"> & Partial<GoalRecord>): GoalRecord => ({
   v: 1,

@@ -4,7 +4,7 @@ import { HttpApiBuilder } from "effect/http-api"
 import { BadRequest, ServiceUnavailable } from "../../domain/errors.ts"
 import type { LicensePrincipal } from "../../domain/principal.ts"
 import type { SignalRecord } from "../../domain/records.ts"
-import { Engine, pendingMessages, type Submitted } from "../../engine/engine.ts"
+import { Engine, NotAppended, pendingMessages, type Submitted } from "../../engine/engine.ts"
 import { Pricing } from "../../engine/pricing.ts"
 import { RuleCache } from "../../engine/rule-cache.ts"
 import { EnginePrincipal } from "../contract.ts"
@@ -16,8 +16,19 @@ const decodeSignal = Schema.decodeUnknownResult(BatchSignalInput)
 
 const MaxMetadataBytes = Config.Int("MAX_METADATA_BYTES").pipe(Config.withDefault(16_384))
 
-const logUnavailable = () =>
-  Effect.fail(ServiceUnavailable.of("the signal log is unavailable; the signal was not accepted, retry", "log_unavailable"))
+/**
+ * The log did not take the request's signals (they may still land: an append that timed out
+ * stays in flight), so the answer neither claims nor denies them; it says how to make sure, and
+ * carries the blocks judged from the signals alone, which hold whatever became of them.
+ */
+const logUnavailable = (e: NotAppended) =>
+  Effect.fail(ServiceUnavailable.of(
+    `the signal log is unavailable (${e.message}); the signals may not be recorded: send them again with their idempotency keys`,
+    "log_unavailable",
+    e.judged.some((j) => j !== undefined)
+      ? e.judged.map((j) => (j === undefined ? null : { ok: false, action: "block", rule_id: j.rule_id!, ...(j.message !== undefined ? { message: j.message } : {}) }))
+      : undefined
+  ))
 
 /** The answer for one submitted signal, as both endpoints give it. */
 const accepted = (submitted: Submitted) =>
@@ -52,7 +63,7 @@ export const makeIngestOne = Effect.gen(function*() {
         { principal, pricing, maxMetadataBytes, now, rulesVersion: rules.version() }
       )
       if (Result.isFailure(record)) return yield* record.failure
-      const submitted = yield* engine.submit(record.success).pipe(Effect.catchTag("LogUnavailable", logUnavailable))
+      const submitted = yield* engine.submit(record.success).pipe(Effect.catchTag("NotAppended", logUnavailable))
       return accepted(submitted)
     })
 })
@@ -91,7 +102,12 @@ export const SignalsHandlers = HttpApiBuilder.group(EngineApi, "signals", (handl
           const records = checked.filter(Result.isSuccess).map((r) => r.success)
           const submitted = records.length === 0
             ? []
-            : yield* engine.submitMany(records).pipe(Effect.catchTag("LogUnavailable", logUnavailable))
+            : yield* engine.submitMany(records).pipe(Effect.catchTag("NotAppended", (e) => {
+              // One entry per signal of the request, the invalid ones (never submitted) included.
+              let k = 0
+              const judged = checked.map((r) => (Result.isFailure(r) ? undefined : e.judged[k++]))
+              return logUnavailable(new NotAppended({ message: e.message, judged }))
+            }))
           let next = 0
           const body: typeof SignalsBatchAccepted.Encoded = {
             results: checked.map((r) =>

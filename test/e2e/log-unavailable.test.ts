@@ -1,0 +1,77 @@
+import pg from "pg"
+import { describe, expect, it } from "vitest"
+import { sendSignals } from "../../adapters/src/client.js"
+import { decide } from "../../adapters/src/hook.js"
+import { bootstrapOrg, call, startServer } from "../support/harness.ts"
+import { waitFor } from "../support/wait.ts"
+
+/**
+ * The log does not take a signal (here: PgLog's table locked by another transaction, so every
+ * append waits past its timeout). A signal that a model_filter blocks is still answered as
+ * blocked, in the 503 that says the signal may not be recorded, and the adapter enforces it;
+ * a signal no stateless rule blocks gets the plain 503, and the adapter its fail mode. Once the
+ * lock goes, what was in flight lands, and sending again under the same key counts it once.
+ */
+describe("while the signal log does not take appends", () => {
+  it("a stateless block is still a block, on both endpoints and in the adapter", { timeout: 90_000 }, async () => {
+    const server = await startServer({ env: { LOG_PARTITIONS: "4" } })
+    const locker = new pg.Client({ connectionString: server.databaseUrl })
+    await locker.connect()
+    try {
+      const org = await bootstrapOrg(server.databaseUrl, "log-down", "team")
+      const rule = await call(server, "POST", "/api/v1/rules", {
+        key: org.api_key_live!,
+        body: {
+          scope: "org", scope_id: org.org_id, name: "No o3", type: "model_filter", action: "block",
+          action_config: { message: "o3 is not allowed" }, condition: { model: { in: ["o3"] } }
+        }
+      })
+      expect(rule.status).toBe(201)
+      const signal = (model: string, key: string) => ({ type: "post-tool", adapter: "claude-code", session_id: "s1", metadata: { model, tokens_in: 10 }, idempotency_key: key })
+      expect((await call(server, "POST", "/engine/v1/signals", { key: org.license_key, body: signal("gpt-4o", "warm-up") })).body.ok).toBe(true)
+
+      await locker.query("BEGIN")
+      await locker.query("LOCK TABLE signal_log IN EXCLUSIVE MODE")
+      const target = { url: server.baseUrl, license_key: org.license_key }
+      const [blocked, allowed, batch, adapter] = await Promise.all([
+        call(server, "POST", "/engine/v1/signals", { key: org.license_key, body: signal("o3", "k-o3") }),
+        call(server, "POST", "/engine/v1/signals", { key: org.license_key, body: signal("gpt-4o", "k-4o") }),
+        call(server, "POST", "/engine/v1/signals/batch", {
+          key: org.license_key,
+          body: { signals: [signal("o3", "b-o3"), { type: "nope", adapter: "claude-code", session_id: "s1" }, signal("gpt-4o", "b-4o")] }
+        }),
+        sendSignals(target, [{ ...signal("o3", "a-o3") }], 30_000)
+      ])
+      await locker.query("COMMIT")
+
+      expect(blocked.status).toBe(503)
+      expect(blocked.body).toMatchObject({ code: "log_unavailable", status: 503, verdicts: [{ ok: false, action: "block", rule_id: rule.body.id, message: "o3 is not allowed" }] })
+      expect(blocked.body.error).toMatch(/may not be recorded/)
+      expect(blocked.body.request_id).toMatch(/^req_/)
+      expect(allowed.status).toBe(503)
+      expect(allowed.body.code).toBe("log_unavailable")
+      expect(allowed.body.verdicts).toBeUndefined()
+      expect(batch.status).toBe(503)
+      expect(batch.body.verdicts).toEqual([{ ok: false, action: "block", rule_id: rule.body.id, message: "o3 is not allowed" }, null, null])
+
+      // The adapter, failing open, blocks all the same (and spools the signal: it is unreachable).
+      expect(adapter).toMatchObject({ kind: "unreachable", blocked: { rule_id: rule.body.id } })
+      const settings = { url: target.url, license_key: org.license_key, fail_mode: "open" as const, send_prompts: false, timeout_ms: 3000, project_id: undefined }
+      expect(decide(adapter, settings)).toEqual({ kind: "block", message: "o3 is not allowed" })
+
+      // The appends were in flight, not dropped: they land once the lock is gone, and a client
+      // sending again under the same key is told of the one it sent before.
+      const again = await call(server, "POST", "/engine/v1/signals", { key: org.license_key, body: signal("gpt-4o", "k-4o") })
+      expect(again.status).toBe(200)
+      const events = await waitFor(
+        () => call(server, "GET", "/api/v1/events?limit=100", { key: org.api_key_live! }),
+        (r) => r.status === 200 && r.body.data.length >= 6,
+        { what: "the in-flight signals to land" }
+      )
+      expect(events.body.data.length).toBe(6) // warm-up, k-o3, k-4o (once), b-o3, b-4o, a-o3
+    } finally {
+      await locker.end().catch(() => undefined)
+      await server.stop()
+    }
+  })
+})
