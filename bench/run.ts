@@ -266,6 +266,20 @@ const ruleCount = 50
  * counters are read for every signal, org budgets from the shared scope counts), org policies
  * for unknown models. What it measures is the price of evaluation, not of acting.
  */
+/** Waits until the service blocks the model the first seeded rule names (a signal not measured). */
+const rulesInForce = async (port: number, key: string) => {
+  for (let tries = 0; tries < 200; tries++) {
+    const res = await fetch(`http://127.0.0.1:${port}/engine/v1/signals`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: JSON.stringify({ type: "post-tool", adapter: "bench", session_id: "rules-probe", metadata: { model: "unused-model-0" } })
+    })
+    if (((await res.json()) as { ok?: boolean }).ok === false) return
+    await sleep(25)
+  }
+  throw new Error("the seeded rules never came into force")
+}
+
 const seedRules = (url: string, orgId: string) =>
   withDb(url, (sql) =>
     Effect.gen(function*() {
@@ -539,8 +553,8 @@ const ingestScenarios = async (log: LogName) => {
     if (wants("ingest_rules")) {
       say(`ingest_rules over ${log}: ${ruleCount} enabled rules`)
       await seedRules(url, tenant.orgId)
-      // The node reloads rules every second.
-      await sleep(2_000)
+      // Rule changes are announced and reloaded at once: measure from when the first rule blocks.
+      await rulesInForce(service.port, tenant.keys[0]!)
       const { result, serverCpuMs } = await ingestLoad()
       const rate = result.signals / result.seconds
       rows.push({

@@ -1,7 +1,8 @@
 import { type ChildProcess, spawn } from "node:child_process"
 import { join } from "node:path"
 import { describe, expect, it } from "vitest"
-import { usersWithKeys } from "../support/cluster.ts"
+import { partitionForKey } from "../../src/log/murmur2.ts"
+import { owners, usersWithKeys } from "../support/cluster.ts"
 import { bootstrapOrg, call, freshDatabase, startServer, type TestServer } from "../support/harness.ts"
 import { childEnv, logVariants } from "../support/log-variants.ts"
 import { freePort } from "../support/ports.ts"
@@ -178,10 +179,12 @@ describe.each(logVariants())("two nodes, one killed and restarted, over %s", (_n
     const envA = { ...shared, PORT: String(await freePort()) }
     const envB = { ...shared, PORT: String(await freePort()) }
     const [baseA, baseB] = [`http://127.0.0.1:${envA.PORT}`, `http://127.0.0.1:${envB.PORT}`]
+    // A first, so that it owns partitions (over PgLog, all of them) when it is killed.
     let a = spawnServer(envA)
-    const b = spawnServer(envB)
+    let b: ChildProcess | undefined
     try {
       await waitFor(() => readiness(baseA), (r) => r.status === 200, { timeoutMs: 60_000, what: "node A to be ready" })
+      b = spawnServer(envB)
       await waitFor(() => readiness(baseB), (r) => r.status === 200, { timeoutMs: 60_000, what: "node B to be ready" })
       const org = await bootstrapOrg(databaseUrl, "restart-two", "team")
       const users = await usersWithKeys({ baseUrl: baseB } as TestServer, org, 8, "restart.test")
@@ -193,6 +196,26 @@ describe.each(logVariants())("two nodes, one killed and restarted, over %s", (_n
         }
       })
       expect(rule.status).toBe(201)
+      // A user over a per-user budget, whose partition A owns: while nobody owns it the budget
+      // cannot be judged (pending, saying why); how soon it is enforced again is measured.
+      const owned = await owners(databaseUrl)
+      const spender = (await usersWithKeys({ baseUrl: baseB } as TestServer, org, 12, "spender.test"))
+        .find((u) => owned.find((o) => o.partition === partitionForKey(u.userId, 4))?.url.endsWith(`:${envA.PORT}`))!
+      expect(spender, "a user on a partition of node A").toBeDefined()
+      const budget = await call({ baseUrl: baseB }, "POST", "/api/v1/rules", {
+        key: org.api_key_live!,
+        body: {
+          scope: "user", scope_id: spender.userId, name: "Daily tokens", type: "budget", action: "block",
+          action_config: { message: "spent" }, condition: { window: "daily", metric: "tokens_total", threshold: 100 }
+        }
+      })
+      expect(budget.status).toBe(201)
+      const spend = () => fetch(`${baseB}/engine/v1/signals`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${spender.key}`, "content-type": "application/json" },
+        body: JSON.stringify({ type: "post-tool", adapter: "claude-code", session_id: "spent", metadata: { model: "gpt-4o", tokens_in: 60 } })
+      }).then(async (r) => ({ at: Date.now(), status: r.status, body: (await r.json()) as any }), () => undefined)
+      await waitFor(spend, (r) => r?.body.ok === false && r.body.rule_id === budget.body.id, { what: "the budget to be spent" })
 
       const tally = { blocked: 0, allowedBlocked: 0, pending: [] as Array<any>, viaRestarted: 0 }
       let restarted = false
@@ -214,7 +237,14 @@ describe.each(logVariants())("two nodes, one killed and restarted, over %s", (_n
           if (model === "o3") res.body.ok === true ? tally.allowedBlocked++ : tally.blocked++
         }
       }
-      const lanes = Array.from({ length: 8 }, (_, n) => lane(n))
+      const spent: Array<{ readonly at: number; readonly body: any }> = []
+      const spenderLane = async () => {
+        while (!stop) {
+          const answer = await spend()
+          if (answer?.status === 200) spent.push(answer)
+        }
+      }
+      const lanes = [...Array.from({ length: 8 }, (_, n) => lane(n)), spenderLane()]
       await waitFor(async () => tally.blocked, (n) => n >= 40, { timeoutMs: 30_000, what: "load before the kill" })
 
       a.kill("SIGKILL")
@@ -230,22 +260,36 @@ describe.each(logVariants())("two nodes, one killed and restarted, over %s", (_n
       }, (r) => r.status === 200, { timeoutMs: 90_000, what: "the restarted node to be ready" })
       const blockedAtReady = tally.blocked
       await waitFor(async () => tally.blocked, (n) => n >= blockedAtReady + 40, { timeoutMs: 30_000, what: "load after the restart" })
+      // The budget is judged again: blocks only, for a while, after the restart.
+      const judgedAgain = await waitFor(async () => spent, (all) => {
+        const last = all.slice(-10)
+        return last.length === 10 && last[0]!.at > killedAt && last.every((x) => x.body.action === "block")
+      }, { timeoutMs: 60_000, what: "the budget to be judged again" })
       stop = true
       await Promise.all(lanes)
+      const afterKill = judgedAgain.filter((x) => x.at > killedAt)
+      const lastUnjudged = afterKill.filter((x) => x.body.action !== "block").at(-1)
       console.log(
         `two nodes over ${_name}: restarted node ready ${ready.at - killedAt} ms after the kill (owning ${ready.owned?.join(",")}); ` +
           `o3 blocked ${tally.blocked}, allowed ${tally.allowedBlocked}; answered by the restarted node ${tally.viaRestarted}; ` +
-          `pending ${tally.pending.length} (${[...new Set(tally.pending.map((p) => p.reason))].join(",")})`
+          `pending ${tally.pending.length} (${[...new Set(tally.pending.map((p) => p.reason))].join(",")}); ` +
+          `spent budget: ${afterKill.length} answers after the kill, ${afterKill.filter((x) => x.body.action === "pending").length} pending, ` +
+          `enforced again ${lastUnjudged === undefined ? 0 : lastUnjudged.at - killedAt} ms after the kill`
       )
       expect(tally.allowedBlocked).toBe(0)
+      // The spent budget is never answered as allowed: a block, or pending with its reason.
+      for (const x of judgedAgain) {
+        if (x.body.action === "pending") expect(["no_owner", "forward_failed", "timeout"]).toContain(x.body.reason)
+        else expect(x.body, JSON.stringify(x.body)).toMatchObject({ ok: false, action: "block", rule_id: budget.body.id })
+      }
       // The consumer group gives the restarted node a share: ready only once it owns it. (PgLog
       // leaves every partition with the survivor, which took them: ready owning none is right.)
       if (_name === "KafkaLog") for (const r of samples.filter((s) => s.status === 200)) expect(r.owned?.length ?? 0).toBeGreaterThan(0)
       for (const p of tally.pending) expect(["no_owner", "forward_failed", "timeout"]).toContain(p.reason)
     } finally {
       a.kill("SIGTERM")
-      b.kill("SIGTERM")
-      await Promise.all([exited(a), exited(b)])
+      b?.kill("SIGTERM")
+      await Promise.all([exited(a), b === undefined ? undefined : exited(b)])
     }
   })
 })

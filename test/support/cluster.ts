@@ -6,7 +6,7 @@ import { call, type TestServer, withStore } from "./harness.ts"
 export const owners = (databaseUrl: string) =>
   withStore(databaseUrl, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    return yield* sql<{ readonly partition: number; readonly node_id: string }>`SELECT partition, node_id FROM partition_owners`
+    return yield* sql<{ readonly partition: number; readonly node_id: string; readonly url: string }>`SELECT partition, node_id, url FROM partition_owners`
   }))
 
 /** `n` new users of the org, each with a license key: their ids and keys. */
