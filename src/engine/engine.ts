@@ -54,6 +54,8 @@ export type AcceptanceVerdict = Omit<Verdict, "session_id">
  */
 export class NotAppended extends Data.TaggedError("NotAppended")<{
   readonly message: string
+  /** The signals are certainly not in the log; otherwise they may be (see LogUnavailable). */
+  readonly notWritten: boolean
   readonly judged: ReadonlyArray<AcceptanceVerdict | undefined>
 }> {}
 
@@ -248,7 +250,7 @@ export class Engine extends Context.Service<Engine, {
       const submitMany = Effect.fnUntraced(function*(records: ReadonlyArray<SignalRecord>) {
         const judged = records.map(atAcceptance)
         const outcomes = yield* appendAndWait(records, signalId, judged.map((j) => j !== undefined)).pipe(
-          Effect.mapError((e) => new NotAppended({ message: e.message, judged }))
+          Effect.mapError((e) => new NotAppended({ message: e.message, notWritten: e.notWritten === true, judged }))
         )
         return outcomes.map((outcome, i): Submitted => {
           const block = judged[i]

@@ -230,7 +230,8 @@ const make = Effect.gen(function*() {
       const base = new Map<number, number>()
       for (const m of sent) {
         if (m.errorCode !== 0 || m.baseOffset === undefined) {
-          return yield* new LogUnavailable({ message: `KafkaLog: append to partition ${m.partition} failed (${m.errorCode})` })
+          // The broker answered this partition's records with an error: not written.
+          return yield* new LogUnavailable({ message: `KafkaLog: append to partition ${m.partition} failed (${m.errorCode})`, notWritten: true })
         }
         base.set(m.partition, Number(m.baseOffset))
       }

@@ -29,8 +29,20 @@ interface Row {
   readonly record: unknown
 }
 
+/**
+ * Errors the server reports for a statement it then did not commit (each append is one statement
+ * in its own transaction); a lost connection or an unclassified error leaves the outcome unknown.
+ */
+const refusedStatement = new Set([
+  "ConstraintError", "UniqueViolation", "DeadlockError", "SerializationError", "LockTimeoutError",
+  "StatementTimeoutError", "SqlSyntaxError", "AuthorizationError", "AuthenticationError"
+])
+
 const unavailable = (what: string) => (error: SqlError) =>
-  new LogUnavailable({ message: `PgLog: ${what} failed: ${error.message}` })
+  new LogUnavailable({
+    message: `PgLog: ${what} failed: ${error.message}`,
+    ...(refusedStatement.has(error.reason._tag) ? { notWritten: true } : {})
+  })
 
 /** Transient read failures: 100 ms doubling, at most 5 s apart, forever. */
 const backoff = Schedule.min([Schedule.exponential("100 millis"), Schedule.spaced("5 seconds")])

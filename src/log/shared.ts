@@ -75,7 +75,7 @@ export const batchedAppend = (
       maxItems: APPEND_BATCH,
       window,
       write,
-      closed: () => new LogUnavailable({ message: `${log}: the log is shutting down` })
+      closed: () => new LogUnavailable({ message: `${log}: the log is shutting down`, notWritten: true })
     }),
     (batched) => (records: ReadonlyArray<LogRecord>) => batched(records).pipe(appendTimeout(log))
   )

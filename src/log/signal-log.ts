@@ -26,9 +26,15 @@ export interface PartitionHandler {
   readonly revoked: (partition: number) => Effect.Effect<void>
 }
 
-/** The log could not be written or read (broker or database unreachable, timed out). */
+/**
+ * The log could not be written or read (broker or database unreachable, timed out). For an
+ * append, `notWritten` says the records are certainly not in the log (the database refused the
+ * statement, the log was shutting down); without it they may be (a write timed out in flight, a
+ * connection lost mid-request), and a client must not be told they were not accepted.
+ */
 export class LogUnavailable extends Schema.TaggedError<LogUnavailable>()("LogUnavailable", {
-  message: Schema.String
+  message: Schema.String,
+  notWritten: Schema.optionalKey(Schema.Boolean)
 }) {}
 
 /**

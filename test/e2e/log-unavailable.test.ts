@@ -44,18 +44,19 @@ describe("while the signal log does not take appends", () => {
       ])
       await locker.query("COMMIT")
 
+      // The appends timed out in flight: whether they land is not known, and the answers say so.
       expect(blocked.status).toBe(503)
-      expect(blocked.body).toMatchObject({ code: "log_unavailable", status: 503, verdicts: [{ ok: false, action: "block", rule_id: rule.body.id, message: "o3 is not allowed" }] })
-      expect(blocked.body.error).toMatch(/may not be recorded/)
+      expect(blocked.body).toMatchObject({ code: "outcome_unknown", status: 503, verdicts: [{ ok: false, action: "block", rule_id: rule.body.id, message: "o3 is not allowed" }] })
+      expect(blocked.body.error).toMatch(/may be recorded: send them again with their idempotency keys/)
       expect(blocked.body.request_id).toMatch(/^req_/)
       expect(allowed.status).toBe(503)
-      expect(allowed.body.code).toBe("log_unavailable")
+      expect(allowed.body.code).toBe("outcome_unknown")
       expect(allowed.body.verdicts).toBeUndefined()
       expect(batch.status).toBe(503)
       expect(batch.body.verdicts).toEqual([{ ok: false, action: "block", rule_id: rule.body.id, message: "o3 is not allowed" }, null, null])
 
       // The adapter, failing open, blocks all the same (and spools the signal: it is unreachable).
-      expect(adapter).toMatchObject({ kind: "unreachable", blocked: { rule_id: rule.body.id } })
+      expect(adapter).toMatchObject({ kind: "unreachable", reason: "HTTP 503 outcome_unknown", blocked: { rule_id: rule.body.id } })
       const settings = { url: target.url, license_key: org.license_key, fail_mode: "open" as const, send_prompts: false, timeout_ms: 3000, project_id: undefined }
       expect(decide(adapter, settings)).toEqual({ kind: "block", message: "o3 is not allowed" })
 
@@ -71,6 +72,46 @@ describe("while the signal log does not take appends", () => {
       expect(events.body.data.length).toBe(6) // warm-up, k-o3, k-4o (once), b-o3, b-4o, a-o3
     } finally {
       await locker.end().catch(() => undefined)
+      await server.stop()
+    }
+  })
+
+  it("says 'not accepted' only when the log refused the signals, and then they are not there", { timeout: 60_000 }, async () => {
+    const server = await startServer({ env: { LOG_PARTITIONS: "4" } })
+    const admin = new pg.Client({ connectionString: server.databaseUrl })
+    await admin.connect()
+    try {
+      const org = await bootstrapOrg(server.databaseUrl, "log-refuses", "team")
+      const rule = await call(server, "POST", "/api/v1/rules", {
+        key: org.api_key_live!,
+        body: {
+          scope: "org", scope_id: org.org_id, name: "No o3", type: "model_filter", action: "block",
+          action_config: { message: "o3 is not allowed" }, condition: { model: { in: ["o3"] } }
+        }
+      })
+      expect(rule.status).toBe(201)
+      const signal = (model: string) => ({ type: "post-tool", adapter: "claude-code", session_id: "s1", metadata: { model, tokens_in: 10 } })
+      // Every new row of the log refused by the database: the statement fails, nothing commits.
+      await admin.query("ALTER TABLE signal_log ADD CONSTRAINT refuse_all CHECK (false) NOT VALID")
+      const [refused, blocked] = await Promise.all([
+        call(server, "POST", "/engine/v1/signals", { key: org.license_key, body: signal("gpt-4o") }),
+        call(server, "POST", "/engine/v1/signals", { key: org.license_key, body: signal("o3") })
+      ])
+      await admin.query("ALTER TABLE signal_log DROP CONSTRAINT refuse_all")
+      expect(refused.status).toBe(503)
+      expect(refused.body).toMatchObject({ code: "log_unavailable", status: 503 })
+      expect(refused.body.error).toMatch(/were not accepted/)
+      expect(blocked.body).toMatchObject({ code: "log_unavailable", verdicts: [{ ok: false, action: "block", rule_id: rule.body.id }] })
+      // Told "not accepted", and indeed not there: the next signal is the org's first event.
+      const next = await call(server, "POST", "/engine/v1/signals", { key: org.license_key, body: signal("gpt-4o") })
+      expect(next.status).toBe(200)
+      const events = await waitFor(
+        () => call(server, "GET", "/api/v1/events?limit=100", { key: org.api_key_live! }),
+        (r) => r.status === 200 && r.body.data.length >= 1
+      )
+      expect(events.body.data.map((e: { signal_id: string }) => e.signal_id)).toEqual([next.body.signal_id])
+    } finally {
+      await admin.end().catch(() => undefined)
       await server.stop()
     }
   })

@@ -11,9 +11,11 @@ import { Goals } from "../../store/goals-repo.ts"
 import { EnginePrincipal } from "../contract.ts"
 import { EngineApi } from "./api.ts"
 
-/** An append that timed out may still land: the answer says the change may not be recorded, not that it is not. */
-const logUnavailable = (e: { readonly message: string }) =>
-  Effect.fail(ServiceUnavailable.of(`the signal log is unavailable (${e.message}); the goal change may not be recorded: retry`, "log_unavailable"))
+/** Only a change certainly not in the log is "not changed"; an append that timed out may still land. */
+const logUnavailable = (e: { readonly message: string; readonly notWritten?: boolean }) =>
+  Effect.fail(e.notWritten === true
+    ? ServiceUnavailable.of(`the signal log is unavailable (${e.message}); the goal was not changed: retry`, "log_unavailable")
+    : ServiceUnavailable.of(`the signal log did not confirm the append (${e.message}); the goal change may be recorded`, "outcome_unknown"))
 
 const command = (p: LicensePrincipal, now: number, fields: Pick<GoalRecord, "op" | "goal_id"> & Partial<GoalRecord>): GoalRecord => ({
   v: 1,

@@ -17,18 +17,23 @@ const decodeSignal = Schema.decodeUnknownResult(BatchSignalInput)
 const MaxMetadataBytes = Config.Int("MAX_METADATA_BYTES").pipe(Config.withDefault(16_384))
 
 /**
- * The log did not take the request's signals (they may still land: an append that timed out
- * stays in flight), so the answer neither claims nor denies them; it says how to make sure, and
- * carries the blocks judged from the signals alone, which hold whatever became of them.
+ * The log did not take the request's signals. Only when they are certainly not in it does the
+ * answer say so (`log_unavailable`); when they may be (an append that timed out stays in flight)
+ * it is `outcome_unknown`, and a client sends them again under their idempotency keys. Either
+ * way it carries the blocks judged from the signals alone, which hold whatever became of them.
  */
-const logUnavailable = (e: NotAppended) =>
-  Effect.fail(ServiceUnavailable.of(
-    `the signal log is unavailable (${e.message}); the signals may not be recorded: send them again with their idempotency keys`,
-    "log_unavailable",
-    e.judged.some((j) => j !== undefined)
-      ? e.judged.map((j) => (j === undefined ? null : { ok: false, action: "block", rule_id: j.rule_id!, ...(j.message !== undefined ? { message: j.message } : {}) }))
-      : undefined
-  ))
+const logUnavailable = (e: NotAppended) => {
+  const verdicts = e.judged.some((j) => j !== undefined)
+    ? e.judged.map((j) => (j === undefined ? null : { ok: false as const, action: "block" as const, rule_id: j.rule_id!, ...(j.message !== undefined ? { message: j.message } : {}) }))
+    : undefined
+  return Effect.fail(e.notWritten
+    ? ServiceUnavailable.of(`the signal log is unavailable (${e.message}); the signals were not accepted: retry`, "log_unavailable", verdicts)
+    : ServiceUnavailable.of(
+      `the signal log did not confirm the append (${e.message}); the signals may be recorded: send them again with their idempotency keys, and each counts once`,
+      "outcome_unknown",
+      verdicts
+    ))
+}
 
 /** The answer for one submitted signal, as both endpoints give it. */
 const accepted = (submitted: Submitted) =>
@@ -106,7 +111,7 @@ export const SignalsHandlers = HttpApiBuilder.group(EngineApi, "signals", (handl
               // One entry per signal of the request, the invalid ones (never submitted) included.
               let k = 0
               const judged = checked.map((r) => (Result.isFailure(r) ? undefined : e.judged[k++]))
-              return logUnavailable(new NotAppended({ message: e.message, judged }))
+              return logUnavailable(new NotAppended({ message: e.message, notWritten: e.notWritten, judged }))
             }))
           let next = 0
           const body: typeof SignalsBatchAccepted.Encoded = {
