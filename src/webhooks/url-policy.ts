@@ -5,10 +5,14 @@ import { normalizeHost } from "./config.ts"
 
 /**
  * Where webhooks may point (SSRF policy). A URL must be https, have no credentials, and every
- * address its host resolves to must be public: not private, loopback, link-local, unique-local,
- * unspecified, CGNAT, multicast, reserved, documentation, or an IPv6 form embedding an IPv4
- * address (mapped, NAT64, 6to4), which could lead back inside. Hosts listed in
- * WEBHOOK_ALLOWED_HOSTS are exempt (plain http and any address), for local receivers.
+ * address its host resolves to must be public. IPv4: not private, loopback, link-local, CGNAT,
+ * unspecified, multicast, reserved or documentation. IPv6: global unicast (2000::/3) only, less
+ * the ranges in it that embed an IPv4 address or are not globally reachable (Teredo and the rest
+ * of 2001::/23, 6to4, documentation). Everything outside 2000::/3 is refused with it: IPv4-mapped
+ * and IPv4-compatible forms, NAT64 (well-known and local-use), unique-local, link-local,
+ * site-local, multicast; each could lead back inside. Allowing the one global range, rather than
+ * listing the bad ones, leaves no form unlisted. Hosts in WEBHOOK_ALLOWED_HOSTS are exempt (plain
+ * http and any address), for local receivers.
  * The check runs at registration and again before every delivery, and the delivery connects to
  * the address that passed (see delivery.ts), so a DNS answer that changes in between cannot
  * redirect it.
@@ -30,27 +34,23 @@ for (const [net, prefix] of [
   ["224.0.0.0", 4], // multicast
   ["240.0.0.0", 4] // reserved, broadcast
 ] as const) blocked.addSubnet(net, prefix, "ipv4")
-for (const [net, prefix] of [
-  ["::", 128], // unspecified
-  ["::1", 128], // loopback
-  ["64:ff9b::", 96], // NAT64
-  ["100::", 64], // discard
-  ["2001:db8::", 32], // documentation
-  ["2002::", 16], // 6to4
-  ["fc00::", 7], // unique-local
-  ["fe80::", 10], // link-local
-  ["ff00::", 8] // multicast
-] as const) blocked.addSubnet(net, prefix, "ipv6")
 
-// IPv4-mapped IPv6 (::ffff:a.b.c.d) is refused outright. It is not a BlockList subnet because
-// BlockList matches IPv4 addresses against a mapped IPv6 rule, which would refuse every IPv4.
-const mapped = /^::ffff:/i
+const globalUnicast = new BlockList()
+globalUnicast.addSubnet("2000::", 3, "ipv6")
+
+const notGlobal = new BlockList()
+for (const [net, prefix] of [
+  ["2001::", 23], // IETF protocol assignments: Teredo (2001::/32, embeds IPv4), benchmarking, ORCHID
+  ["2001:db8::", 32], // documentation
+  ["2002::", 16], // 6to4 (embeds IPv4)
+  ["3fff::", 20] // documentation
+] as const) notGlobal.addSubnet(net, prefix, "ipv6")
 
 export const isPublicAddress = (address: string): boolean => {
   const family = isIP(address)
-  if (family === 0) return false
-  if (family === 6 && mapped.test(address)) return false
-  return !blocked.check(address, family === 4 ? "ipv4" : "ipv6")
+  if (family === 4) return !blocked.check(address, "ipv4")
+  if (family === 6) return globalUnicast.check(address, "ipv6") && !notGlobal.check(address, "ipv6")
+  return false
 }
 
 export interface VettedUrl {

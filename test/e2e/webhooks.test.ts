@@ -116,6 +116,10 @@ describe("webhooks API", () => {
       [{ url: "https://[::1]/hook", events: ["session.started"], secret }, "url_not_allowed"],
       [{ url: "https://[::ffff:127.0.0.1]/hook", events: ["session.started"], secret }, "url_not_allowed"],
       [{ url: "https://[fd00::1]/hook", events: ["session.started"], secret }, "url_not_allowed"],
+      // IPv6 forms that embed an IPv4 address or reach a non-global range.
+      ...["[::127.0.0.1]", "[::7f00:1]", "[::a9fe:a9fe]", "[64:ff9b::7f00:1]", "[64:ff9b:1::7f00:1]", "[2002:7f00:1::1]",
+        "[2001:0:4136:e378:8000:63bf:3fff:fdd2]", "[fec0::1]"].map((host) =>
+          [{ url: `https://${host}/hook`, events: ["session.started"], secret }, "url_not_allowed"] as const),
       [{ url: "https://user:pw@example.com/hook", events: ["session.started"], secret }, "url_not_allowed"]
     ]
     for (const [body, code] of unprocessable) {

@@ -14,10 +14,16 @@ describe("URL policy", () => {
   it.each([
     "10.1.1.1", "127.0.0.1", "127.255.0.9", "169.254.169.254", "100.64.1.1", "172.16.0.1", "192.168.0.1", "0.0.0.0",
     "224.0.0.1", "255.255.255.255", "::", "::1", "fe80::1", "fd00::1", "fc00::1", "ff02::1", "::ffff:127.0.0.1",
-    "::ffff:7f00:1", "::ffff:8.8.8.8", "64:ff9b::a00:1", "2002:a00:1::1", "not-an-ip"
+    "::ffff:7f00:1", "::ffff:8.8.8.8", "64:ff9b::a00:1", "2002:a00:1::1", "not-an-ip",
+    // IPv4-compatible (::/96): 127.0.0.1, 169.254.169.254, and a public IPv4 all the same
+    "::127.0.0.1", "::7f00:1", "::a9fe:a9fe", "::808:808",
+    // NAT64 local-use (64:ff9b:1::/48), Teredo (2001::/32), the rest of 2001::/23, documentation
+    "64:ff9b:1::7f00:1", "2001:0:4136:e378:8000:63bf:3fff:fdd2", "2001:2::1", "2001:db8::1", "3fff::1",
+    // site-local (deprecated, still routed inside some networks), discard, SRv6 SIDs, reserved
+    "fec0::1", "100::1", "5f00::1", "4000::1", "::2"
   ])("refuses %s", (a) => expect(isPublicAddress(a)).toBe(false))
 
-  it.each(["8.8.8.8", "1.1.1.1", "172.32.0.1", "100.128.0.1", "2606:4700::1111"])("accepts %s", (a) =>
+  it.each(["8.8.8.8", "1.1.1.1", "172.32.0.1", "100.128.0.1", "2606:4700::1111", "2a00:1450:4001:80b::200e", "2001:4860:4860::8888"])("accepts %s", (a) =>
     expect(isPublicAddress(a)).toBe(true))
 
   it("wants https, except for allowed hosts, and no credentials", () => {
