@@ -223,12 +223,18 @@ export const gateway = <E = never, R = never>(routes: RouteTable, direct?: Effec
           let response: HttpServerResponse.HttpServerResponse
           if (isManagementPath(request.url)) {
             const auth = yield* authenticator.apiKey(bearer(request.headers.authorization))
+            // A valid key counts against its org; a wrong one against the caller's address (the
+            // guessing that is throttled). No key at all is answered 401 (or the public OpenAPI
+            // document) before any throttling: it costs no lookup, and it is not an attempt.
+            const address = `ip:${Option.getOrElse(request.remoteAddress, () => "unknown")}`
             const decision = auth._tag === "Valid"
               ? yield* limiter.consume(
                 `org:${auth.principal.orgId}:${auth.principal.environment}`,
                 managementRateWindows(auth.principal.plan, auth.principal.rateLimits)
               )
-              : yield* limiter.consume(`ip:${Option.getOrElse(request.remoteAddress, () => "unknown")}`, anonymousRateWindows)
+              : auth._tag === "Missing"
+              ? yield* limiter.peek(address, anonymousRateWindows).pipe(Effect.map((d) => ({ ...d, allowed: true })))
+              : yield* limiter.consume(address, anonymousRateWindows)
             if (decision.allowed) {
               response = HttpServerResponse.setHeaders(yield* serve, rateHeaders(decision))
             } else {

@@ -24,6 +24,8 @@ const expirySchedule = Schedule.spaced("10 minutes")
  */
 export class RateLimiter extends Context.Service<RateLimiter, {
   readonly consume: (bucket: string, windows: ReadonlyArray<RateWindow>) => Effect.Effect<RateDecision>
+  /** Where the bucket stands, counting nothing (for the headers of a request that is not counted). */
+  readonly peek: (bucket: string, windows: ReadonlyArray<RateWindow>) => Effect.Effect<RateDecision>
 }>()("signal-engine/store/RateLimiter") {
   static readonly layer = Layer.effect(
     RateLimiter,
@@ -36,9 +38,10 @@ export class RateLimiter extends Context.Service<RateLimiter, {
         Effect.forkScoped
       )
 
+      type Row = { readonly window_s: number; readonly count: number; readonly reset: number; readonly now: number }
       const consume = Effect.fn("RateLimiter.consume")(function*(bucket: string, windows: ReadonlyArray<RateWindow>) {
         const sizes = windows.map((w) => w.windowSeconds).join(",")
-        const rows = yield* sql<{ readonly window_s: number; readonly count: number; readonly reset: number; readonly now: number }>`
+        const rows = yield* sql<Row>`
           INSERT INTO rate_limit_counters AS c (bucket, window_s, window_start, count)
           SELECT ${bucket}, w.s, to_timestamp(floor(extract(epoch FROM now()) / w.s) * w.s), 1
           FROM unnest(string_to_array(${sizes}, ',')::int[]) AS w(s)
@@ -46,6 +49,22 @@ export class RateLimiter extends Context.Service<RateLimiter, {
           RETURNING window_s, count,
             (extract(epoch FROM window_start)::bigint + window_s)::float8 AS reset,
             extract(epoch FROM now())::float8 AS now`.pipe(Effect.orDie)
+        return decide(windows, rows)
+      })
+
+      const peek = Effect.fn("RateLimiter.peek")(function*(bucket: string, windows: ReadonlyArray<RateWindow>) {
+        const sizes = windows.map((w) => w.windowSeconds).join(",")
+        const rows = yield* sql<Row>`
+          SELECT w.s AS window_s, coalesce(c.count, 0)::int4 AS count,
+            (floor(extract(epoch FROM now()) / w.s) * w.s + w.s)::float8 AS reset,
+            extract(epoch FROM now())::float8 AS now
+          FROM unnest(string_to_array(${sizes}, ',')::int[]) AS w(s)
+          LEFT JOIN rate_limit_counters c ON c.bucket = ${bucket} AND c.window_s = w.s
+            AND c.window_start = to_timestamp(floor(extract(epoch FROM now()) / w.s) * w.s)`.pipe(Effect.orDie)
+        return decide(windows, rows)
+      })
+
+      const decide = (windows: ReadonlyArray<RateWindow>, rows: ReadonlyArray<Row>): RateDecision => {
         const counted = windows.map((w) => {
           const row = rows.find((r) => r.window_s === w.windowSeconds)
           const count = row?.count ?? 0
@@ -67,9 +86,9 @@ export class RateLimiter extends Context.Service<RateLimiter, {
           reset: binding.reset,
           retryAfter: Math.max(1, Math.ceil(binding.reset - binding.now))
         }
-      })
+      }
 
-      return RateLimiter.of({ consume })
+      return RateLimiter.of({ consume, peek })
     })
   )
 }

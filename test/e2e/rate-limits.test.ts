@@ -123,6 +123,22 @@ describe("management rate limits", { timeout: 90_000 }, () => {
     }
   })
 
+  it("no key is 401 however often (absence is not throttled); wrong keys are, per address", async () => {
+    await awaitFreshMinute(nodeA.databaseUrl)
+    const none = await burst(80, () => call(nodeA, "GET", "/api/v1/org"))
+    expect(none.map((r) => r.status)).toEqual(Array(80).fill(401))
+    for (const r of none) expectRateHeaders(r)
+    // 60 wrong keys a minute from one address: the 61st attempt is refused before any lookup.
+    const wrong = await burst(61, (i) => call(nodeA, "GET", "/api/v1/org", { key: `sek_live_${String(i).padStart(32, "0")}` }))
+    expect(wrong.slice(0, 60).map((r) => r.status)).toEqual(Array(60).fill(401))
+    expect(wrong[60]!.status).toBe(429)
+    expect(wrong[60]!.headers.get("retry-after")).toMatch(/^\d+$/)
+    // Still 401 without a key, and the remaining count says where the wrong keys left it.
+    const after = await call(nodeB, "GET", "/api/v1/org")
+    expect(after.status).toBe(401)
+    expect(after.headers.get("x-ratelimit-remaining")).toBe("0")
+  })
+
   it("the engine surface has no management rate-limit headers", async () => {
     const res = await call(nodeA, "GET", "/engine/v1/me")
     expect(res.headers.get("x-ratelimit-limit")).toBeNull()
