@@ -13,19 +13,34 @@ export const RuleAction = Schema.Literals(["block", "warn", "log", "notify"])
 export type RuleAction = typeof RuleAction.Type
 export const Window = Schema.Literals(["daily", "monthly"])
 
+/**
+ * Bounds of a condition's values, far above any real use: they keep what an admin can store (and
+ * every signal then evaluates) small, and every threshold a finite number the counters can reach.
+ */
+export const maxThreshold = 1e15
+export const maxModels = 1_000
+export const maxModelNameLength = 200
+/** The longest message a rule's action_config may carry (shown to the developer), and its whole size. */
+export const maxMessageLength = 2_000
+export const maxActionConfigBytes = 8_192
+
+const limit = Schema.Finite.pipe(Schema.check(Schema.isLessThanOrEqualTo(maxThreshold)))
+const Models = Schema.Array(Schema.String.pipe(Schema.check(Schema.isMaxLength(maxModelNameLength))))
+  .pipe(Schema.check(Schema.isMaxLength(maxModels)))
+
 export const BudgetCondition = Schema.Struct({
   window: Window,
   metric: Schema.Literals(["cost_usd", "tokens_in", "tokens_out", "tokens_total"]),
-  threshold: Schema.Finite
+  threshold: limit
 })
 export const ModelFilterCondition = Schema.Union([
-  Schema.Struct({ model: Schema.Struct({ in: Schema.Array(Schema.String) }) }),
-  Schema.Struct({ model: Schema.Struct({ not_in: Schema.Array(Schema.String) }) })
+  Schema.Struct({ model: Schema.Struct({ in: Models }) }),
+  Schema.Struct({ model: Schema.Struct({ not_in: Models }) })
 ])
 export const UserLimitCondition = Schema.Struct({
   window: Window,
   metric: Schema.Literals(["cost_usd", "tokens_total"]),
-  per_user: Schema.Finite
+  per_user: limit
 })
 /** Most entries one list of an org_policy may have, and the longest entry. */
 export const maxPolicyEntries = 100
@@ -134,8 +149,14 @@ export const semanticProblems = (rule: {
       if (list.some((e) => e.length > maxPolicyEntryLength)) problems.push(`condition.${key}: entries are at most ${maxPolicyEntryLength} characters`)
     }
   }
+  const message = rule.action_config.message
+  if (typeof message === "string" && message.length > maxMessageLength) {
+    problems.push(`action_config.message: at most ${maxMessageLength} characters`)
+  }
+  if (new TextEncoder().encode(JSON.stringify(rule.action_config)).length > maxActionConfigBytes) {
+    problems.push(`action_config: at most ${maxActionConfigBytes} bytes of JSON`)
+  }
   if (rule.action === "block") {
-    const message = rule.action_config.message
     if (typeof message !== "string" || message.trim().length === 0) {
       problems.push("action_config.message: required for block (shown when the tool call is aborted)")
     }

@@ -83,6 +83,7 @@ describe.each(logVariants())("ingestion over %s", (_name, logEnv) => {
       [{ type: "stop", adapter: "a", session_id: "s", metadata: { blob: "x".repeat(20_000) } }, "metadata_too_large"],
       // Past the bounds that keep every sum finite and in range.
       [{ type: "stop", adapter: "a", session_id: "s", metadata: { cost_usd: 1e300 } }, "invalid_parameters"],
+      [{ type: "stop", adapter: "a", session_id: "s", metadata: { latency_ms: 1e308 } }, "invalid_parameters"],
       [{ type: "stop", adapter: "a", session_id: "s", metadata: { cost_usd: 1_000_000.01 } }, "invalid_parameters"],
       [{ type: "stop", adapter: "a", session_id: "s", metadata: { tokens_in: 1_000_000_001 } }, "invalid_parameters"],
       [{ type: "stop", adapter: "a", session_id: "s", metadata: { tokens_out: 2 ** 53 - 1 } }, "invalid_parameters"],

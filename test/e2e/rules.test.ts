@@ -189,6 +189,27 @@ describe("rule validation", () => {
   })
 
   it.each([
+    ["a threshold of 1e308", "budget", { window: "daily", metric: "cost_usd", threshold: 1e308 }, "threshold"],
+    ["a per_user over 1e15", "user_limit", { window: "daily", metric: "tokens_total", per_user: 2e15 }, "per_user"],
+    ["1,001 models", "model_filter", { model: { in: Array.from({ length: 1_001 }, (_, i) => `m${i}`) } }, "in"],
+    ["a model name over 200 characters", "model_filter", { model: { not_in: ["m".repeat(201)] } }, "not_in"]
+  ])("400 invalid_condition naming the field for %s", async (_what, type, condition, field) => {
+    const res = await post({ ...base(), type, condition, action: "log" })
+    expect(res.status).toBe(400)
+    expect(res.body.code).toBe("invalid_condition")
+    expect(res.body.error).toContain(field)
+  })
+
+  it("accepts the bounds themselves", async () => {
+    const res = await post({
+      ...base(), condition: { window: "daily", metric: "tokens_total", threshold: 1e15 }, action_config: { message: "m".repeat(2_000) }
+    })
+    expect(res.status, JSON.stringify(res.body)).toBe(201)
+    const models = await post({ ...base(), type: "model_filter", condition: { model: { in: Array.from({ length: 1_000 }, (_, i) => `m${i}`.padEnd(200, "x")) } } })
+    expect(models.status, JSON.stringify(models.body)).toBe(201)
+  })
+
+  it.each([
     ["a threshold of 0", { condition: { window: "daily", metric: "cost_usd", threshold: 0 } }, "condition.threshold"],
     ["a negative per_user", { type: "user_limit", condition: { window: "daily", metric: "cost_usd", per_user: -1 } }, "condition.per_user"],
     ["an empty blocklist", { type: "model_filter", condition: { model: { in: [] } } }, "condition.model.in"],
@@ -200,6 +221,8 @@ describe("rule validation", () => {
     ["101 blocked tools", { type: "org_policy", condition: { blocked_tools: Array.from({ length: 101 }, (_, i) => `t${i}`) } }, "condition.blocked_tools"],
     ["a command pattern over 200 characters", { type: "org_policy", condition: { blocked_commands: ["x".repeat(201)] } }, "condition.blocked_commands"],
     ["block without a message", { action_config: {} }, "action_config.message"],
+    ["a block message of 900 KB", { action_config: { message: "x".repeat(900_000) } }, "action_config.message"],
+    ["an action_config over 8 KB", { action_config: { message: "no", extra: "x".repeat(8_200) } }, "action_config"],
     ["an unknown user", { scope: "user", scope_id: "user_nobody" }, "scope_id"],
     ["an unknown team", { scope: "team", scope_id: "team_nobody" }, "scope_id"],
     ["a blank project_id", { scope: "project", scope_id: "  " }, "scope_id"],

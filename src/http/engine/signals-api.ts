@@ -14,6 +14,8 @@ const bounded = (max: number) => Schema.String.pipe(Schema.check(Schema.isMinLen
  */
 export const maxTokens = 1_000_000_000
 export const maxCostUsd = 1_000_000
+/** A week: no model call or tool run an adapter reports takes longer. */
+export const maxLatencyMs = 604_800_000
 const count = Schema.Int.pipe(Schema.check(Schema.isGreaterThanOrEqualTo(0), Schema.isLessThanOrEqualTo(maxTokens)))
 const amount = Schema.Finite.pipe(Schema.check(Schema.isGreaterThanOrEqualTo(0)))
 
@@ -26,7 +28,7 @@ export const SignalMetadata = Schema.StructWithRest(
     cache_read_tokens: Schema.optional(count.annotate({ description: "the part of tokens_in read from the prompt cache" })),
     cache_write_tokens: Schema.optional(count.annotate({ description: "the part of tokens_in written to the prompt cache" })),
     cost_usd: Schema.optional(amount.pipe(Schema.check(Schema.isLessThanOrEqualTo(maxCostUsd)))),
-    latency_ms: Schema.optional(amount),
+    latency_ms: Schema.optional(amount.pipe(Schema.check(Schema.isLessThanOrEqualTo(maxLatencyMs)))),
     error_code: Schema.optional(bounded(100)),
     project_id: Schema.optional(bounded(200)),
     prompt: Schema.optional(Schema.String),
