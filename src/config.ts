@@ -17,6 +17,12 @@ export class AppConfig extends Context.Service<AppConfig, {
   readonly shutdownIdleGrace: Duration.Duration
   /** How long an idle keep-alive connection is kept open for the client's next request. */
   readonly keepAliveTimeout: Duration.Duration
+  /** How long a request (headers and body) may take to arrive; a slower one gets 408 and is closed. */
+  readonly requestTimeout: Duration.Duration
+  /** How long a request's headers may take to arrive. */
+  readonly headersTimeout: Duration.Duration
+  /** Open connections one client address may hold; more are answered 429 and closed. */
+  readonly maxConnectionsPerClient: number
 }>()("signal-engine/AppConfig") {
   static readonly layer = Layer.effect(
     AppConfig,
@@ -33,7 +39,10 @@ export class AppConfig extends Context.Service<AppConfig, {
         maxBodyBytes: yield* Config.Int("MAX_BODY_BYTES").pipe(Config.withDefault(1_048_576)),
         demoBootstrap: yield* Config.Boolean("DEMO_BOOTSTRAP").pipe(Config.withDefault(true)),
         shutdownIdleGrace: yield* Config.Duration("SHUTDOWN_IDLE_GRACE").pipe(Config.withDefault(Duration.millis(500))),
-        keepAliveTimeout: yield* Config.Duration("HTTP_KEEP_ALIVE_TIMEOUT").pipe(Config.withDefault(Duration.seconds(65)))
+        keepAliveTimeout: yield* Config.Duration("HTTP_KEEP_ALIVE_TIMEOUT").pipe(Config.withDefault(Duration.seconds(65))),
+        requestTimeout: yield* Config.Duration("HTTP_REQUEST_TIMEOUT").pipe(Config.withDefault(Duration.seconds(30))),
+        headersTimeout: yield* Config.Duration("HTTP_HEADERS_TIMEOUT").pipe(Config.withDefault(Duration.seconds(10))),
+        maxConnectionsPerClient: yield* Config.Int("MAX_CONNECTIONS_PER_CLIENT").pipe(Config.withDefault(256))
       })
     })
   )

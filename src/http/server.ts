@@ -7,6 +7,7 @@ import { readFileSync } from "node:fs"
 import type { Duplex } from "node:stream"
 import { createServer as createHttpServer, type Server, STATUS_CODES } from "node:http"
 import { createServer as createHttpsServer } from "node:https"
+import { capConnectionsPerClient, serverTimeouts } from "./connection-limits.ts"
 import { AppConfig } from "../config.ts"
 import { envelopeOf, ServiceUnavailable, Unauthorized } from "../domain/errors.ts"
 import { makeRequestId } from "../domain/ids.ts"
@@ -240,17 +241,21 @@ export const HttpServerLive = Layer.unwrap(
   Effect.gen(function*() {
     const config = yield* AppConfig
     const listen = { port: config.port, host: config.host }
-    const prepare = <S extends Server>(server: S) =>
+    const timeouts = serverTimeouts({
+      requestTimeoutMs: Duration.toMillis(config.requestTimeout),
+      headersTimeoutMs: Duration.toMillis(config.headersTimeout)
+    })
+    const prepare = <S extends Server>(server: S, tls: boolean) =>
       closeIdleAfterGrace(
-        keepAlive(answerClientErrors(server), Duration.toMillis(config.keepAliveTimeout)),
+        keepAlive(answerClientErrors(capConnectionsPerClient(server, config.maxConnectionsPerClient, tls)), Duration.toMillis(config.keepAliveTimeout)),
         Duration.toMillis(config.shutdownIdleGrace)
       )
-    if (Option.isNone(config.tls)) return NodeHttpServer.layer(() => prepare(createHttpServer()), listen)
+    if (Option.isNone(config.tls)) return NodeHttpServer.layer(() => prepare(createHttpServer(timeouts), false), listen)
     const tls = config.tls.value
     const cert = readFileSync(tls.certFile)
     const key = readFileSync(tls.keyFile)
     return Layer.merge(
-      NodeHttpServer.layer(() => prepare(createHttpsServer({ cert, key })), listen),
+      NodeHttpServer.layer(() => prepare(createHttpsServer({ cert, key, ...timeouts }), true), listen),
       Layer.effectDiscard(redirectServer(config.redirectPort, config.port, config.host))
     )
   })
