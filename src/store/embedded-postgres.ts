@@ -191,13 +191,31 @@ export const startEmbeddedPostgres = async (options: EmbeddedPostgresOptions): P
   const dataDir = placeDataDir(options.dataDir, runAs, log)
 
   // A cluster already running is another process's (the service's, when an admin command runs
-  // beside it): used, and left running. One whose starter was killed is taken over, stopped and
-  // started again as this process's, so that it stops with it, unless something is connected.
+  // beside it): used, and left running. One whose starter was killed is taken over so that it
+  // stops with this process: stopped and started again as this process's once the dead
+  // process's sessions are gone; if something else stays connected, adopted as it runs.
   const existing = runningCluster(dataDir)
   if (existing) {
-    if (!ownerEnded(dataDir) || (await otherClients(existing.port)) > 0) {
+    if (!ownerEnded(dataDir)) {
       log(`embedded postgres: reusing the cluster already running from ${dataDir} on port ${existing.port}`)
       return { url: urlFor(existing.port), dataDir, port: existing.port, reused: true, stop: async () => {} }
+    }
+    // A killed process's backends take a moment to notice their clients are gone.
+    const deadline = Date.now() + 5_000
+    while ((await otherClients(existing.port)) > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100))
+    if ((await otherClients(existing.port)) > 0) {
+      log(`embedded postgres: adopting the cluster left running from ${dataDir} by a process that ended (others are connected to it)`)
+      writeFileSync(ownerFile(dataDir), `${process.pid}\n`)
+      const stopOnExit = () => {
+        if (isAlive(existing.pid)) process.kill(existing.pid, "SIGINT")
+      }
+      process.once("exit", stopOnExit)
+      const stop = async () => {
+        process.off("exit", stopOnExit)
+        await stopRunning(existing.pid)
+        rmSync(ownerFile(dataDir), { force: true })
+      }
+      return { url: urlFor(existing.port), dataDir, port: existing.port, reused: false, stop }
     }
     log(`embedded postgres: the cluster running from ${dataDir} (pid ${existing.pid}) was left by a process that ended; restarting it`)
     await stopRunning(existing.pid)
@@ -247,8 +265,15 @@ export const startEmbeddedPostgres = async (options: EmbeddedPostgresOptions): P
   })
 
   writeFileSync(ownerFile(dataDir), `${process.pid}\n`)
+  // An exit that skips the stop below (a crash, process.exit) still stops the cluster; only a
+  // kill -9 cannot, and the next start takes the cluster over (above).
+  const stopOnExit = () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill("SIGINT")
+  }
+  process.once("exit", stopOnExit)
   const stop = () =>
     new Promise<void>((done) => {
+      process.off("exit", stopOnExit)
       const stopped = () => {
         rmSync(ownerFile(dataDir), { force: true })
         done()
