@@ -5,9 +5,9 @@ import { WebhookConfig } from "../webhooks/config.ts"
 import { NotificationConfig } from "./config.ts"
 
 /**
- * E-mail through the operator's SMTP server (SMTP_URL), with nodemailer's SMTP client: one pooled
- * transport per node, so a burst of messages reuses connections. A send that the server does not
- * accept within the webhooks' timeout is a failed attempt, as for chat.
+ * E-mail through the operator's SMTP server (SMTP_URL), with nodemailer's SMTP client (one
+ * transport per node, closed when the node stops). A send that the server does not accept within
+ * the webhooks' timeout is a failed attempt, as for chat, and is retried on their schedule.
  */
 export class Mailer extends Context.Service<Mailer, {
   readonly configured: boolean
