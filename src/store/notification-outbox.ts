@@ -87,7 +87,7 @@ export const enqueueAlert = (sql: SqlClient.SqlClient, alert: {
     const facts = { type: alert.type, ts: new Date().toISOString(), message: alert.message, data: alert.data }
     return yield* sql`
       INSERT INTO notifications (id, channel_id, org_id, environment, type, facts, next_attempt_at)
-      SELECT ${sql.literal(hashId(`c.id || ':' || '${alert.id.replace(/[^A-Za-z0-9_]/g, "")}'`))}, c.id, ${alert.org_id},
+      SELECT 'ntf_' || left(encode(sha256(convert_to(c.id || ':' || ${alert.id}, 'UTF8')), 'hex'), 32), c.id, ${alert.org_id},
         ${alert.environment}, ${alert.type}, ${JSON.stringify(facts)}::jsonb, now()
       FROM org_alert_channels a JOIN channels c ON c.id = a.channel_id
       WHERE a.org_id = ${alert.org_id} AND c.environment = ${alert.environment} AND c.enabled
