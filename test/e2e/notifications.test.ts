@@ -237,4 +237,25 @@ describe("notification delivery", () => {
       await receiver.close()
     }
   })
+
+  it("an anomaly reaches the org's alert channels, in words", async () => {
+    const receiver = await startReceiver()
+    try {
+      const org = await newOrg()
+      const alerts = await channel(org, { kind: "slack", url: receiver.url })
+      expect((await api(org, "PATCH", "/org", { alert_channels: [alerts.id] })).status).toBe(200)
+      for (const tokens of [100, 110, 90, 100, 100, 1000]) {
+        await call(server, "POST", "/engine/v1/signals", {
+          key: org.license_key, body: { type: "post-tool", adapter: "cursor", session_id: "spike", metadata: { tokens_in: tokens } }
+        })
+      }
+      await waitFor(async () => receiver.received.length, (n) => n >= 1, { what: "the anomaly message" })
+      const text = chatText("slack", JSON.parse(receiver.received[0]!.body))
+      expect(text).toContain("Unusual activity for ")
+      expect(text).toContain("token spike")
+      expect(text).toContain("Observed: 1,000 against a baseline of 100 (+900%)")
+    } finally {
+      await receiver.close()
+    }
+  })
 })
