@@ -29,6 +29,11 @@ import { Webhooks } from "./store/webhooks-repo.ts"
 import { WebhookConfig } from "./webhooks/config.ts"
 import { WebhookDispatcher } from "./webhooks/dispatcher.ts"
 import { SecretBox } from "./webhooks/secret-box.ts"
+import { NotificationConfig } from "./notifications/config.ts"
+import { NotificationDispatcher } from "./notifications/dispatcher.ts"
+import { Mailer } from "./notifications/mailer.ts"
+import { Channels } from "./store/channels-repo.ts"
+import { Notifications } from "./store/notifications-repo.ts"
 
 /**
  * The one place Layers are wired. `Database` → migrated schema → repositories → HTTP.
@@ -37,8 +42,14 @@ import { SecretBox } from "./webhooks/secret-box.ts"
 /** The migrator's optional schema dump needs the platform services; it is otherwise unused. */
 const Migrated = Layer.effectDiscard(migrate.pipe(Effect.orDie)).pipe(Layer.provide(NodeServices.layer))
 
-/** Webhooks and their configuration; secrets are sealed with the key SecretBox holds. */
-const WebhooksStore = Webhooks.layer.pipe(Layer.provide(SecretBox.layer), Layer.provideMerge(WebhookConfig.layer))
+/**
+ * Webhooks, notification channels and their configuration; secrets (webhook secrets, chat URLs)
+ * are sealed with the key SecretBox holds.
+ */
+const WebhooksStore = Layer.mergeAll(Webhooks.layer, Channels.layer, Notifications.layer, Mailer.layer).pipe(
+  Layer.provide(SecretBox.layer),
+  Layer.provideMerge(Layer.merge(WebhookConfig.layer, NotificationConfig.layer))
+)
 
 /** Repositories over a migrated database (the database layer itself is provided by the caller). */
 export const StoreLive = Layer.unwrap(
@@ -103,7 +114,7 @@ const ListenBanner = Layer.effectDiscard(
 export const appLayer = <E, R>(database: Layer.Layer<DatabaseInfo | SqlClient.SqlClient | PgClient.PgClient, E, R>) => {
   const core = Layer.unwrap(
     Effect.map(AppConfig, (config) =>
-      Layer.mergeAll(Authenticator.layer({ apiKeyPrefix: config.apiKeyPrefix }), ProcessingLive, WebhookDispatcher).pipe(
+      Layer.mergeAll(Authenticator.layer({ apiKeyPrefix: config.apiKeyPrefix }), ProcessingLive, WebhookDispatcher, NotificationDispatcher).pipe(
         // Checked once migrated, before anything is consumed.
         Layer.provide(RefuseAfterUnfinishedReplay),
         Layer.provideMerge(StoreLive),

@@ -72,7 +72,9 @@ export type Condition = typeof Condition.Type
 
 export const ActionConfig = Schema.Record(Schema.String, Schema.Unknown).annotate({
   description: "{message}: required for block (shown when the tool call is aborted); optional for warn, log and notify " +
-    "(the verdict carries it for the adapter to show)"
+    "(the verdict carries it for the adapter to show). {channels}: notify only, the notification channels (ch_… of the " +
+    "rule's org and environment; unknown ids are 422) that get a message when the rule fires, coalesced per user and " +
+    "the channel's coalesce_seconds"
 })
 
 export const Rule = Schema.Struct({

@@ -19,6 +19,9 @@ export const Org = Schema.Struct({
   session_timeout: Schema.Int.annotate({ description: "inactivity that ends a session, in seconds (default 1800)" }),
   time_zone: Schema.String,
   rate_limits: Schema.Array(RateLimitWindow),
+  alert_channels: Schema.Array(Schema.String).annotate({
+    description: "the notification channels that get the org's admin alerts (PATCH /org); [] until set"
+  }),
   created_at: Timestamp
 })
 export type Org = typeof Org.Type

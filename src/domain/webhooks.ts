@@ -48,7 +48,7 @@ export type TestOutcome = typeof TestOutcome.Type
 /** An admin alert (GET /alerts). */
 export const Alert = Schema.Struct({
   id: Schema.String.annotate({ description: "prefix alert_" }),
-  type: Schema.String.annotate({ description: "e.g. webhook.failing" }),
+  type: Schema.String.annotate({ description: "webhook.failing or channel.failing" }),
   message: Schema.String,
   data: Schema.Record(Schema.String, Schema.Unknown),
   created_at: Timestamp

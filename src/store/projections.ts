@@ -5,6 +5,7 @@ import { makeBatcher } from "../log/batcher.ts"
 import { type ScopeUsageRow, scopeUsageChannel } from "../domain/scope-usage.ts"
 import type { EventRow, GoalRow, SessionRow, StoredVerdict, UserState } from "../domain/sessionizer.ts"
 import type { OutboxEvent } from "../domain/webhooks.ts"
+import { notificationCtes } from "./notification-outbox.ts"
 import { copyRows, makePgWriter, sqlLiteral, type WriteFailed } from "./pg-writer.ts"
 
 export interface ActorSnapshot {
@@ -240,7 +241,7 @@ export class Projections extends Context.Service<Projections, {
             WHERE ${held("r.partition")}
             ORDER BY r.n
             ON CONFLICT (id) DO NOTHING
-            RETURNING id, org_id, environment, type,
+            RETURNING id, org_id, environment, type, payload,
               type = 'rule.triggered' AND payload->'data'->>'action' = 'notify' AS to_all)`)
           ctes.push(`deliveries_written AS (
             INSERT INTO webhook_deliveries (webhook_id, event_id, next_attempt_at)
@@ -248,6 +249,8 @@ export class Projections extends Context.Service<Projections, {
             FROM new_events e
             JOIN webhooks w ON w.org_id = e.org_id AND w.environment = e.environment
               AND w.enabled AND (e.type = ANY (w.events) OR e.to_all))`)
+          // The same new events, to the notification channels that want them, coalesced.
+          ctes.push(...notificationCtes)
         }
         const actors = batches.flatMap((b) => b.actors.map((a) => ({ ...a, has_open_sessions: hasOpenSessions(a.state) })))
         if (actors.length > 0) {

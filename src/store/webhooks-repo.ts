@@ -17,6 +17,7 @@ import {
 import type { AttemptResult } from "../webhooks/delivery.ts"
 import { WebhookConfig } from "../webhooks/config.ts"
 import { SecretBox } from "../webhooks/secret-box.ts"
+import { enqueueAlert } from "./notification-outbox.ts"
 import { vetUrl } from "../webhooks/url-policy.ts"
 
 export interface Tenant {
@@ -287,10 +288,14 @@ export class Webhooks extends Context.Service<Webhooks, {
             const message = `webhook ${webhook.id} (${webhook.url}) is failing: ${maxAttempts} attempts to deliver ` +
               `${delivery.event_id} failed (last: ${result.error ?? "unknown"}); deliveries are paused until it is ` +
               `re-enabled with POST /api/v1/webhooks/${webhook.id}/enable`
+            const alertId = makeId(alertPrefix)
+            const data = { webhook_id: webhook.id, url: webhook.url, event_id: delivery.event_id, last_status: result.status_code, last_error: result.error }
             yield* sql`
               INSERT INTO alerts (id, org_id, environment, type, message, data)
-              VALUES (${makeId(alertPrefix)}, ${webhook.org_id}, ${webhook.environment}, 'webhook.failing', ${message},
-                ${JSON.stringify({ webhook_id: webhook.id, url: webhook.url, event_id: delivery.event_id, last_status: result.status_code, last_error: result.error })}::jsonb)`
+              VALUES (${alertId}, ${webhook.org_id}, ${webhook.environment}, 'webhook.failing', ${message},
+                ${JSON.stringify(data)}::jsonb)`
+            // Sent to the org's alert channels in the same transaction: once, with the alert.
+            yield* enqueueAlert(sql, { id: alertId, org_id: webhook.org_id, environment: webhook.environment, type: "webhook.failing", message, data })
             yield* Effect.logWarning(message).pipe(Effect.annotateLogs({ org_id: webhook.org_id, webhook_id: webhook.id }))
           }
           return outcome

@@ -33,6 +33,14 @@ export const post = (
   body: string,
   secret: string,
   timeout: Duration.Duration
+): Effect.Effect<AttemptResult> => postJson(target, body, { [signatureHeader]: sign(secret, body) }, timeout)
+
+/** A POST of a JSON body with the given extra headers (chat notifications are not signed). */
+export const postJson = (
+  target: VettedUrl,
+  body: string,
+  extraHeaders: Readonly<Record<string, string>>,
+  timeout: Duration.Duration
 ): Effect.Effect<AttemptResult> =>
   Effect.callback<AttemptResult>((resume) => {
     const started = performance.now()
@@ -53,7 +61,7 @@ export const post = (
         "content-type": "application/json",
         "content-length": Buffer.byteLength(body),
         "user-agent": "signal-engine-webhooks/1",
-        [signatureHeader]: sign(secret, body)
+        ...extraHeaders
       }
     }, (res) => {
       const status = res.statusCode ?? 0
@@ -80,7 +88,15 @@ export const deliver = (
   secret: string,
   options: { readonly allowedHosts: ReadonlySet<string>; readonly timeout: Duration.Duration }
 ): Effect.Effect<AttemptResult> =>
+  deliverVetted(rawUrl, options, (target) => post(target, body, secret, options.timeout))
+
+/** The same policy for any POST: refused URLs are a failed attempt that never connects. */
+export const deliverVetted = (
+  rawUrl: string,
+  options: { readonly allowedHosts: ReadonlySet<string> },
+  send: (target: VettedUrl) => Effect.Effect<AttemptResult>
+): Effect.Effect<AttemptResult> =>
   Effect.flatMap(vetUrl(rawUrl, options.allowedHosts), (verdict) =>
     verdict._tag === "Refused"
       ? Effect.succeed({ delivered: false, status_code: null, latency_ms: 0, error: `url refused: ${verdict.reason}` })
-      : post(verdict.target, body, secret, options.timeout))
+      : send(verdict.target))

@@ -7,6 +7,7 @@ import { ApiKey, LicenseKey, Org, Project, Role, Team, User, UserStatus } from "
 import { Envelope, KeyHousekeeping, ManagementAuth, PageQuery, pageOf, RequiredScope } from "../contract.ts"
 import { EventsGroup, SessionsGroup, UsageGroupApi } from "./activity-api.ts"
 import { AlertsGroup, WebhooksGroup } from "./webhooks-api.ts"
+import { ChannelsGroup } from "./channels-api.ts"
 import { BudgetsGroup, RulesGroup } from "./rules-api.ts"
 
 const Id = { id: Schema.String }
@@ -24,6 +25,11 @@ const OrgSettingsPayload = Schema.Struct({
   session_timeout: Schema.optionalKey(Schema.Int.annotate({
     description: `inactivity that ends a session, in seconds: ${sessionTimeoutBounds.minimum} to ${sessionTimeoutBounds.maximum}; ` +
       "other integers are 422"
+  })),
+  alert_channels: Schema.optionalKey(Schema.Array(Schema.String).pipe(Schema.check(Schema.isMaxLength(20))).annotate({
+    description: "the notification channels (ch_…, of either environment) that get the org's admin alerts: budget " +
+      "warnings and exceeded, anomalies, failing webhooks and channels; each alert goes to those of its own environment. " +
+      "Replaces the list; ids that are not channels of the org are 422"
   }))
 }).annotate({ description: "only the fields sent change; unknown fields are rejected (400)" })
 
@@ -37,7 +43,7 @@ export class OrgGroup extends HttpApiGroup.make("org")
     HttpApiEndpoint.patch("update", "/org", { payload: OrgSettingsPayload, success: Org, error: [Unprocessable, Forbidden] })
       .annotate(RequiredScope, { resource: "admin", access: "write" })
       .annotateMerge(OpenApi.annotations({
-        description: "Sets the org's time zone and session inactivity timeout and answers the updated org. The settings " +
+        description: "Sets the org's time zone, session inactivity timeout and alert channels and answers the updated org. The settings " +
           "apply to both environments: on plans with live keys only a live key may change them (403 live_key_required). Signals " +
           "take the org's settings from their license key's lookup, which every node drops when the org changes: a " +
           "change applies to the signals accepted after this answers."
@@ -213,7 +219,7 @@ export class LicenseKeysGroup extends HttpApiGroup.make("licenseKeys")
 
 export class ManagementApi extends HttpApi.make("management")
   .add(OrgGroup, UsersGroup, TeamsGroup, ProjectsGroup, ApiKeysGroup, LicenseKeysGroup, SessionsGroup, EventsGroup)
-  .add(WebhooksGroup, AlertsGroup)
+  .add(WebhooksGroup, AlertsGroup, ChannelsGroup)
   .add(RulesGroup, BudgetsGroup)
   .add(UsageGroupApi)
   .prefix("/api/v1")

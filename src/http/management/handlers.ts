@@ -12,6 +12,8 @@ import { type OrgRecord, Tenancy } from "../../store/tenancy-repo.ts"
 import { ApiPrincipal } from "../contract.ts"
 import { EventsHandlers, SessionsHandlers, UsageHandlers } from "./activity-handlers.ts"
 import { AlertsHandlers, WebhooksHandlers } from "./webhooks-handlers.ts"
+import { ChannelsHandlers } from "./channels-handlers.ts"
+import { Channels } from "../../store/channels-repo.ts"
 import { ManagementApi } from "./api.ts"
 import { BudgetsHandlers, RulesHandlers } from "./rules-handlers.ts"
 
@@ -21,7 +23,7 @@ const page = (query: { readonly limit?: number | undefined; readonly cursor?: st
 })
 
 /** The org as GET and PATCH /org show it: the stored row seen through the calling key. */
-const orgView = (principal: ApiKeyPrincipal, org: OrgRecord): Org => ({
+const orgView = (principal: ApiKeyPrincipal, org: OrgRecord, alertChannels: ReadonlyArray<string>): Org => ({
   id: org.id,
   name: org.name,
   plan: org.plan,
@@ -29,6 +31,7 @@ const orgView = (principal: ApiKeyPrincipal, org: OrgRecord): Org => ({
   session_timeout: org.session_timeout_s,
   time_zone: org.time_zone,
   rate_limits: managementRateWindows(principal.plan, principal.rateLimits).map((w) => ({ window: w.name, limit: w.limit })),
+  alert_channels: [...alertChannels],
   created_at: org.created_at
 })
 
@@ -45,21 +48,26 @@ const liveKeyForBothEnvironments = Effect.gen(function*() {
 
 export const OrgHandlers = HttpApiBuilder.group(ManagementApi, "org", Effect.fn(function*(handlers) {
   const tenancy = yield* Tenancy
+  const channels = yield* Channels
   return handlers
     .handle("get", () =>
       Effect.gen(function*() {
         const principal = yield* ApiPrincipal
         const org = yield* tenancy.getOrg(principal.orgId).pipe(Effect.orDie)
-        return orgView(principal, org)
+        return orgView(principal, org, yield* channels.alertChannels(principal.orgId))
       }))
     .handle("update", ({ payload }) =>
       Effect.gen(function*() {
         yield* liveKeyForBothEnvironments
         const principal = yield* ApiPrincipal
-        const settings = validateOrgSettings(payload)
+        const { alert_channels, ...rest } = payload
+        const settings = validateOrgSettings(rest)
         if ("problems" in settings) return yield* Unprocessable.of(settings.problems.join("; "), "validation_error")
+        const alertChannels = alert_channels === undefined
+          ? yield* channels.alertChannels(principal.orgId)
+          : yield* channels.setAlertChannels(principal.orgId, alert_channels)
         const org = yield* tenancy.updateOrg(principal.orgId, settings.ok).pipe(Effect.orDie)
-        return orgView(principal, org)
+        return orgView(principal, org, alertChannels)
       }))
 }))
 
@@ -153,6 +161,7 @@ export const LicenseKeysHandlers = HttpApiBuilder.group(ManagementApi, "licenseK
 export const ManagementHandlers = Layer.mergeAll(
   WebhooksHandlers,
   AlertsHandlers,
+  ChannelsHandlers,
   RulesHandlers,
   BudgetsHandlers,
   OrgHandlers,

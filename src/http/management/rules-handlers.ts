@@ -2,7 +2,9 @@ import { DateTime, Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { BadRequest, Unprocessable } from "../../domain/errors.ts"
 import { defaultPageSize } from "../../domain/pagination.ts"
+import { channelIdsOf } from "../../domain/channels.ts"
 import { decodeCondition, semanticProblems } from "../../domain/rules.ts"
+import { Channels } from "../../store/channels-repo.ts"
 import { Budgets } from "../../store/budgets-repo.ts"
 import { type RuleFields, Rules, type Tenant } from "../../store/rules-repo.ts"
 import { ApiPrincipal } from "../contract.ts"
@@ -17,6 +19,7 @@ const maxProjectIdLength = 200
 export const RulesHandlers = HttpApiBuilder.group(ManagementApi, "rules", (handlers) =>
   Effect.gen(function*() {
     const rules = yield* Rules
+    const channels = yield* Channels
 
     /** A draft becomes a rule only if its condition has its type's shape (400) and every value makes sense (422). */
     const validate = Effect.fnUntraced(function*(tenant: Tenant, draft: Draft) {
@@ -31,6 +34,13 @@ export const RulesHandlers = HttpApiBuilder.group(ManagementApi, "rules", (handl
         }
       } else if (!(yield* rules.scopeExists(tenant.orgId, fields.scope, fields.scope_id))) {
         problems.push(`scope_id: no ${fields.scope} ${fields.scope_id} in this org`)
+      }
+      // A notify rule's channels must be the tenant's (they are looked up again at every firing).
+      const named = channelIdsOf(fields.action, fields.action_config)
+      if ("problem" in named) problems.push(named.problem)
+      else {
+        const unknown = yield* channels.missing(tenant, named.ids)
+        if (unknown.length > 0) problems.push(`action_config.channels: no channel ${unknown.join(", ")} in this org and environment`)
       }
       if (problems.length > 0) return yield* Unprocessable.of(problems.join("; "), "validation_error")
       return fields

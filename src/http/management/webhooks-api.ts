@@ -64,6 +64,7 @@ export class AlertsGroup extends HttpApiGroup.make("alerts")
   .middleware(Envelope)
   .annotateMerge(OpenApi.annotations({
     title: "Alerts",
-    description: "Alerts for the org's admins, newest first (e.g. webhook.failing when a webhook's deliveries are paused)."
+    description: "Alerts for the org's admins, newest first: webhook.failing when a webhook's deliveries are paused, " +
+      "channel.failing when a notification channel's messages are. Each is also sent to the org's alert_channels (PATCH /org)."
   }))
 {}

@@ -1,0 +1,239 @@
+import { Context, Effect, Layer, Option } from "effect"
+import { SqlClient } from "effect/sql"
+import { type Channel, type ChannelDraft, channelProblems, coalesceBounds, isChatKind, redactUrl } from "../domain/channels.ts"
+import type { ChannelKind } from "../domain/channels.ts"
+import { Conflict, NotFound, Unprocessable } from "../domain/errors.ts"
+import { makeId } from "../domain/ids.ts"
+import { decodeCursor, type Page, toPage } from "../domain/pagination.ts"
+import { NotificationConfig } from "../notifications/config.ts"
+import type { ChannelTarget } from "../notifications/send.ts"
+import { WebhookConfig } from "../webhooks/config.ts"
+import { SecretBox } from "../webhooks/secret-box.ts"
+import { vetUrl } from "../webhooks/url-policy.ts"
+import type { PageRequest, Tenant } from "./webhooks-repo.ts"
+
+interface ChannelRow {
+  readonly id: string
+  readonly name: string
+  readonly kind: ChannelKind
+  readonly url_origin: string | null
+  readonly addresses: ReadonlyArray<string>
+  readonly coalesce_s: number
+  readonly enabled: boolean
+  readonly failing: boolean
+  readonly created_at: Date
+  readonly updated_at: Date | null
+}
+const columns = "id, name, kind, url_origin, addresses, coalesce_s, enabled, failing, created_at, updated_at"
+const toChannel = (r: ChannelRow): Channel => ({
+  id: r.id,
+  name: r.name,
+  kind: r.kind,
+  url: r.url_origin,
+  addresses: [...r.addresses],
+  coalesce_seconds: r.coalesce_s,
+  enabled: r.enabled,
+  failing: r.failing,
+  created_at: new Date(r.created_at).toISOString(),
+  updated_at: r.updated_at === null ? null : new Date(r.updated_at).toISOString()
+})
+
+export interface ChannelInput {
+  readonly name: string
+  readonly kind: ChannelKind
+  readonly url?: string | undefined
+  readonly addresses?: ReadonlyArray<string> | undefined
+  readonly coalesce_seconds?: number | undefined
+}
+
+export interface ChannelPatch {
+  readonly name?: string | undefined
+  readonly url?: string | undefined
+  readonly addresses?: ReadonlyArray<string> | undefined
+  readonly coalesce_seconds?: number | undefined
+  readonly enabled?: boolean | undefined
+}
+
+/**
+ * Notification channels of a tenant (org and environment), and the org's choice of channels for
+ * admin alerts. A chat URL is validated against the webhooks' URL policy (SSRF) and sealed with
+ * their key; only its origin is kept in clear, for display.
+ */
+export class Channels extends Context.Service<Channels, {
+  readonly create: (tenant: Tenant, input: ChannelInput) => Effect.Effect<Channel, Unprocessable>
+  readonly list: (tenant: Tenant, page: PageRequest) => Effect.Effect<Page<Channel>>
+  readonly get: (tenant: Tenant, id: string) => Effect.Effect<Channel, NotFound>
+  /** Changes the fields given; `enabled: true` also clears `failing` and makes what queued due at once. */
+  readonly update: (tenant: Tenant, id: string, patch: ChannelPatch) => Effect.Effect<Channel, NotFound | Unprocessable>
+  /** 409 channel_in_use while a rule names it. */
+  readonly remove: (tenant: Tenant, id: string) => Effect.Effect<void, NotFound | Conflict>
+  readonly target: (tenant: Tenant, id: string) => Effect.Effect<{ readonly channel: Channel; readonly target: ChannelTarget }, NotFound>
+  /** The ids among `ids` that are not channels of the tenant. */
+  readonly missing: (tenant: Tenant, ids: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<string>>
+  readonly alertChannels: (orgId: string) => Effect.Effect<ReadonlyArray<string>>
+  /** Replaces the org's alert channels; ids that are not channels of the org are 422. */
+  readonly setAlertChannels: (orgId: string, ids: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<string>, Unprocessable>
+}>()("signal-engine/store/Channels") {
+  static readonly layer = Layer.effect(
+    Channels,
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const box = yield* SecretBox
+      const webhookConfig = yield* WebhookConfig
+      const config = yield* NotificationConfig
+
+      /** The draft's problems (422), the URL policy included. */
+      const check = Effect.fnUntraced(function*(draft: ChannelDraft, newUrl: string | undefined) {
+        const problems = [...channelProblems(draft)]
+        if (problems.length === 0 && newUrl !== undefined) {
+          const verdict = yield* vetUrl(newUrl, webhookConfig.allowedHosts)
+          if (verdict._tag === "Refused") return yield* Unprocessable.of(`url: ${verdict.reason}`, "url_not_allowed")
+        }
+        if (problems.length === 0 && draft.kind === "email" && Option.isNone(config.smtpUrl)) {
+          return yield* Unprocessable.of("e-mail channels need the operator to configure SMTP_URL", "smtp_not_configured")
+        }
+        if (problems.length > 0) return yield* Unprocessable.of(problems.join("; "), "validation_error")
+      })
+
+      const textArray = (items: ReadonlyArray<string>) =>
+        sql`ARRAY(SELECT jsonb_array_elements_text(${JSON.stringify(items)}::jsonb))`
+      const notFound = (id: string) => NotFound.of(`channel ${id} not found`)
+      const where = (tenant: Tenant, id: string) =>
+        sql`id = ${id} AND org_id = ${tenant.orgId} AND environment = ${tenant.environment}`
+
+      const create = Effect.fn("Channels.create")(function*(tenant: Tenant, input: ChannelInput) {
+        const draft: ChannelDraft = {
+          name: input.name,
+          kind: input.kind,
+          url: input.url,
+          addresses: input.addresses ?? [],
+          coalesce_seconds: input.coalesce_seconds ?? coalesceBounds.default
+        }
+        yield* check(draft, draft.url)
+        const url = draft.url
+        const rows = yield* sql<ChannelRow>`
+          INSERT INTO channels (id, org_id, environment, name, kind, url_ciphertext, url_origin, addresses, coalesce_s)
+          VALUES (${makeId("ch")}, ${tenant.orgId}, ${tenant.environment}, ${draft.name.trim()}, ${draft.kind},
+            ${url === undefined ? null : box.seal(url)}, ${url === undefined ? null : redactUrl(url)},
+            ${textArray(draft.addresses)}, ${draft.coalesce_seconds})
+          RETURNING ${sql.literal(columns)}`.pipe(Effect.orDie)
+        return toChannel(rows[0]!)
+      })
+
+      const list = Effect.fn("Channels.list")(function*(tenant: Tenant, page: PageRequest) {
+        const after = page.cursor === undefined ? undefined : decodeCursor(page.cursor)
+        const rows = yield* sql<ChannelRow>`
+          SELECT ${sql.literal(columns)} FROM channels
+          WHERE org_id = ${tenant.orgId} AND environment = ${tenant.environment}
+            ${after === undefined ? sql`` : sql`AND id < ${after}`}
+          ORDER BY id DESC LIMIT ${page.limit + 1}`.pipe(Effect.orDie)
+        return toPage(rows.map(toChannel), page.limit, (c) => c.id)
+      })
+
+      const getRow = (tenant: Tenant, id: string) =>
+        sql<ChannelRow & { readonly url_ciphertext: string | null }>`
+          SELECT ${sql.literal(columns)}, url_ciphertext FROM channels WHERE ${where(tenant, id)}`.pipe(
+          Effect.orDie,
+          Effect.flatMap((rows) => rows[0] === undefined ? notFound(id) : Effect.succeed(rows[0]))
+        )
+
+      const get = Effect.fn("Channels.get")(function*(tenant: Tenant, id: string) {
+        return toChannel(yield* getRow(tenant, id))
+      })
+
+      const update = Effect.fn("Channels.update")(function*(tenant: Tenant, id: string, patch: ChannelPatch) {
+        const current = yield* getRow(tenant, id)
+        const chat = isChatKind(current.kind)
+        yield* check({
+          name: patch.name ?? current.name,
+          kind: current.kind,
+          // A chat channel has its stored URL; only a new one is vetted here (the stored one was
+          // at creation, and is again at every attempt).
+          url: patch.url ?? (chat ? "stored" : undefined),
+          addresses: patch.addresses ?? current.addresses,
+          coalesce_seconds: patch.coalesce_seconds ?? current.coalesce_s
+        }, patch.url)
+        const url = patch.url
+        const rows = yield* sql.withTransaction(Effect.gen(function*() {
+          const updated = yield* sql<ChannelRow>`
+            UPDATE channels SET
+              name = ${patch.name?.trim() ?? current.name},
+              url_ciphertext = ${url === undefined ? current.url_ciphertext : box.seal(url)},
+              url_origin = ${url === undefined ? current.url_origin : redactUrl(url)},
+              addresses = ${textArray(patch.addresses ?? current.addresses)},
+              coalesce_s = ${patch.coalesce_seconds ?? current.coalesce_s},
+              enabled = ${patch.enabled ?? current.enabled},
+              failing = ${patch.enabled === true ? false : current.failing},
+              failing_since = CASE WHEN ${patch.enabled === true} THEN NULL ELSE failing_since END,
+              updated_at = now()
+            WHERE ${where(tenant, id)}
+            RETURNING ${sql.literal(columns)}`
+          if (patch.enabled === true && current.failing) {
+            yield* sql`UPDATE notifications SET next_attempt_at = now()
+              WHERE channel_id = ${id} AND status = 'pending' AND next_attempt_at > now() AND NOT summary`
+          }
+          return updated
+        })).pipe(Effect.orDie)
+        if (rows.length === 0) return yield* notFound(id)
+        return toChannel(rows[0]!)
+      })
+
+      const remove = Effect.fn("Channels.remove")(function*(tenant: Tenant, id: string) {
+        const users = yield* sql<{ readonly id: string }>`
+          SELECT id FROM rules WHERE org_id = ${tenant.orgId} AND environment = ${tenant.environment}
+            AND jsonb_typeof(action_config->'channels') = 'array' AND action_config->'channels' ? ${id}
+          ORDER BY id LIMIT 10`.pipe(Effect.orDie)
+        if (users.length > 0) {
+          return yield* Conflict.of(
+            `channel ${id} is named by rule(s) ${users.map((r) => r.id).join(", ")}: take it out of their action_config.channels first`,
+            "channel_in_use"
+          )
+        }
+        // Its queued messages and its place among the org's alert channels go with it (cascade).
+        const rows = yield* sql`DELETE FROM channels WHERE ${where(tenant, id)} RETURNING id`.pipe(Effect.orDie)
+        if (rows.length === 0) return yield* notFound(id)
+      })
+
+      const target = Effect.fn("Channels.target")(function*(tenant: Tenant, id: string) {
+        const row = yield* getRow(tenant, id)
+        const url = row.url_ciphertext === null ? null : yield* box.open(row.url_ciphertext)
+        return { channel: toChannel(row), target: { kind: row.kind, url, addresses: row.addresses } }
+      })
+
+      const missing = Effect.fn("Channels.missing")(function*(tenant: Tenant, ids: ReadonlyArray<string>) {
+        if (ids.length === 0) return []
+        const rows = yield* sql<{ readonly id: string }>`
+          SELECT id FROM channels WHERE org_id = ${tenant.orgId} AND environment = ${tenant.environment}
+            AND id IN ${sql.in([...ids])}`.pipe(Effect.orDie)
+        const found = new Set(rows.map((r) => r.id))
+        return ids.filter((i) => !found.has(i))
+      })
+
+      const alertChannels = Effect.fn("Channels.alertChannels")(function*(orgId: string) {
+        const rows = yield* sql<{ readonly channel_id: string }>`
+          SELECT channel_id FROM org_alert_channels WHERE org_id = ${orgId} ORDER BY channel_id`.pipe(Effect.orDie)
+        return rows.map((r) => r.channel_id)
+      })
+
+      const setAlertChannels = Effect.fn("Channels.setAlertChannels")(function*(orgId: string, ids: ReadonlyArray<string>) {
+        const wanted = [...new Set(ids)]
+        const known = wanted.length === 0 ? [] : yield* sql<{ readonly id: string }>`
+          SELECT id FROM channels WHERE org_id = ${orgId} AND id IN ${sql.in(wanted)}`.pipe(Effect.orDie)
+        const unknown = wanted.filter((id) => !known.some((k) => k.id === id))
+        if (unknown.length > 0) {
+          return yield* Unprocessable.of(`alert_channels: no channel ${unknown.join(", ")} in this org`, "validation_error")
+        }
+        yield* sql.withTransaction(Effect.gen(function*() {
+          yield* sql`DELETE FROM org_alert_channels WHERE org_id = ${orgId}`
+          if (wanted.length > 0) {
+            yield* sql`INSERT INTO org_alert_channels (org_id, channel_id)
+              SELECT ${orgId}, jsonb_array_elements_text(${JSON.stringify(wanted)}::jsonb)`
+          }
+        })).pipe(Effect.orDie)
+        return wanted.sort()
+      })
+
+      return Channels.of({ create, list, get, update, remove, target, missing, alertChannels, setAlertChannels })
+    })
+  )
+}
