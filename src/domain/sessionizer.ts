@@ -89,6 +89,15 @@ const countUsage = (
 
 export const emptyUserState: UserState = { open: {} }
 
+/**
+ * Most sessions one user may have open at once (a session per environment and adapter: a person
+ * runs a handful of tools). A signal that would open one more first ends the user's least
+ * recently active session, as its inactivity timeout would (`timeout` at its last activity), so
+ * one key sending a new `adapter` per signal cannot grow its state, its timers and the cost of
+ * its every signal without bound. Part of the fold: replay applies it the same way.
+ */
+export const maxOpenSessions = 32
+
 export interface SessionRow {
   readonly id: string
   readonly org_id: string
@@ -351,6 +360,18 @@ const foldSignal = (state: UserState, r: SignalRecord, at: Position, settings: F
     notices.push(closed.notice)
     open = withoutKey(open, key)
     current = undefined
+  }
+
+  if (current === undefined) {
+    const keys = Object.keys(open)
+    if (keys.length >= maxOpenSessions) {
+      let oldest = keys[0]!
+      for (const k of keys) if (instantOf(open[k]!.last_activity_at) < instantOf(open[oldest]!.last_activity_at)) oldest = k
+      const evicted = closedRow(open[oldest]!, r.user_id, open[oldest]!.last_activity_at, "timeout")
+      sessions.push(evicted.row)
+      notices.push(evicted.notice)
+      open = withoutKey(open, oldest)
+    }
   }
 
   const m = r.metadata

@@ -4,7 +4,7 @@ import fc from "fast-check"
 import type { LogRecord, SignalRecord } from "../../src/domain/records.ts"
 import { addUsage, noUsage, type Usage } from "../../src/domain/rule-evaluation.ts"
 import { makeScopeKeys, scopeKey, scopeKeysOf } from "../../src/domain/scope-usage.ts"
-import { emptyUserState, fold, instantOf, type EventRow, type GoalRow, type SessionRow, type UserState } from "../../src/domain/sessionizer.ts"
+import { emptyUserState, fold, instantOf, maxOpenSessions, type EventRow, type GoalRow, type SessionRow, type UserState } from "../../src/domain/sessionizer.ts"
 import type { SignalType } from "../../src/domain/signals.ts"
 import { makePartitionWorker } from "../../src/engine/partition-worker.ts"
 import { type OutboxEvent, toOutboxEvent } from "../../src/domain/webhooks.ts"
@@ -49,6 +49,18 @@ const run = (records: ReadonlyArray<LogRecord>) => {
 }
 
 describe("sessionizer", () => {
+  it("keeps at most maxOpenSessions open per user, ending the least recently active one as timed out", () => {
+    const records = Array.from({ length: maxOpenSessions + 8 }, (_, i) => signal({ at: t0 + i * 1000, adapter: `tool-${i}` }))
+    // tool-0 is active again just before the cap is passed: tool-1 is then the least recent.
+    records.splice(maxOpenSessions, 0, signal({ at: t0 + (maxOpenSessions - 0.5) * 1000, adapter: "tool-0" }))
+    const { state, sessions } = run(records)
+    expect(Object.keys(state.open)).toHaveLength(maxOpenSessions)
+    const ended = sessions.filter((s) => s.ended_at !== null)
+    expect(ended.map((s) => s.adapter)).toEqual(Array.from({ length: 8 }, (_, i) => `tool-${i + 1}`))
+    for (const s of ended) expect(s).toMatchObject({ end_reason: "timeout", ended_at: s.last_activity_at })
+    expect(Object.values(state.open).map((s) => s.adapter)).toContain("tool-0")
+  })
+
   it("counts tokens, cost, models and errors into the session and the event", () => {
     const { sessions, events } = run([
       signal({ at: t0, type: "session-start" }),
