@@ -16,7 +16,8 @@ import type { Environment } from "../domain/environments.ts"
  * time (so it does not depend on when the batch runs). The first firing of a window is a
  * message sent now; the later ones of that window add to one summary message, due when the
  * window ends, whose `firings` says how many it covers. At most two messages per topic, channel
- * and window, however often a rule fires.
+ * and window, however often a rule fires, plus one per batch that folds firings of a window
+ * after its summary was due (late: a backlog).
  */
 const hashId = (text: string) => `'ntf_' || left(encode(sha256(convert_to(${text}, 'UTF8')), 'hex'), 32)`
 
@@ -43,7 +44,8 @@ export const notificationCtes: ReadonlyArray<string> = [
       floor(extract(epoch FROM (facts->>'ts')::timestamptz) / coalesce_s)::bigint AS bucket,
       count(*)::int AS n,
       (array_agg(facts ORDER BY facts->>'ts', event_id))[1] AS first_facts,
-      (array_agg(facts ORDER BY facts->>'ts' DESC, event_id DESC))[1] AS last_facts
+      (array_agg(facts ORDER BY facts->>'ts' DESC, event_id DESC))[1] AS last_facts,
+      max(event_id) AS last_event_id
     FROM notify_targets
     GROUP BY channel_id, org_id, environment, type, topic, coalesce_s, bucket)`,
   `notify_keyed AS (
@@ -57,8 +59,7 @@ export const notificationCtes: ReadonlyArray<string> = [
     ON CONFLICT (id) DO NOTHING
     RETURNING id)`,
   // A summary is added to only until it is due (its window's end): one being sent, or sent, is
-  // not changed under the dispatcher, so firings folded that late (a backlog reaching a window
-  // after it closed) are counted in no message.
+  // not changed under the dispatcher.
   `notify_more AS (
     INSERT INTO notifications (id, channel_id, org_id, environment, type, facts, firings, summary, window_end, next_attempt_at)
     SELECT more_id, channel_id, org_id, environment, type, last_facts,
@@ -66,7 +67,18 @@ export const notificationCtes: ReadonlyArray<string> = [
     FROM notify_keyed
     WHERE n - (first_id IN (SELECT id FROM notify_first))::int > 0
     ON CONFLICT (id) DO UPDATE SET firings = notifications.firings + excluded.firings, facts = excluded.facts
-      WHERE notifications.status = 'pending' AND notifications.attempts = 0 AND notifications.next_attempt_at > now())`
+      WHERE notifications.status = 'pending' AND notifications.attempts = 0 AND notifications.next_attempt_at > now()
+    RETURNING id)`,
+  // Firings folded after their window's summary was due (a backlog, a slow batch) get a late
+  // summary of their own, sent now: every firing is counted in some message. Its id names the
+  // batch's last event of the group, so a batch folded again adds nothing (its events exist).
+  `notify_late AS (
+    INSERT INTO notifications (id, channel_id, org_id, environment, type, facts, firings, summary, window_end, next_attempt_at)
+    SELECT ${hashId("channel_id || ':' || topic || ':' || bucket || ':late:' || last_event_id")}, channel_id, org_id,
+      environment, type, last_facts, n - (first_id IN (SELECT id FROM notify_first))::int, true, window_end, now()
+    FROM notify_keyed
+    WHERE n - (first_id IN (SELECT id FROM notify_first))::int > 0 AND more_id NOT IN (SELECT id FROM notify_more)
+    ON CONFLICT (id) DO NOTHING)`
 ]
 
 /**
