@@ -32,6 +32,8 @@ export interface LoadSpec {
    * as an adapter that retries safely sends them.
    */
   readonly idempotencyKeys?: boolean
+  /** Every signal names an adapter of its own (a new session each: the flood scenario). */
+  readonly distinctAdapters?: boolean
 }
 
 export interface LoadResult {
@@ -63,7 +65,7 @@ const keyPrefix = `bench-${process.pid}-${Date.now().toString(36)}`
 const signal = (n: number, probe?: number) => ({
   ...(spec.idempotencyKeys && spec.batch > 1 ? { idempotency_key: `${keyPrefix}-${n}` } : {}),
   type: n % 10 === 0 ? "user-prompt" : "post-tool",
-  adapter: "claude-code",
+  adapter: spec.distinctAdapters ? `flood-${keyPrefix}-${n}` : "claude-code",
   session_id: `bench-${n % 7}`,
   metadata: {
     model: models[n % models.length],
@@ -156,7 +158,8 @@ const one = async (n: number, key: string, probe?: number) => {
     if (!measuring) return
     latencies.push(performance.now() - started)
     requests += 1
-    signals += spec.batch
+    // Signals the service took: a refused request (429, 503) carried none it kept.
+    if (answer.status >= 200 && answer.status < 300) signals += spec.batch
     classify(answer)
   } catch (error) {
     if (measuring) countError(`socket ${(error as NodeJS.ErrnoException).code ?? String(error)}`)

@@ -25,7 +25,7 @@ import { topSelfTime } from "./profile-top.ts"
 
 const root = join(import.meta.dirname, "..")
 const run = promisify(execFile)
-const allScenarios = ["http_baseline", "ingest", "ingest_batch", "lag", "ingest_keyed", "ingest_rules", "replay", "memory", "hook"] as const
+const allScenarios = ["http_baseline", "ingest", "ingest_batch", "lag", "ingest_keyed", "ingest_rules", "replay", "memory", "hook", "flood"] as const
 type Scenario = (typeof allScenarios)[number]
 type LogName = "pg" | "kafka"
 
@@ -240,15 +240,15 @@ interface Tenant {
  * management API: 100,000 users over HTTP would take minutes and measure the management API.
  * The rows are what the API would write: a team-plan org, users, SHA-256-hashed `lic_` keys.
  */
-const seedUsers = async (url: string, count: number): Promise<Tenant> => {
-  const orgId = `org_bench${randomBytes(4).toString("hex")}`
-  const userIds = Array.from({ length: count }, (_, i) => `user_bench_${i}`)
+const seedUsers = async (url: string, count: number, name = "bench"): Promise<Tenant> => {
+  const orgId = `org_${name}${randomBytes(4).toString("hex")}`
+  const userIds = Array.from({ length: count }, (_, i) => `user_${name}_${i}`)
   const keys = userIds.map(() => `lic_${randomBytes(10).toString("hex")}`)
   const hashes = keys.map((k) => createHash("sha256").update(k).digest("hex"))
-  const keyIds = keys.map((_, i) => `lk_bench_${i}`)
+  const keyIds = keys.map((_, i) => `lk_${name}_${i}`)
   await withDb(url, (sql) =>
     Effect.gen(function*() {
-      yield* sql`INSERT INTO orgs (id, name, plan) VALUES (${orgId}, 'bench', 'team')`
+      yield* sql`INSERT INTO orgs (id, name, plan) VALUES (${orgId}, ${name}, 'team')`
       yield* sql`INSERT INTO users (id, org_id, email, name, role)
         SELECT id, ${orgId}, id || '@bench.test', id, 'member' FROM unnest(${userIds}::text[]) AS id`
       yield* sql`INSERT INTO license_keys (id, org_id, user_id, environment, key_hash, key_hint)
@@ -337,6 +337,8 @@ const startService = async (
     HOST: "127.0.0.1",
     DEMO_BOOTSTRAP: "false",
     LOG_PARTITIONS: String(options.partitions),
+    // The engine's throughput, not its per-key limits (the flood scenario turns them on).
+    ENGINE_RATE_LIMIT_SCALE: "0",
     ...logEnvFor(log, id),
     ...extra
   }
@@ -931,6 +933,58 @@ const hookScenario = async (log: LogName) => {
   }
 }
 
+/**
+ * One key of another org flooding (500-signal batches, a new adapter for every signal, two in
+ * flight) beside normal users (one signal a request, four in flight): the normal users' latency
+ * alone, beside the flood with the engine's limits as shipped, and beside it with them off.
+ */
+const flood = async (log: LogName) => {
+  const id = `${log}${randomBytes(3).toString("hex")}`
+  const url = await newDatabase(`bench_flood_${id}`)
+  const tenant = await seedUsers(url, options.users)
+  const flooder = await seedUsers(url, 1, "flooder")
+  const phases = async (scale: string, withAlone: boolean) => {
+    const service = await startService(url, log, `${id}-${scale}`, { ENGINE_RATE_LIMIT_SCALE: scale })
+    try {
+      const normal: LoadSpec = {
+        port: service.port, path: "/engine/v1/signals", keys: tenant.keys, durationS: options.durationS, concurrency: 4, batch: 1,
+        warmupS: options.warmupS
+      }
+      say(`flood over ${log} (limits x${scale}): normal users alone`)
+      const alone = withAlone ? await load(normal) : undefined
+      say(`flood over ${log} (limits x${scale}): normal users beside a flooding key`)
+      const [beside, flooded] = await Promise.all([
+        load(normal),
+        load({
+          port: service.port, path: "/engine/v1/signals/batch", keys: flooder.keys, durationS: options.durationS + options.warmupS,
+          concurrency: 2, batch: 500, distinctAdapters: true
+        })
+      ])
+      return { alone, beside, flooded }
+    } finally {
+      await service.stop()
+    }
+  }
+  const limited = await phases("1", true)
+  const unlimited = await phases("0", false)
+  const alone = limited.alone!.latencyMs
+  rows.push({
+    scenario: "flood",
+    log,
+    figures: {
+      p99_alone_ms: round(alone.p99, 2),
+      p99_beside_flood_ms: round(limited.beside.latencyMs.p99, 2),
+      p99_ratio: round(limited.beside.latencyMs.p99 / alone.p99, 2),
+      p99_beside_unlimited_flood_ms: round(unlimited.beside.latencyMs.p99, 2),
+      p99_ratio_unlimited: round(unlimited.beside.latencyMs.p99 / alone.p99, 2),
+      normal_errors: limited.beside.errors,
+      flood_signals_taken: limited.flooded.signals,
+      flood_requests_refused: limited.flooded.errorKinds["status 429 rate_limited"] ?? 0,
+      unlimited_flood_signals_taken: unlimited.flooded.signals
+    }
+  })
+}
+
 // ---------------------------------------------------------------- main
 
 const machine = {
@@ -953,6 +1007,7 @@ try {
     if (wants("replay")) await replayScenario(log)
     if (wants("memory")) await memory(log)
     if (wants("hook")) await hookScenario(log)
+    if (wants("flood")) await flood(log)
   }
 } catch (error) {
   failed = true

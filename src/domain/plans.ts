@@ -82,3 +82,30 @@ export const managementRateWindows = (plan: Plan, overrides: RateLimitOverrides)
 
 /** Requests that carry no valid credential are limited per client address. */
 export const anonymousRateWindows: ReadonlyArray<RateWindow> = [minute(60)]
+
+/** A token bucket: `burst` signals at once, refilled at `perSecond`. */
+export interface SignalBucket {
+  readonly perSecond: number
+  readonly burst: number
+}
+
+/**
+ * Engine API limits by plan, in signals (a batch counts its signals), per license key and per
+ * org and environment (extension; the spec leaves engine limits unshown). Far above what a
+ * person's tools send (a busy agent sends a few signals a second; an adapter's spool drains in
+ * batches of at most 500), they stop one key or one org from taking a node's capacity from the
+ * others.
+ */
+export const engineSignalBuckets = (plan: Plan): { readonly key: SignalBucket; readonly org: SignalBucket } => {
+  switch (plan) {
+    case "lite":
+    case "developer":
+    case "professional":
+      return { key: { perSecond: 20, burst: 1_000 }, org: { perSecond: 200, burst: 10_000 } }
+    case "team":
+      return { key: { perSecond: 50, burst: 1_000 }, org: { perSecond: 1_000, burst: 50_000 } }
+    case "business":
+    case "enterprise":
+      return { key: { perSecond: 200, burst: 4_000 }, org: { perSecond: 5_000, burst: 200_000 } }
+  }
+}

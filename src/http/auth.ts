@@ -4,6 +4,7 @@ import { Forbidden, Unauthorized } from "../domain/errors.ts"
 import type { Environment } from "../domain/environments.ts"
 import { allowsLiveKeys, type EngineFeature, minimumPlanFor, type Plan, planHasFeature } from "../domain/plans.ts"
 import type { ApiKeyPrincipal, LicensePrincipal } from "../domain/principal.ts"
+import { SignalLimits } from "./engine/signal-limits.ts"
 import { hasScope } from "../domain/scopes.ts"
 import { RuleCache } from "../engine/rule-cache.ts"
 import { Tenancy } from "../store/tenancy-repo.ts"
@@ -179,17 +180,27 @@ export const authorizeEngine = (
         ))
         : Effect.succeed(principal)))
 
-/** Engine: a valid license key, on a plan that includes the endpoint's feature. */
+/**
+ * Engine: a valid license key, on a plan that includes the endpoint's feature; for the signal
+ * endpoints, a key and org with signals left (checked before the body is read).
+ */
 export const EngineAuthLive = Layer.effect(
   EngineAuth,
   Effect.gen(function*() {
     const authenticator = yield* Authenticator
+    const limits = yield* SignalLimits
     return EngineAuth.of({
-      licenseKey: (httpEffect, { credential, endpoint }) =>
-        Effect.flatMap(
-          authorizeEngine(authenticator, Redacted.value(credential), Context.getOrUndefined(endpoint.annotations, RequiredFeature)),
-          (principal) => Effect.provideService(httpEffect, EnginePrincipal, principal)
+      licenseKey: (httpEffect, { credential, endpoint }) => {
+        const feature = Context.getOrUndefined(endpoint.annotations, RequiredFeature)
+        return Effect.flatMap(
+          authorizeEngine(authenticator, Redacted.value(credential), feature),
+          (principal) =>
+            Effect.andThen(
+              feature === "signals" ? limits.admit(principal) : Effect.void,
+              Effect.provideService(httpEffect, EnginePrincipal, principal)
+            )
         )
+      }
     })
   })
-)
+).pipe(Layer.provide(SignalLimits.layer))

@@ -63,7 +63,7 @@ export class EngineAuth extends HttpApiMiddleware.Service<EngineAuth, {
   provides: EnginePrincipal
 }>()("signal-engine/http/EngineAuth", {
   security: { licenseKey: HttpApiSecurity.bearer },
-  error: [Unauthorized, Forbidden]
+  error: [Unauthorized, Forbidden, TooManyRequests]
 }) {}
 
 /** Decimal digits only: `1e2` or `0x10` are numbers to JavaScript, not page sizes to a client. */

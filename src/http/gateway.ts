@@ -22,6 +22,7 @@ import { RateLimiter, type RateDecision } from "../store/rate-limits.ts"
 import { Authenticator } from "./auth.ts"
 import { Draining } from "./draining.ts"
 import { RequestId } from "./request-id.ts"
+import { ResponseHeaders } from "./response-headers.ts"
 import type { RouteTable } from "./route-table.ts"
 
 const envelopeResponse = (body: ErrorEnvelope, headers?: Record<string, string>) =>
@@ -212,12 +213,16 @@ export const gateway = <E = never, R = never>(routes: RouteTable, direct?: Effec
           const route: Effect.Effect<HttpServerResponse.HttpServerResponse, unknown> = directRoute
             ? Effect.provideService(directRoute.handler, HttpServerRequest.HttpServerRequest, request)
             : httpEffect
+          // What handlers add to the response (the engine's rate-limit headers), kept for errors too.
+          const extraHeaders: Record<string, string> = {}
           const serve = checkBody.pipe(Effect.andThen(checkText), Effect.andThen(route)).pipe(
             Effect.catchCause((cause) =>
               Cause.hasInterruptsOnly(cause) ? Effect.failCause(cause) : failureResponse(cause, requestId)
             ),
             Effect.map((response) => completeEnvelope(response, requestId)),
-            Effect.provideService(RequestId, requestId)
+            Effect.map((response) => (Object.keys(extraHeaders).length === 0 ? response : HttpServerResponse.setHeaders(response, extraHeaders))),
+            Effect.provideService(RequestId, requestId),
+            Effect.provideService(ResponseHeaders, extraHeaders)
           )
 
           let response: HttpServerResponse.HttpServerResponse

@@ -19,6 +19,7 @@ import { schemaIsCurrent } from "../store/database.ts"
 import { EngineAuthLive, ManagementAuthLive } from "./auth.ts"
 import { EngineApi } from "./engine/api.ts"
 import { EngineHandlers } from "./engine/handlers.ts"
+import { SignalLimits } from "./engine/signal-limits.ts"
 import { ingestRoute, makeIngestRoute } from "./engine/ingest-route.ts"
 import { EnvelopeLive } from "./envelope.ts"
 import { Draining } from "./draining.ts"
@@ -152,7 +153,7 @@ export const AppRoutes = Layer.mergeAll(
     makeRouteTable([ManagementApi, EngineApi], [...healthRoutes, ...internalRoutes]),
     Effect.map(makeIngestRoute, (handler) => [{ ...ingestRoute, handler }])
   )
-).pipe(Layer.provide([ManagementAuthLive, EngineAuthLive, EnvelopeLive]))
+).pipe(Layer.provide([ManagementAuthLive, EngineAuthLive, EnvelopeLive, SignalLimits.layer]))
 
 /** Plain HTTP next to HTTPS answers every request with a permanent redirect to the HTTPS URL. */
 const redirectServer = (httpPort: number, httpsPort: number, host: string) =>

@@ -4,6 +4,7 @@ import { HttpApiError } from "effect/http-api"
 import { Authenticator, authorizeEngine } from "../auth.ts"
 import { describeSchemaError } from "../envelope.ts"
 import { BatchSignalInput, IngestHeaders, SignalAccepted } from "./signals-api.ts"
+import { SignalLimits } from "./signal-limits.ts"
 import { makeIngestOne } from "./signals-handlers.ts"
 
 /** The one route served directly: its method and path, exactly as clients send them. */
@@ -47,9 +48,11 @@ const refused = (kind: "Headers" | "Payload", cause: Schema.SchemaError) =>
 export const makeIngestRoute = Effect.gen(function*() {
   const authenticator = yield* Authenticator
   const ingestOne = yield* makeIngestOne
+  const limits = yield* SignalLimits
   return Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest
     const principal = yield* authorizeEngine(authenticator, bearerCredential(request.headers.authorization), "signals")
+    yield* limits.admit(principal)
     const headers = decodeHeaders(request.headers)
     if (Result.isFailure(headers)) return yield* refused("Headers", headers.failure)
     const contentType = mediaType(request.headers["content-type"] ?? "application/json")

@@ -1,6 +1,6 @@
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
-import { ServiceUnavailable } from "../../domain/errors.ts"
+import { ServiceUnavailable, TooManyRequests } from "../../domain/errors.ts"
 import { SignalType } from "../../domain/signals.ts"
 import { storableJson } from "../../domain/text.ts"
 import { EngineAuth, Envelope, RequiredFeature } from "../contract.ts"
@@ -145,14 +145,15 @@ export class SignalsGroup extends HttpApiGroup.make("signals")
       payload: BatchSignalInput,
       headers: IngestHeaders,
       success: SignalAccepted,
-      error: ServiceUnavailable
+      error: [ServiceUnavailable, TooManyRequests]
     })
       .annotate(RequiredFeature, "signals")
       .annotateMerge(OpenApi.annotations({
         description: "Accepts one signal. Once answered `ok`, the signal is durable and will appear in its session. " +
           "With an Idempotency-Key header (extension; or `idempotency_key` in the body, which must then agree with " +
           "the header), sending the same signal again is safe: the copy is answered as the first was (same " +
-          "signal_id and verdict, `duplicate: true`) and counted nowhere."
+          "signal_id and verdict, `duplicate: true`) and counted nowhere. Rate-limited per license key and per org " +
+          "(extension, by plan, in signals; X-RateLimit-* headers on every answer; 429 with Retry-After beyond them)."
       }))
   )
   .add(
@@ -160,7 +161,7 @@ export class SignalsGroup extends HttpApiGroup.make("signals")
       payload: SignalsBatchInput,
       headers: BatchHeaders,
       success: SignalsBatchAccepted,
-      error: ServiceUnavailable
+      error: [ServiceUnavailable, TooManyRequests]
     })
       .annotate(RequiredFeature, "signals")
       .annotateMerge(OpenApi.annotations({

@@ -10,6 +10,7 @@ import { RuleCache } from "../../engine/rule-cache.ts"
 import { EnginePrincipal } from "../contract.ts"
 import { EngineApi } from "./api.ts"
 import { BatchSignalInput, type SignalsBatchAccepted } from "./signals-api.ts"
+import { SignalLimits } from "./signal-limits.ts"
 import { toSignalRecord } from "./signals-records.ts"
 
 const decodeSignal = Schema.decodeUnknownResult(BatchSignalInput)
@@ -57,11 +58,13 @@ export const makeIngestOne = Effect.gen(function*() {
   const pricing = yield* Pricing
   const rules = yield* RuleCache
   const maxMetadataBytes = yield* MaxMetadataBytes
+  const limits = yield* SignalLimits
   return (principal: LicensePrincipal, headerKey: string | undefined, payload: typeof BatchSignalInput.Type) =>
     Effect.gen(function*() {
       if (headerKey !== undefined && payload.idempotency_key !== undefined && headerKey !== payload.idempotency_key) {
         return yield* BadRequest.of("the Idempotency-Key header and the body's idempotency_key differ; send one of them")
       }
+      yield* limits.take(principal, 1)
       const now = yield* Clock.currentTimeMillis
       const record = toSignalRecord(
         headerKey === undefined ? payload : { ...payload, idempotency_key: headerKey },
@@ -80,6 +83,7 @@ export const SignalsHandlers = HttpApiBuilder.group(EngineApi, "signals", (handl
     const rules = yield* RuleCache
     const maxMetadataBytes = yield* MaxMetadataBytes
     const ingestOne = yield* makeIngestOne
+    const limits = yield* SignalLimits
 
     const context = Effect.gen(function*() {
       const principal = yield* EnginePrincipal
@@ -97,6 +101,8 @@ export const SignalsHandlers = HttpApiBuilder.group(EngineApi, "signals", (handl
             return yield* BadRequest.of("a batch takes no Idempotency-Key header: give each signal its idempotency_key")
           }
           const ctx = yield* context
+          // Before any signal is decoded: a refused flood costs no more than its JSON.
+          yield* limits.take(ctx.principal, payload.signals.length)
           // Each element on its own: one invalid signal is answered as such, the others go on.
           const checked = payload.signals.map((element): Result.Result<SignalRecord, BadRequest> => {
             const decoded = decodeSignal(element)
