@@ -63,6 +63,21 @@ describe("engine API rate limits", () => {
     expect(events.body.data).toHaveLength(15)
   })
 
+  it("a key with nothing left is refused before its body is read", async () => {
+    const org = await bootstrapOrg(server.databaseUrl, "limits-unread", "team")
+    const drained = await call(server, "POST", "/engine/v1/signals/batch", {
+      key: org.license_key,
+      body: { signals: Array.from({ length: 20 }, (_, i) => ({ type: "post-tool", adapter: "d", session_id: `s${i}` })) }
+    })
+    expect(drained.status).toBe(200)
+    // Not JSON, which would be a 400 were it read: a 429 says it was not.
+    for (const path of ["/engine/v1/signals", "/engine/v1/signals/batch"]) {
+      const unread = await call(server, "POST", path, { key: org.license_key, rawBody: "{not json", contentType: "application/json" })
+      expect(unread.status, path).toBe(429)
+      expect(unread.body.code).toBe("rate_limited")
+    }
+  })
+
   it("an org's keys together are held to the org's limit", async () => {
     const org = await bootstrapOrg(server.databaseUrl, "limits-org", "team")
     const users = await usersWithKeys(server, org, 60, "limits-org.test")
