@@ -192,9 +192,6 @@ export class Engine extends Context.Service<Engine, {
         const partition = log.partitionFor(userId)
         const why: { reason: PendingReason } = { reason: "timeout" }
         const local = !cluster.enabled || workers.has(partition)
-        // Blocked at acceptance on a single node that holds no worker for the partition (being
-        // assigned, say): nothing would answer before the deadline, and the block is the verdict.
-        if (blocked && !cluster.enabled && !workers.has(partition)) return Effect.succeed("no_owner")
         return Effect.map(
           local ? Deferred.await(deferred) : Effect.raceFirst(Deferred.await(deferred), remoteOutcome(partition, id, why, blocked)),
           // At the deadline: a partition that no worker of this node holds and no other node
