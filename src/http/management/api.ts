@@ -7,6 +7,7 @@ import { ApiKey, LicenseKey, Org, Project, Role, Team, User, UserStatus } from "
 import { Envelope, KeyHousekeeping, ManagementAuth, PageQuery, pageOf, RequiredScope } from "../contract.ts"
 import { EventsGroup, SessionsGroup, UsageGroupApi } from "./activity-api.ts"
 import { AlertsGroup, WebhooksGroup } from "./webhooks-api.ts"
+import { GoalsGroup } from "./goals-api.ts"
 import { BudgetsGroup, RulesGroup } from "./rules-api.ts"
 
 const Id = { id: Schema.String }
@@ -215,7 +216,7 @@ export class ManagementApi extends HttpApi.make("management")
   .add(OrgGroup, UsersGroup, TeamsGroup, ProjectsGroup, ApiKeysGroup, LicenseKeysGroup, SessionsGroup, EventsGroup)
   .add(WebhooksGroup, AlertsGroup)
   .add(RulesGroup, BudgetsGroup)
-  .add(UsageGroupApi)
+  .add(UsageGroupApi, GoalsGroup)
   .prefix("/api/v1")
   // A field this API does not know is a mistake to point out (a typo answered 200 and changed
   // nothing), so every management body refuses unknown fields with 400.

@@ -14,6 +14,7 @@ import { EventsHandlers, SessionsHandlers, UsageHandlers } from "./activity-hand
 import { AlertsHandlers, WebhooksHandlers } from "./webhooks-handlers.ts"
 import { ManagementApi } from "./api.ts"
 import { BudgetsHandlers, RulesHandlers } from "./rules-handlers.ts"
+import { GoalsHandlers } from "./goals-handlers.ts"
 
 const page = (query: { readonly limit?: number | undefined; readonly cursor?: string | undefined }) => ({
   limit: query.limit ?? defaultPageSize,
@@ -163,5 +164,6 @@ export const ManagementHandlers = Layer.mergeAll(
   LicenseKeysHandlers,
   SessionsHandlers,
   EventsHandlers,
-  UsageHandlers
+  UsageHandlers,
+  GoalsHandlers
 )
