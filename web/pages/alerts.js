@@ -1,0 +1,36 @@
+// Alerts and warnings: the admins' alerts (GET /alerts: a failing webhook…), budgets at 80% or
+// over, and what warn rules raised (events whose verdict is warn).
+import { html } from "htm/preact"
+import { api } from "../api.js"
+import { shortId, time } from "../format.js"
+import { hrefOf } from "../route.js"
+import { Badge, Loaded, Pager, Table, usePages } from "../ui.js"
+import { Budgets } from "./budgets.js"
+
+export const Alerts = () => {
+  const alerts = usePages((cursor) => api("GET", "/alerts", { query: { cursor } }), [])
+  const warnings = usePages((cursor) => api("GET", "/events", { query: { action: "warn", cursor } }), [])
+  return html`<h1>Alerts</h1>
+    <h2>Budgets and limits at 80% or over</h2>
+    <${Budgets} onlyAlerting=${true} />
+    <h2>Admin alerts</h2>
+    <${Loaded} state=${alerts}>${(/** @type {any} */ page) => html`
+      <${Table} rows=${page.data} empty="No alerts."
+        columns=${[
+          { label: "When", cell: (/** @type {any} */ a) => time(a.created_at) },
+          { label: "Type", cell: (/** @type {any} */ a) => html`<${Badge} value=${a.type} tone="warning" />` },
+          { label: "Message", cell: (/** @type {any} */ a) => html`${a.message}${a.type === "webhook.failing" ? html` <a href=${hrefOf("/webhooks")}>Webhooks →</a>` : null}` }
+        ]} />
+      <${Pager} pages=${alerts} label="Alerts" />`}<//>
+    <h2>Warnings from rules</h2>
+    <${Loaded} state=${warnings}>${(/** @type {any} */ page) => html`
+      <${Table} rows=${page.data} empty="No rule has warned yet."
+        columns=${[
+          { label: "When", cell: (/** @type {any} */ e) => time(e.ts) },
+          { label: "Message", cell: (/** @type {any} */ e) => e.verdict?.message ?? "—" },
+          { label: "User", cell: (/** @type {any} */ e) => html`<span title=${e.user_id}>${shortId(e.user_id)}</span>` },
+          { label: "Model", cell: (/** @type {any} */ e) => e.model ?? "—" },
+          { label: "Session", cell: (/** @type {any} */ e) => html`<a href=${hrefOf(`/sessions/${e.session_id}`)}>${shortId(e.session_id)}</a>` }
+        ]} />
+      <${Pager} pages=${warnings} label="Warnings" />`}<//>`
+}
