@@ -1,0 +1,73 @@
+import { randomUUID } from "node:crypto"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import type { Bootstrapped } from "../../../src/store/tenancy-repo.ts"
+import { bootstrapOrg, call, startServer, type TestServer } from "../../support/harness.ts"
+
+// The management API's additions the dashboard reads: events' verdicts, events by verdict
+// action and by type, and every user's goals.
+
+let server: TestServer
+let org: Bootstrapped
+beforeAll(async () => {
+  server = await startServer()
+  org = await bootstrapOrg(server.databaseUrl, "additions", "team")
+})
+afterAll(() => server?.stop())
+
+const signal = (model: string, type = "post-tool") =>
+  call(server, "POST", "/engine/v1/signals", {
+    key: org.license_key,
+    headers: { "idempotency-key": randomUUID() },
+    body: { type, adapter: "claude-code", session_id: "s-1", metadata: { model, tokens_in: 100, tokens_out: 10 } }
+  })
+
+const get = (path: string) => call(server, "GET", path, { key: org.api_key_live! })
+
+describe("management API additions for the dashboard", () => {
+  it("events carry the verdict a rule gave them, and can be listed by its action and by type", async () => {
+    const rule = await call(server, "POST", "/api/v1/rules", {
+      key: org.api_key_live!,
+      body: {
+        name: "No o3", type: "model_filter", scope: "org", scope_id: org.org_id,
+        condition: { model: { in: ["o3"] } }, action: "block", action_config: { message: "no o3" }
+      }
+    })
+    const allowed = await signal("claude-sonnet-4")
+    const blocked = await signal("o3")
+    expect(blocked.body.action).toBe("block")
+    const all = await get("/api/v1/events")
+    const byId = new Map(all.body.data.map((e: { signal_id: string }) => [e.signal_id, e]))
+    expect(byId.get(allowed.body.signal_id)).toMatchObject({ verdict: null })
+    expect(byId.get(blocked.body.signal_id)).toMatchObject({
+      verdict: { ok: false, action: "block", rule_id: rule.body.id, message: "no o3" }
+    })
+    const blocks = await get("/api/v1/events?action=block")
+    expect(blocks.body.data.map((e: { signal_id: string }) => e.signal_id)).toEqual([blocked.body.signal_id])
+    expect((await get("/api/v1/events?action=warn")).body.data).toEqual([])
+    expect((await get("/api/v1/events?action=deny")).status).toBe(400)
+    const prompts = await get("/api/v1/events?type=user-prompt")
+    expect(prompts.body.data).toEqual([])
+    expect((await get("/api/v1/events?type=post-tool")).body.data).toHaveLength(2)
+  })
+
+  it("lists every user's goals, newest first, by user and status, a page at a time", async () => {
+    const made = []
+    for (const description of ["first goal", "second goal", "third goal"]) {
+      const res = await call(server, "POST", "/engine/v1/goals", { key: org.license_key, body: { description } })
+      expect(res.status).toBe(201)
+      made.push(res.body.goal)
+    }
+    await call(server, "PATCH", `/engine/v1/goals/${made[0].id}`, { key: org.license_key, body: { status: "completed" } })
+    const page1 = await get("/api/v1/goals?limit=2")
+    expect(page1.status).toBe(200)
+    expect(page1.body.data.map((g: { description: string }) => g.description)).toEqual(["third goal", "second goal"])
+    expect(page1.body.data[0]).toMatchObject({ user_id: org.user_id, status: "active" })
+    expect(page1.body.has_more).toBe(true)
+    const page2 = await get(`/api/v1/goals?limit=2&cursor=${page1.body.cursor}`)
+    expect(page2.body).toMatchObject({ data: [{ description: "first goal", status: "completed" }], has_more: false, cursor: "" })
+    expect((await get("/api/v1/goals?status=completed")).body.data).toHaveLength(1)
+    expect((await get("/api/v1/goals?user_id=user_nobody")).body.data).toEqual([])
+    expect((await call(server, "GET", "/api/v1/goals", { key: org.api_key_test! })).body.data).toEqual([])
+    expect((await get("/api/v1/goals?status=done")).status).toBe(400)
+  })
+})
