@@ -4,6 +4,7 @@ import { html } from "htm/preact"
 import { api } from "../api.js"
 import { shortId, time } from "../format.js"
 import { hrefOf } from "../route.js"
+import { UserName } from "../users.js"
 import { Badge, Loaded, Pager, Table, usePages } from "../ui.js"
 import { Budgets } from "./budgets.js"
 
@@ -28,7 +29,7 @@ export const Alerts = () => {
         columns=${[
           { label: "When", cell: (/** @type {any} */ e) => time(e.ts) },
           { label: "Message", cell: (/** @type {any} */ e) => e.verdict?.message ?? "—" },
-          { label: "User", cell: (/** @type {any} */ e) => html`<span title=${e.user_id}>${shortId(e.user_id)}</span>` },
+          { label: "User", cell: (/** @type {any} */ e) => html`<${UserName} id=${e.user_id} />` },
           { label: "Model", cell: (/** @type {any} */ e) => e.model ?? "—" },
           { label: "Session", cell: (/** @type {any} */ e) => html`<a href=${hrefOf(`/sessions/${e.session_id}`)}>${shortId(e.session_id)}</a>` }
         ]} />

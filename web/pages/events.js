@@ -3,6 +3,7 @@ import { html } from "htm/preact"
 import { api } from "../api.js"
 import { money, shortId, time, tokens } from "../format.js"
 import { hrefOf, navigate } from "../route.js"
+import { UserName } from "../users.js"
 import { Badge, Filters, Loaded, Pager, Table, usePages } from "../ui.js"
 
 const fields = [
@@ -31,7 +32,7 @@ export const Events = ({ query }) => {
           { label: "When", cell: (/** @type {any} */ e) => time(e.ts) },
           { label: "Type", cell: (/** @type {any} */ e) => e.type },
           { label: "Model", cell: (/** @type {any} */ e) => e.model ?? "—" },
-          { label: "User", cell: (/** @type {any} */ e) => html`<span title=${e.user_id}>${shortId(e.user_id)}</span>` },
+          { label: "User", cell: (/** @type {any} */ e) => html`<${UserName} id=${e.user_id} />` },
           { label: "Session", cell: (/** @type {any} */ e) => html`<a href=${hrefOf(`/sessions/${e.session_id}`)} title=${e.session_id}>${shortId(e.session_id)}</a>` },
           { label: "Tokens", className: "num", cell: (/** @type {any} */ e) => `${tokens(e.tokens_in)} / ${tokens(e.tokens_out)}` },
           { label: "Cost", className: "num", cell: (/** @type {any} */ e) => money(e.cost_usd) },

@@ -3,6 +3,7 @@ import { html } from "htm/preact"
 import { api } from "../api.js"
 import { shortId, time } from "../format.js"
 import { hrefOf, navigate } from "../route.js"
+import { UserName } from "../users.js"
 import { Badge, Filters, Loaded, Pager, Table, usePages } from "../ui.js"
 
 const fields = [
@@ -20,7 +21,7 @@ export const Goals = ({ query }) => {
       <${Table} rows=${page.data} empty="No goals yet: users set them from their coding tools (POST /engine/v1/goals)."
         columns=${[
           { label: "Goal", cell: (/** @type {any} */ g) => g.description },
-          { label: "User", cell: (/** @type {any} */ g) => html`<a href=${hrefOf("/goals", { ...query, user_id: g.user_id })} title=${g.user_id}>${shortId(g.user_id)}</a>` },
+          { label: "User", cell: (/** @type {any} */ g) => html`<a href=${hrefOf("/goals", { ...query, user_id: g.user_id })} ><${UserName} id=${g.user_id} /></a>` },
           { label: "Status", cell: (/** @type {any} */ g) => html`<${Badge} value=${g.status} tone=${g.status === "active" ? "ok" : ""} />` },
           { label: "Adapter", cell: (/** @type {any} */ g) => g.adapter ?? "—" },
           { label: "Created", cell: (/** @type {any} */ g) => time(g.created_at) },
@@ -33,7 +34,7 @@ export const Goals = ({ query }) => {
       <${Table} rows=${page.data} empty="No goal drift detected."
         columns=${[
           { label: "When", cell: (/** @type {any} */ e) => time(e.ts) },
-          { label: "User", cell: (/** @type {any} */ e) => html`<span title=${e.user_id}>${shortId(e.user_id)}</span>` },
+          { label: "User", cell: (/** @type {any} */ e) => html`<${UserName} id=${e.user_id} />` },
           { label: "Session", cell: (/** @type {any} */ e) => html`<a href=${hrefOf(`/sessions/${e.session_id}`)}>${shortId(e.session_id)}</a>` }
         ]} />
       <${Pager} pages=${drift} label="Goal drift" />`}<//>`

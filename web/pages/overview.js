@@ -6,6 +6,7 @@ import { api, listAll } from "../api.js"
 import { TimeChart } from "../chart.js"
 import { count, dayKey, money, shortId, startOf, time, tokens } from "../format.js"
 import { hrefOf } from "../route.js"
+import { UserName } from "../users.js"
 import { Badge, Loaded, Table, useLoad } from "../ui.js"
 import { Budgets } from "./budgets.js"
 
@@ -95,7 +96,7 @@ const Breakdown = ({ tz }) => {
       rows=${groups}
       empty=${`No usage ${period === "day" ? "today" : "this month"} yet.`}
       columns=${[
-        { label: by[0]?.toUpperCase() + by.slice(1), cell: (/** @type {Group} */ g) => html`<span title=${g.key}>${g.key === "" ? "(none)" : by === "user" ? shortId(g.key) : g.key}</span>` },
+        { label: by[0]?.toUpperCase() + by.slice(1), cell: (/** @type {Group} */ g) => html`<span title=${g.key}>${g.key === "" ? "(none)" : by === "user" ? html`<${UserName} id=${g.key} />` : g.key}</span>` },
         { label: "Spend", className: "num", cell: (/** @type {Group} */ g) => money(g.cost_usd) },
         { label: "Tokens in", className: "num", cell: (/** @type {Group} */ g) => tokens(g.tokens_in) },
         { label: "Tokens out", className: "num", cell: (/** @type {Group} */ g) => tokens(g.tokens_out) },

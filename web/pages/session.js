@@ -4,6 +4,7 @@ import { html } from "htm/preact"
 import { api } from "../api.js"
 import { count, duration, money, time, tokens } from "../format.js"
 import { hrefOf } from "../route.js"
+import { UserName } from "../users.js"
 import { Badge, Loaded, Pager, useLoad, usePages } from "../ui.js"
 
 // As the engine's defaults (SPIKE_FACTOR, SPIKE_MIN_SAMPLES): a signal with more than 3× the
@@ -19,7 +20,7 @@ export const SessionTimeline = ({ id }) => {
     <${Loaded} state=${session}>${(/** @type {any} */ s) => html`
       <h1>Session <code>${s.id}</code></h1>
       <dl class="facts">
-        <div><dt>User</dt><dd><a href=${hrefOf("/sessions", { user_id: s.user_id })}>${s.user_id}</a></dd></div>
+        <div><dt>User</dt><dd><a href=${hrefOf("/sessions", { user_id: s.user_id })}><${UserName} id=${s.user_id} /></a></dd></div>
         <div><dt>Adapter</dt><dd>${s.adapter}</dd></div>
         <div><dt>Project</dt><dd>${s.project_id ?? "—"}</dd></div>
         <div><dt>Started</dt><dd>${time(s.started_at)}</dd></div>

@@ -3,6 +3,7 @@ import { html } from "htm/preact"
 import { api } from "../api.js"
 import { count, duration, money, shortId, time, tokens } from "../format.js"
 import { hrefOf, navigate } from "../route.js"
+import { UserName } from "../users.js"
 import { Badge, Filters, Loaded, Pager, Table, usePages } from "../ui.js"
 
 const fields = [
@@ -29,7 +30,7 @@ export const Sessions = ({ query }) => {
         columns=${[
           { label: "Session", cell: (/** @type {any} */ s) => html`<a href=${hrefOf(`/sessions/${s.id}`)} title=${s.id}>${shortId(s.id)}</a>` },
           { label: "Started", cell: (/** @type {any} */ s) => time(s.started_at) },
-          { label: "User", cell: (/** @type {any} */ s) => html`<span title=${s.user_id}>${shortId(s.user_id)}</span>` },
+          { label: "User", cell: (/** @type {any} */ s) => html`<${UserName} id=${s.user_id} />` },
           { label: "Adapter", cell: (/** @type {any} */ s) => s.adapter },
           { label: "Model", cell: (/** @type {any} */ s) => s.model ?? "—" },
           { label: "Duration", className: "num", cell: (/** @type {any} */ s) => duration(s.duration_s) },
