@@ -76,6 +76,8 @@ const Shell = ({ org, onSignOut, setOrg }) => {
   useEffect(() => {
     document.title = `${page?.title ?? "Overview"} · signal-engine (${env})`
     document.getElementById("main")?.focus({ preventScroll: true })
+    // On phones the navigation is a scrolling row: keep the current page's link in view.
+    document.querySelector(".side a[aria-current=page]")?.scrollIntoView({ block: "nearest", inline: "nearest" })
   }, [route.path])
   const View = page?.view ?? Overview
   return html`<div class=${`shell env-${env}`}>

@@ -53,17 +53,34 @@ export class Goals extends Context.Service<Goals, {
         page: { readonly limit: number; readonly cursor?: string | undefined }
       ) {
         const after = page.cursor === undefined || page.cursor === "" ? undefined : decodeCursor(page.cursor)
-        const rows = yield* sql<Row & { readonly user_id: string }>`
-          SELECT id, user_id, description, status, adapter, created_at, updated_at FROM goals
+        // A goal's drift: the goal-drift events the engine appended for it (their metadata names
+        // the goal), found through the user's events since the goal was set (events_by_user).
+        const rows = yield* sql<Row & { readonly user_id: string; readonly drift_count: number; readonly last_drift_at: Date | null }>`
+          SELECT g.id, g.user_id, g.description, g.status, g.adapter, g.created_at, g.updated_at, d.drift_count, d.last_drift_at
+          FROM goals g
+          CROSS JOIN LATERAL (
+            SELECT count(*)::int AS drift_count, max(e.ts) AS last_drift_at FROM events e
+            WHERE e.org_id = g.org_id AND e.environment = g.environment AND e.user_id = g.user_id
+              AND e.ts >= g.created_at AND e.type = 'goal-drift' AND e.metadata->>'goal_id' = g.id
+          ) d
           WHERE ${sql.and([
-          sql`org_id = ${tenant.orgId}`,
-          sql`environment = ${tenant.environment}`,
-          ...(filters.user_id !== undefined ? [sql`user_id = ${filters.user_id}`] : []),
-          ...(filters.status !== undefined ? [sql`status = ${filters.status}`] : []),
-          ...(after !== undefined ? [sql`id < ${after}`] : [])
+          sql`g.org_id = ${tenant.orgId}`,
+          sql`g.environment = ${tenant.environment}`,
+          ...(filters.user_id !== undefined ? [sql`g.user_id = ${filters.user_id}`] : []),
+          ...(filters.status !== undefined ? [sql`g.status = ${filters.status}`] : []),
+          ...(after !== undefined ? [sql`g.id < ${after}`] : [])
         ])}
-          ORDER BY id DESC LIMIT ${page.limit + 1}`.pipe(Effect.orDie)
-        return toPage(rows.map((r) => ({ ...toGoal(r), user_id: r.user_id })), page.limit, (g) => g.id)
+          ORDER BY g.id DESC LIMIT ${page.limit + 1}`.pipe(Effect.orDie)
+        return toPage(
+          rows.map((r) => ({
+            ...toGoal(r),
+            user_id: r.user_id,
+            drift_count: Number(r.drift_count),
+            last_drift_at: r.last_drift_at === null ? null : new Date(r.last_drift_at).toISOString()
+          })),
+          page.limit,
+          (g) => g.id
+        )
       })
       return Goals.of({ active, list })
     })

@@ -1,4 +1,4 @@
-// Goals: users' goals with their status (GET /goals), and the goal-drift signals the engine raised.
+// Goals: users' goals with their status and drift (GET /goals), and the goal-drift signals the engine raised.
 import { html } from "htm/preact"
 import { api } from "../api.js"
 import { shortId, time } from "../format.js"
@@ -23,6 +23,9 @@ export const Goals = ({ query }) => {
           { label: "Goal", cell: (/** @type {any} */ g) => g.description },
           { label: "User", cell: (/** @type {any} */ g) => html`<a href=${hrefOf("/goals", { ...query, user_id: g.user_id })} ><${UserName} id=${g.user_id} /></a>` },
           { label: "Status", cell: (/** @type {any} */ g) => html`<${Badge} value=${g.status} tone=${g.status === "active" ? "ok" : ""} />` },
+          { label: "Drift", cell: (/** @type {any} */ g) => g.drift_count
+            ? html`<${Badge} value=${`drifted ${g.drift_count}×`} tone="warning" /><br /><small>last ${time(g.last_drift_at)}</small>`
+            : "none" },
           { label: "Adapter", cell: (/** @type {any} */ g) => g.adapter ?? "—" },
           { label: "Created", cell: (/** @type {any} */ g) => time(g.created_at) },
           { label: "Updated", cell: (/** @type {any} */ g) => time(g.updated_at) }

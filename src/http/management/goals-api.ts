@@ -16,8 +16,8 @@ export class GoalsGroup extends HttpApiGroup.make("goals")
     })
       .annotate(RequiredScope, { resource: "sessions", access: "read" })
       .annotateMerge(OpenApi.annotations({
-        description: "Extension: the goals of the org's users in the key's environment, newest first. Goal drift " +
-          "shows as goal-drift events (GET /events?type=goal-drift)."
+        description: "Extension: the goals of the org's users in the key's environment, newest first, each with " +
+          "how often the engine saw the user drift from it (goal-drift signals; also GET /events?type=goal-drift)."
       }))
   )
   .middleware(ManagementAuth)

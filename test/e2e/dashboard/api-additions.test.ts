@@ -61,7 +61,7 @@ describe("management API additions for the dashboard", () => {
     const page1 = await get("/api/v1/goals?limit=2")
     expect(page1.status).toBe(200)
     expect(page1.body.data.map((g: { description: string }) => g.description)).toEqual(["third goal", "second goal"])
-    expect(page1.body.data[0]).toMatchObject({ user_id: org.user_id, status: "active" })
+    expect(page1.body.data[0]).toMatchObject({ user_id: org.user_id, status: "active", drift_count: 0, last_drift_at: null })
     expect(page1.body.has_more).toBe(true)
     const page2 = await get(`/api/v1/goals?limit=2&cursor=${page1.body.cursor}`)
     expect(page2.body).toMatchObject({ data: [{ description: "first goal", status: "completed" }], has_more: false, cursor: "" })

@@ -253,11 +253,19 @@ describe("the dashboard in a browser", () => {
     await page.close()
   })
 
-  it("lists goals and renders at phone width", async () => {
+  it("shows a goal's drift, marked in the session's timeline, and renders at phone width", async () => {
     const org = await newOrg()
     const goal = await call(server, "POST", "/engine/v1/goals", { key: org.license_key, body: { description: "Fix the login bug", adapter: "claude-code" } })
     expect(goal.status).toBe(201)
-    await signal(org, sonnet)
+    await signal(org, sonnet, "post-tool", "drifting")
+    for (const prompt of ["write a haiku about autumn", "what is the capital of peru", "recommend some jazz records"]) {
+      await signal(org, { prompt }, "user-prompt", "drifting")
+    }
+    await waitFor(
+      async () => (await call(server, "GET", "/api/v1/events?type=goal-drift", { key: org.api_key_live! })).body.data,
+      (events) => events.length === 1,
+      { what: "the goal-drift signal" }
+    )
     const page = await openPage(browser, 390, 844)
     await signIn(page, server.baseUrl, org.api_key_live!)
     await waitForText(page, "Spend today")
@@ -266,9 +274,15 @@ describe("the dashboard in a browser", () => {
     expect(await layoutWidth(page)).toBeLessThanOrEqual(390)
     await goTo(page, server.baseUrl, "/goals")
     await waitForText(page, "Fix the login bug")
+    await waitForText(page, "drifted 1×")
     await screenshot(page, "phone-goals")
     await page.setViewport({ width: 1280, height: 900 })
     await screenshot(page, "goals")
+    await goTo(page, server.baseUrl, "/sessions")
+    await page.click("table a[href^='#/sessions/sess_']")
+    await waitForText(page, "goal-drift")
+    expect(await visibleText(page)).toContain("goal drift")
+    expect(await page.$$("li.signal.drift")).toHaveLength(1)
     expect(page.errors).toEqual([])
     await page.close()
   })
