@@ -5,6 +5,7 @@ import { useState } from "preact/hooks"
 import { api } from "../api.js"
 import { time } from "../format.js"
 import { Badge, ConfirmButton, ErrorBox, Loaded, Pager, Table, usePages } from "../ui.js"
+import { Deliveries } from "./webhook-deliveries.js"
 
 const eventNames = ["session.started", "session.ended", "budget.exceeded", "budget.warning", "rule.triggered", "anomaly.detected"]
 
@@ -13,6 +14,7 @@ export const Webhooks = () => {
   const [creating, setCreating] = useState(false)
   const [error, setError] = useState(/** @type {any} */ (null))
   const [outcomes, setOutcomes] = useState(/** @type {Record<string, any>} */ ({}))
+  const [open, setOpen] = useState(/** @type {string | null} */ (null))
   /** @param {() => Promise<unknown>} change */
   const act = async (change) => {
     setError(null)
@@ -46,11 +48,14 @@ export const Webhooks = () => {
           { label: "", cell: (/** @type {any} */ w) => html`<div class="row">
               ${w.failing ? html`<button type="button" class="primary" onClick=${() => act(() => api("POST", `/webhooks/${w.id}/enable`))}>Re-enable</button>` : null}
               <button type="button" onClick=${() => test(w)}>Send test</button>
+              <button type="button" aria-expanded=${open === w.id} onClick=${() => setOpen(open === w.id ? null : w.id)}>Deliveries</button>
               <${ConfirmButton} label="Delete" confirmLabel="Delete this webhook?" onConfirm=${() => act(() => api("DELETE", `/webhooks/${w.id}`))} />
             </div>
             ${outcomes[w.id] ? html`<${TestOutcome} o=${outcomes[w.id]} />` : null}` }
         ]}
       />
+      ${open ? html`<h2>Recent deliveries of <code>${page.data.find((/** @type {any} */ w) => w.id === open)?.url ?? open}</code></h2>
+        <${Deliveries} key=${open} webhookId=${open} />` : null}
       <${Pager} pages=${pages} label="Webhooks" />`}<//>`
 }
 

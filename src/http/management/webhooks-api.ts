@@ -1,7 +1,7 @@
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { NotFound, Unprocessable } from "../../domain/errors.ts"
-import { Alert, TestOutcome, Webhook } from "../../domain/webhooks.ts"
+import { Alert, TestOutcome, Webhook, WebhookDelivery } from "../../domain/webhooks.ts"
 import { Envelope, ManagementAuth, PageQuery, pageOf, RequiredScope } from "../contract.ts"
 
 const Id = { id: Schema.String }
@@ -38,6 +38,12 @@ export class WebhooksGroup extends HttpApiGroup.make("webhooks")
       .annotate(RequiredScope, { resource: "webhooks", access: "write" })
       .annotateMerge(OpenApi.annotations({
         description: "Delivers a signed test session.started event now (once, not retried, not queued) and answers the outcome."
+      })),
+    HttpApiEndpoint.get("deliveries", "/webhooks/:id/deliveries", { params: Id, query: PageQuery, success: pageOf(WebhookDelivery), error: NotFound })
+      .annotate(RequiredScope, { resource: "webhooks", access: "read" })
+      .annotateMerge(OpenApi.annotations({
+        description: "Extension: the events queued for this webhook, newest first, each with its status and every attempt " +
+          "(status code or error, and when the next one is due)."
       })),
     HttpApiEndpoint.post("enable", "/webhooks/:id/enable", { params: Id, success: Webhook, error: NotFound })
       .annotate(RequiredScope, { resource: "webhooks", access: "write" })

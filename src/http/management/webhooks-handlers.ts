@@ -4,6 +4,7 @@ import { randomBytes } from "node:crypto"
 import { defaultPageSize } from "../../domain/pagination.ts"
 import type { ApiKeyPrincipal } from "../../domain/principal.ts"
 import { webhookEventId } from "../../domain/webhooks.ts"
+import { WebhookDeliveries } from "../../store/webhook-deliveries-repo.ts"
 import { type Tenant, Webhooks } from "../../store/webhooks-repo.ts"
 import { WebhookConfig } from "../../webhooks/config.ts"
 import { deliver } from "../../webhooks/delivery.ts"
@@ -40,8 +41,10 @@ const testPayload = (webhookId: string, orgId: string, now: Date) => {
 export const WebhooksHandlers = HttpApiBuilder.group(ManagementApi, "webhooks", Effect.fn(function*(handlers) {
   const webhooks = yield* Webhooks
   const config = yield* WebhookConfig
+  const deliveries = yield* WebhookDeliveries
   return handlers
     .handle("list", ({ query }) => ApiPrincipal.use((p) => webhooks.list(tenant(p), page(query))))
+    .handle("deliveries", ({ params, query }) => ApiPrincipal.use((p) => deliveries.list(tenant(p), params.id, page(query))))
     .handle("create", ({ payload }) => ApiPrincipal.use((p) => webhooks.create(tenant(p), payload)))
     .handle("delete", ({ params }) => ApiPrincipal.use((p) => webhooks.remove(tenant(p), params.id)))
     .handle("enable", ({ params }) => ApiPrincipal.use((p) => webhooks.enable(tenant(p), params.id)))

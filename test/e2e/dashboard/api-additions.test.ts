@@ -2,14 +2,18 @@ import { randomUUID } from "node:crypto"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { Bootstrapped } from "../../../src/store/tenancy-repo.ts"
 import { bootstrapOrg, call, startServer, type TestServer } from "../../support/harness.ts"
+import { startReceiver } from "../../support/receiver.ts"
+import { waitFor } from "../../support/wait.ts"
 
 // The management API's additions the dashboard reads: events' verdicts, events by verdict
-// action and by type, and every user's goals.
+// action and by type, every user's goals, and a webhook's deliveries.
 
 let server: TestServer
 let org: Bootstrapped
 beforeAll(async () => {
-  server = await startServer()
+  server = await startServer({
+    env: { WEBHOOK_ALLOWED_HOSTS: "127.0.0.1", WEBHOOK_RETRY_SCALE: "0.001", WEBHOOK_TIMEOUT: "1 second", WEBHOOK_POLL_INTERVAL: "20 millis" }
+  })
   org = await bootstrapOrg(server.databaseUrl, "additions", "team")
 })
 afterAll(() => server?.stop())
@@ -69,5 +73,37 @@ describe("management API additions for the dashboard", () => {
     expect((await get("/api/v1/goals?user_id=user_nobody")).body.data).toEqual([])
     expect((await call(server, "GET", "/api/v1/goals", { key: org.api_key_test! })).body.data).toEqual([])
     expect((await get("/api/v1/goals?status=done")).status).toBe(400)
+  })
+
+  it("lists a webhook's deliveries with every attempt, newest first, in its org only", async () => {
+    const receiver = await startReceiver(() => ({ status: 500 }))
+    try {
+      const own = await bootstrapOrg(server.databaseUrl, "deliveries", "team")
+      const hook = await call(server, "POST", "/api/v1/webhooks", {
+        key: own.api_key_live!,
+        body: { url: receiver.url, events: ["session.started"], secret: "a-webhook-secret-of-at-least-32-characters" }
+      })
+      const path = `/api/v1/webhooks/${hook.body.id}/deliveries`
+      expect((await call(server, "GET", path, { key: own.api_key_live! })).body).toEqual({ data: [], cursor: "", has_more: false })
+      await call(server, "POST", "/engine/v1/signals", {
+        key: own.license_key,
+        body: { type: "user-prompt", adapter: "claude-code", session_id: "d-1", metadata: {} }
+      })
+      const page = await waitFor(
+        async () => (await call(server, "GET", path, { key: own.api_key_live! })).body,
+        (b) => b.data?.[0]?.attempts?.length === 5,
+        { timeoutMs: 30_000, what: "five attempts" }
+      )
+      expect(page.data).toHaveLength(1)
+      expect(page.data[0]).toMatchObject({ event_id: expect.stringMatching(/^wev_/), type: "session.started", delivered_at: null })
+      expect(page.data[0].attempts.map((a: { attempt: number; status_code: number }) => [a.attempt, a.status_code])).toEqual(
+        [1, 2, 3, 4, 5].map((n) => [n, 500])
+      )
+      expect(page.data[0].attempts[0].next_attempt_at).not.toBeNull()
+      expect((await call(server, "GET", path, { key: org.api_key_live! })).status).toBe(404)
+      expect((await call(server, "GET", path, { key: own.api_key_test! })).status).toBe(404)
+    } finally {
+      await receiver.close()
+    }
   })
 })
