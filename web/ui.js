@@ -33,8 +33,12 @@ export const useLoad = (load, deps) => {
  * @param {ReadonlyArray<unknown>} deps what resets to the first page (the filters)
  */
 export const usePages = (load, deps) => {
-  const [cursors, setCursors] = useState(/** @type {Array<string>} */ ([""]))
-  useEffect(() => setCursors([""]), deps)
+  // The cursors belong to the filters they were made with: new filters start at the first page
+  // in the same render (a reset in an effect would fetch once more with a stale cursor).
+  const key = JSON.stringify(deps)
+  const [trail, setTrail] = useState(/** @type {{ key: string, cursors: Array<string> }} */ ({ key, cursors: [""] }))
+  const cursors = trail.key === key ? trail.cursors : [""]
+  const setCursors = (/** @type {Array<string>} */ next) => setTrail({ key, cursors: next })
   const cursor = cursors[cursors.length - 1] ?? ""
   const page = useLoad(() => load(cursor), [...deps, cursor])
   return {

@@ -60,6 +60,18 @@ export const clickText = async (page: Page, label: string, nth = 0): Promise<voi
   await target.click()
 }
 
+/** Presses Tab until the focused element's text is `label` (as a keyboard user reaches it). */
+export const tabTo = async (page: Page, label: string, maxTabs = 40): Promise<void> => {
+  for (let i = 0; i < maxTabs; i++) {
+    await page.keyboard.press("Tab")
+    const focused = await page.evaluate(() =>
+      ((globalThis as unknown as { document: { activeElement: { innerText?: string } | null } }).document.activeElement?.innerText ?? "").trim()
+    )
+    if (focused === label) return
+  }
+  throw new Error(`Tab never reached "${label}"`)
+}
+
 /** Saves a full-page screenshot into the run's artifacts. */
 export const screenshot = async (page: Page, name: string): Promise<void> => {
   mkdirSync(artifactsDir, { recursive: true })
