@@ -69,6 +69,18 @@ export const WebhookDelivery = Schema.Struct({
 }).annotate({ identifier: "WebhookDelivery" })
 export type WebhookDelivery = typeof WebhookDelivery.Type
 
+/** An event as a webhook delivery carries it, listed by GET /notifications whatever the subscriptions. */
+export const Notification = Schema.Struct({
+  id: Schema.String.annotate({ description: "prefix wev_" }),
+  type: WebhookEventType,
+  org_id: Schema.String,
+  ts: Timestamp,
+  data: Schema.Record(Schema.String, Schema.Unknown).annotate({
+    description: "as in the webhook payloads (schemas/webhook-payloads.schema.json)"
+  })
+}).annotate({ identifier: "Notification" })
+export type Notification = typeof Notification.Type
+
 /** An admin alert (GET /alerts). */
 export const Alert = Schema.Struct({
   id: Schema.String.annotate({ description: "prefix alert_" }),

@@ -1,5 +1,6 @@
-// Alerts and warnings: the admins' alerts (GET /alerts: a failing webhook…), budgets at 80% or
-// over, and what warn rules raised (events whose verdict is warn).
+// Alerts and warnings: budgets at 80% or over, what the service raised (budget warnings,
+// anomalies, rule firings), the admins' alerts (GET /alerts: a failing webhook…), and what warn
+// rules said (events whose verdict is warn).
 import { html } from "htm/preact"
 import { api } from "../api.js"
 import { shortId, time } from "../format.js"
@@ -7,6 +8,7 @@ import { hrefOf } from "../route.js"
 import { UserName } from "../users.js"
 import { Badge, Loaded, Pager, Table, usePages } from "../ui.js"
 import { Budgets } from "./budgets.js"
+import { Notifications } from "./notifications.js"
 
 export const Alerts = () => {
   const alerts = usePages((cursor) => api("GET", "/alerts", { query: { cursor } }), [])
@@ -14,6 +16,7 @@ export const Alerts = () => {
   return html`<h1>Alerts</h1>
     <h2>Budgets and limits at 80% or over</h2>
     <${Budgets} onlyAlerting=${true} />
+    <${Notifications} />
     <h2>Admin alerts</h2>
     <${Loaded} state=${alerts}>${(/** @type {any} */ page) => html`
       <${Table} rows=${page.data} empty="No alerts."

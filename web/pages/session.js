@@ -68,7 +68,7 @@ const Signal = ({ e, spike }) => {
       ${verdict ? html`<${Badge} value=${verdict} />` : null}
       ${e.error_code ? html`<${Badge} value=${`error: ${e.error_code}`} tone="error" />` : null}
       ${drift ? html`<${Badge} value="goal drift" tone="warning" />` : null}
-      ${spike ? html`<${Badge} value=${`token spike ${spike.toFixed(1)}×`} tone="warning" />` : null}
+      ${spike ? html`<span title="more than 3× the average tokens of this session's earlier signals"><${Badge} value=${`token spike ${spike.toFixed(1)}×`} tone="warning" /></span>` : null}
       ${v?.message ? html`<div class="message">${v.message}</div>` : null}
     </div>
     <div class="nums">

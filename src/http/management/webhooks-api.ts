@@ -1,7 +1,7 @@
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { NotFound, Unprocessable } from "../../domain/errors.ts"
-import { Alert, TestOutcome, Webhook, WebhookDelivery } from "../../domain/webhooks.ts"
+import { Alert, Notification, TestOutcome, Webhook, WebhookDelivery, WebhookEventType } from "../../domain/webhooks.ts"
 import { Envelope, ManagementAuth, PageQuery, pageOf, RequiredScope } from "../contract.ts"
 
 const Id = { id: Schema.String }
@@ -71,5 +71,25 @@ export class AlertsGroup extends HttpApiGroup.make("alerts")
   .annotateMerge(OpenApi.annotations({
     title: "Alerts",
     description: "Alerts for the org's admins, newest first (e.g. webhook.failing when a webhook's deliveries are paused)."
+  }))
+{}
+
+export class NotificationsGroup extends HttpApiGroup.make("notifications")
+  .add(
+    HttpApiEndpoint.get("list", "/notifications", {
+      query: { ...PageQuery, type: Schema.optional(WebhookEventType.annotate({ description: "only events of this type" })) },
+      success: pageOf(Notification)
+    })
+      .annotate(RequiredScope, { resource: "webhooks", access: "read" })
+      .annotateMerge(OpenApi.annotations({
+        description: "Extension: the events the service raised for the org (what webhooks are sent: budget warnings, " +
+          "budgets exceeded, anomalies, rule firings, sessions), newest first, whether or not a webhook subscribes."
+      }))
+  )
+  .middleware(ManagementAuth)
+  .middleware(Envelope)
+  .annotateMerge(OpenApi.annotations({
+    title: "Notifications",
+    description: "The webhook events of the org, readable without a webhook (the dashboard's alerts)."
   }))
 {}

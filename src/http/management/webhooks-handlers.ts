@@ -4,6 +4,7 @@ import { randomBytes } from "node:crypto"
 import { defaultPageSize } from "../../domain/pagination.ts"
 import type { ApiKeyPrincipal } from "../../domain/principal.ts"
 import { webhookEventId } from "../../domain/webhooks.ts"
+import { Notifications } from "../../store/notifications-repo.ts"
 import { WebhookDeliveries } from "../../store/webhook-deliveries-repo.ts"
 import { type Tenant, Webhooks } from "../../store/webhooks-repo.ts"
 import { WebhookConfig } from "../../webhooks/config.ts"
@@ -60,4 +61,10 @@ export const WebhooksHandlers = HttpApiBuilder.group(ManagementApi, "webhooks", 
 export const AlertsHandlers = HttpApiBuilder.group(ManagementApi, "alerts", Effect.fn(function*(handlers) {
   const webhooks = yield* Webhooks
   return handlers.handle("list", ({ query }) => ApiPrincipal.use((p) => webhooks.listAlerts(tenant(p), page(query))))
+}))
+
+export const NotificationsHandlers = HttpApiBuilder.group(ManagementApi, "notifications", Effect.fn(function*(handlers) {
+  const notifications = yield* Notifications
+  return handlers.handle("list", ({ query }) =>
+    ApiPrincipal.use((p) => notifications.list(tenant(p), query.type, page(query))))
 }))

@@ -6,7 +6,7 @@ import { startReceiver } from "../../support/receiver.ts"
 import { waitFor } from "../../support/wait.ts"
 
 // The management API's additions the dashboard reads: events' verdicts, events by verdict
-// action and by type, every user's goals, and a webhook's deliveries.
+// action and by type, every user's goals, a webhook's deliveries, and what the service raised.
 
 let server: TestServer
 let org: Bootstrapped
@@ -105,5 +105,37 @@ describe("management API additions for the dashboard", () => {
     } finally {
       await receiver.close()
     }
+  })
+
+  it("lists what the service raised, newest first, by type, without any webhook", async () => {
+    const own = await bootstrapOrg(server.databaseUrl, "raised", "team")
+    await call(server, "POST", "/api/v1/rules", {
+      key: own.api_key_live!,
+      body: {
+        name: "Tiny budget", type: "budget", scope: "org", scope_id: own.org_id,
+        condition: { window: "daily", metric: "tokens_total", threshold: 150 }, action: "warn"
+      }
+    })
+    for (let i = 0; i < 2; i++) {
+      await call(server, "POST", "/engine/v1/signals", {
+        key: own.license_key,
+        body: { type: "post-tool", adapter: "claude-code", session_id: "r-1", metadata: { model: "claude-sonnet-4", tokens_in: 100, tokens_out: 10 } }
+      })
+    }
+    const all = await call(server, "GET", "/api/v1/notifications", { key: own.api_key_live! })
+    expect(all.status).toBe(200)
+    expect(all.body.data.map((n: { type: string }) => n.type)).toEqual(["budget.exceeded", "budget.warning", "session.started"])
+    expect(all.body.data[0]).toMatchObject({
+      id: expect.stringMatching(/^wev_/),
+      org_id: own.org_id,
+      data: { rule_name: "Tiny budget", threshold: 150, metric: "tokens_total", window: "daily" }
+    })
+    const warnings = await call(server, "GET", "/api/v1/notifications?type=budget.warning", { key: own.api_key_live! })
+    expect(warnings.body.data.map((n: { type: string }) => n.type)).toEqual(["budget.warning"])
+    const first = await call(server, "GET", "/api/v1/notifications?limit=1", { key: own.api_key_live! })
+    const second = await call(server, "GET", `/api/v1/notifications?limit=1&cursor=${first.body.cursor}`, { key: own.api_key_live! })
+    expect(second.body.data[0].type).toBe("budget.warning")
+    expect((await call(server, "GET", "/api/v1/notifications", { key: own.api_key_test! })).body.data).toEqual([])
+    expect((await call(server, "GET", "/api/v1/notifications?type=nope", { key: own.api_key_live! })).status).toBe(400)
   })
 })

@@ -182,11 +182,17 @@ describe("the dashboard in a browser", () => {
     await waitForText(page, "81%")
     expect(alerts).not.toContain("No budget or limit is at 80% or more.")
     await signal(org, sonnet) // over the threshold: the warn rule warns on the signals after it
-    await signal(org, sonnet)
+    for (let i = 0; i < 3; i++) await signal(org, sonnet)
+    // Five signals make the user's baseline; one with ten times the tokens is a spike.
+    await signal(org, { model: "claude-sonnet-4", tokens_in: 15_000, tokens_out: 3_000 })
     await goTo(page, server.baseUrl, "/overview")
     await goTo(page, server.baseUrl, "/alerts")
     await waitForText(page, "exceeded")
     await waitForText(page, "Daily spend is nearly used up")
+    const raised = await waitForText(page, "anomaly.detected")
+    expect(raised).toContain("token_spike")
+    expect(raised).toContain("budget.warning")
+    expect(raised).toContain("budget.exceeded")
     await screenshot(page, "alerts")
     await page.close()
   })
