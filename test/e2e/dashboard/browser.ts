@@ -11,7 +11,7 @@ import puppeteer, { type Browser, type Page } from "puppeteer-core"
 declare const document: { readonly body: { readonly innerText: string }; readonly documentElement: { readonly scrollWidth: number } }
 declare const location: { hash: string }
 
-export const chromiumPath = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium"
+export const chromiumPath = process.env.CHROMIUM_PATH || "/usr/bin/chromium"
 
 export const artifactsDir = join(process.cwd(), ".data", "artifacts", "dashboard")
 

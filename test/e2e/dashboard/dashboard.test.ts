@@ -115,7 +115,7 @@ describe("the dashboard in a browser", () => {
     await goTo(page, server.baseUrl, "/sessions")
     await waitForText(page, "1 session")
     await screenshot(page, "sessions")
-    await page.click("table a[href^='#/sessions/sess_']")
+    await (await page.waitForSelector("table a[href^='#/sessions/sess_']"))!.click()
     const timeline = await waitForText(page, "o3 is not allowed here")
     expect(timeline).toContain("Timeline")
     expect(timeline).toContain("block")
@@ -133,7 +133,7 @@ describe("the dashboard in a browser", () => {
 
     // Edit: the priority changes, and the list says so.
     await goTo(page, server.baseUrl, "/rules")
-    await page.click("button[aria-label='Edit No o3']")
+    await (await page.waitForSelector("button[aria-label='Edit No o3']"))!.click()
     await page.waitForSelector("form.rule-form input[name=priority]")
     await page.$eval("form.rule-form input[name=priority]", (el) => ((el as unknown as { value: string }).value = ""))
     await page.type("form.rule-form input[name=priority]", "5")
@@ -146,7 +146,7 @@ describe("the dashboard in a browser", () => {
 
     // Disable, then delete with confirmation.
     await goTo(page, server.baseUrl, "/rules")
-    await page.click("button[aria-label='Disable No o3']")
+    await (await page.waitForSelector("button[aria-label='Disable No o3']"))!.click()
     await page.waitForSelector("button[aria-label='Enable No o3']")
     await clickText(page, "Delete")
     await waitForText(page, "Delete “No o3”?")
@@ -309,7 +309,7 @@ describe("the dashboard in a browser", () => {
     await page.setViewport({ width: 1280, height: 900 })
     await screenshot(page, "goals")
     await goTo(page, server.baseUrl, "/sessions")
-    await page.click("table a[href^='#/sessions/sess_']")
+    await (await page.waitForSelector("table a[href^='#/sessions/sess_']"))!.click()
     await waitForText(page, "goal-drift")
     expect(await visibleText(page)).toContain("goal drift")
     expect(await page.$$("li.signal.drift")).toHaveLength(1)
