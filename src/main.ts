@@ -95,6 +95,7 @@ const ListenBanner = Layer.effectDiscard(
     const scheme = Option.isSome(config.tls) ? "https" : "http"
     const shown = config.host === "0.0.0.0" ? "localhost" : config.host
     yield* Console.log(`signal-engine listening on ${scheme}://${shown}:${config.port} (bound to ${config.host})`)
+    yield* Console.log(`  dashboard      ${scheme}://${shown}:${config.port}/ (sign in with an API key)`)
     yield* Console.log(`  management API ${scheme}://${shown}:${config.port}/api/v1   engine API ${scheme}://${shown}:${config.port}/engine/v1`)
     if (Option.isSome(config.tls)) yield* Console.log(`  plain HTTP on port ${config.redirectPort} redirects to HTTPS`)
     yield* Console.log(`  database: ${db.description}`)
