@@ -261,6 +261,18 @@ describe("the dashboard in a browser", () => {
       await screenshot(page, `settings-${tab}`)
     }
     expect(await visibleText(page)).toContain("Session timeout")
+    // Org settings: the API's refusal is shown as it says it; a valid change is saved.
+    const zone = "form[aria-label='Org settings'] input[name=time_zone]"
+    await page.$eval(zone, (el) => ((el as unknown as { value: string }).value = ""))
+    await page.type(zone, "Mars/Olympus")
+    await clickText(page, "Save settings")
+    await waitForText(page, "time_zone")
+    await page.$eval(zone, (el) => ((el as unknown as { value: string }).value = ""))
+    await page.type(zone, "Europe/Berlin")
+    await page.$eval("form[aria-label='Org settings'] input[name=session_timeout]", (el) => ((el as unknown as { value: string }).value = "45"))
+    await clickText(page, "Save settings")
+    await waitForText(page, "Saved.")
+    expect((await call(server, "GET", "/api/v1/org", { key: org.api_key_live! })).body).toMatchObject({ time_zone: "Europe/Berlin", session_timeout: 2700 })
     expect(page.errors).toEqual([])
     await page.close()
   })
