@@ -1,4 +1,4 @@
-// Events with the API's filters (GET /events): error_only, and the verdict's action.
+// Events with the API's filters (GET /events): error_only, the signal's type, the verdict's action.
 import { html } from "htm/preact"
 import { api } from "../api.js"
 import { money, shortId, time, tokens } from "../format.js"
@@ -12,6 +12,7 @@ const fields = [
   { name: "project_id", label: "Project id" },
   { name: "model", label: "Model" },
   { name: "adapter", label: "Adapter" },
+  { name: "type", label: "Signal type" },
   { name: "from", label: "From", type: "datetime-local" },
   { name: "to", label: "Before", type: "datetime-local" },
   { name: "action", label: "Verdict", options: /** @type {Array<[string, string]>} */ ([["", "Any"], ["block", "Blocked"], ["warn", "Warned"], ["notify", "Notified"], ["log", "Logged"]]) },
