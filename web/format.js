@@ -43,3 +43,7 @@ export const startOf = (timeZone, day, unit) => {
 
 /** The day's key as the usage API names days (YYYY-MM-DD in the org's time zone). @param {string} timeZone */
 export const dayKey = (timeZone, day = new Date()) => new Intl.DateTimeFormat("en-CA", { timeZone }).format(day)
+
+/** The keys of the 31 days up to `to` (the usage API's default range), oldest first. @param {string} timeZone @param {string} to */
+export const dayKeys = (timeZone, to) =>
+  [...new Set(Array.from({ length: 31 }, (_, i) => dayKey(timeZone, new Date(Date.parse(to) - (30 - i) * 86_400_000))))]

@@ -1,13 +1,12 @@
 // Overview: spend and tokens today and this month, by user, team, project and model; the last
 // 30 days as charts; budgets toward their thresholds; the latest blocks and warnings.
 import { html } from "htm/preact"
-import { useState } from "preact/hooks"
-import { api, listAll } from "../api.js"
+import { api } from "../api.js"
 import { TimeChart } from "../chart.js"
-import { count, dayKey, money, shortId, startOf, time, tokens } from "../format.js"
+import { count, dayKey, dayKeys, money, shortId, startOf, time, tokens } from "../format.js"
 import { hrefOf } from "../route.js"
-import { UserName } from "../users.js"
 import { Badge, Loaded, Table, useLoad } from "../ui.js"
+import { Breakdown } from "./breakdown.js"
 import { Budgets } from "./budgets.js"
 
 /** @typedef {{ key: string, signals: number, sessions: number, tokens_in: number, tokens_out: number, cost_usd: number, error_count: number }} Group */
@@ -33,7 +32,7 @@ export const Overview = ({ org }) => {
     <${Loaded} state=${days}>${(/** @type {any} */ report) => {
       // Every day of the range, oldest first, days without activity as zero.
       const byDay = new Map(report.data.map((/** @type {Group} */ d) => [d.key, d]))
-      const keys = [...new Set(Array.from({ length: 31 }, (_, i) => dayKey(tz, new Date(Date.parse(report.to) - (30 - i) * 86_400_000))))]
+      const keys = dayKeys(tz, report.to)
       const series = keys.map((key) => byDay.get(key) ?? { key, signals: 0, sessions: 0, tokens_in: 0, tokens_out: 0, cost_usd: 0, error_count: 0 })
       if (report.data.length === 0) return html`<p class="empty">No activity in the last 30 days yet: once adapters send signals, spend and tokens show here.</p>`
       return html`<section class="charts">
@@ -55,57 +54,6 @@ export const Overview = ({ org }) => {
 
 /** @param {{ label: string, value: string }} props */
 const Card = ({ label, value }) => html`<div class="card"><span>${label}</span><strong>${value}</strong></div>`
-
-const dimensions = /** @type {const} */ (["user", "team", "project", "model"])
-
-/** Spend by one dimension over today or this month. @param {{ tz: string }} props */
-const Breakdown = ({ tz }) => {
-  const [by, setBy] = useState(/** @type {typeof dimensions[number]} */ ("user"))
-  const [period, setPeriod] = useState(/** @type {"day" | "month"} */ ("day"))
-  const state = useLoad(async () => {
-    const from = startOf(tz, new Date(), period).toISOString()
-    // The API groups by user; a team's share is the sum of its current members'.
-    const report = await api("GET", "/usage", { query: { group_by: by === "team" ? "user" : by, from, limit: 100 } })
-    if (by !== "team") return report.data
-    const teams = await listAll("/teams")
-    return teams.map((t) => {
-      const members = report.data.filter((/** @type {Group} */ g) => t.member_ids.includes(g.key))
-      return members.reduce((/** @type {Group} */ sum, /** @type {Group} */ g) => ({
-        ...sum,
-        signals: sum.signals + g.signals,
-        sessions: sum.sessions + g.sessions,
-        tokens_in: sum.tokens_in + g.tokens_in,
-        tokens_out: sum.tokens_out + g.tokens_out,
-        cost_usd: sum.cost_usd + g.cost_usd,
-        error_count: sum.error_count + g.error_count
-      }), { key: t.name, signals: 0, sessions: 0, tokens_in: 0, tokens_out: 0, cost_usd: 0, error_count: 0 })
-    }).filter((/** @type {Group} */ g) => g.signals > 0).sort((/** @type {Group} */ a, /** @type {Group} */ b) => b.cost_usd - a.cost_usd)
-  }, [by, period, tz])
-  return html`<section aria-labelledby="breakdown-title">
-    <div class="section-head">
-      <h2 id="breakdown-title">Spend by ${by}</h2>
-      <div class="segmented" role="group" aria-label="Group by">
-        ${dimensions.map((d) => html`<button type="button" aria-pressed=${by === d} onClick=${() => setBy(d)}>${d}</button>`)}
-      </div>
-      <div class="segmented" role="group" aria-label="Period">
-        <button type="button" aria-pressed=${period === "day"} onClick=${() => setPeriod("day")}>today</button>
-        <button type="button" aria-pressed=${period === "month"} onClick=${() => setPeriod("month")}>this month</button>
-      </div>
-    </div>
-    <${Loaded} state=${state}>${(/** @type {Array<Group>} */ groups) => html`<${Table}
-      rows=${groups}
-      empty=${`No usage ${period === "day" ? "today" : "this month"} yet.`}
-      columns=${[
-        { label: by[0]?.toUpperCase() + by.slice(1), cell: (/** @type {Group} */ g) => html`<span title=${g.key}>${g.key === "" ? "(none)" : by === "user" ? html`<${UserName} id=${g.key} />` : g.key}</span>` },
-        { label: "Spend", className: "num", cell: (/** @type {Group} */ g) => money(g.cost_usd) },
-        { label: "Tokens in", className: "num", cell: (/** @type {Group} */ g) => tokens(g.tokens_in) },
-        { label: "Tokens out", className: "num", cell: (/** @type {Group} */ g) => tokens(g.tokens_out) },
-        { label: "Sessions", className: "num", cell: (/** @type {Group} */ g) => count(g.sessions) },
-        { label: "Errors", className: "num", cell: (/** @type {Group} */ g) => count(g.error_count) }
-      ]}
-    />`}<//>
-  </section>`
-}
 
 /** The latest events a rule blocked or warned about. */
 const RecentVerdicts = () => {

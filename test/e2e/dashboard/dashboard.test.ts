@@ -60,8 +60,12 @@ describe("the dashboard in a browser", () => {
     const text = await waitForText(page, "Spend per day, last 30 days")
     expect(text).toMatch(/live data/i)
     await waitForText(page, "$0.0081") // 1,200 input and 300 output tokens of claude-sonnet-4
-    expect(await page.$$("figure.chart canvas")).toHaveLength(2)
+    await waitForText(page, "Spend per day by user, top 1, last 30 days")
     await screenshot(page, "overview")
+    await clickText(page, "model")
+    await waitForText(page, "Spend per day by model, top 1, last 30 days")
+    // Spend and tokens per day, and the top models' spend per day: three charts drawn.
+    expect(await page.$$("figure.chart canvas")).toHaveLength(3)
     // By keyboard alone: Tab to a page's link, Enter opens it.
     await tabTo(page, "Sessions")
     await page.keyboard.press("Enter")
