@@ -6,9 +6,11 @@ import { shortId } from "./format.js"
 
 /** @type {Promise<Map<string, string>> | null} */
 let names = null
-auth.onSignedOut(() => {
+/** Drops what was read: after a user is added or renamed. */
+export const forgetUserNames = () => {
   names = null
-})
+}
+auth.onSignedOut(forgetUserNames)
 
 /** The org's user names by id; empty when the key may not read users (the ids show instead). */
 export const userNames = () =>

@@ -4,6 +4,7 @@ import { useState } from "preact/hooks"
 import { api } from "../api.js"
 import { time } from "../format.js"
 import { Badge, ConfirmButton, ErrorBox, Loaded, Pager, Table, usePages } from "../ui.js"
+import { forgetUserNames } from "../users.js"
 
 /**
  * A create form above a paginated list: what the three share.
@@ -19,6 +20,7 @@ const Managed = ({ title, path, fields, toBody, columns, empty }) => {
     setError(null)
     try {
       await api("POST", path, { body: toBody(new FormData(form)) })
+      if (path === "/users") forgetUserNames()
       form.reset()
       pages.reload()
     } catch (err) {

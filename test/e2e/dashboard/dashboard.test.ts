@@ -265,6 +265,24 @@ describe("the dashboard in a browser", () => {
       await screenshot(page, `settings-${tab}`)
     }
     expect(await visibleText(page)).toContain("Session timeout")
+    // A new user, then a license key for them, shown once.
+    await goTo(page, server.baseUrl, "/settings?tab=users")
+    await page.type("form[aria-label='New user'] input[name=name]", "Dana Scully")
+    await page.type("form[aria-label='New user'] input[name=email]", "dana@example.com")
+    await clickText(page, "Add")
+    await waitForText(page, "dana@example.com")
+    await goTo(page, server.baseUrl, "/settings?tab=license")
+    await page.waitForSelector("form[aria-label='New license key'] select option[value^='user_']")
+    type Select = { readonly options: ArrayLike<{ readonly value: string; readonly text: string }> }
+    const dana = await page.$eval("form[aria-label='New license key'] select", (el) =>
+      Array.from((el as unknown as Select).options).find((o) => o.text.startsWith("Dana"))?.value)
+    await page.select("form[aria-label='New license key'] select", dana!)
+    await clickText(page, "Create license key")
+    const licensed = await waitForText(page, "New license key for Dana Scully")
+    expect(licensed).toMatch(/lic_[0-9a-f]{20}/)
+    await screenshot(page, "settings-license")
+    await goTo(page, server.baseUrl, "/settings?tab=org")
+    await page.waitForSelector("form[aria-label='Org settings']")
     // Org settings: the API's refusal is shown as it says it; a valid change is saved.
     const zone = "form[aria-label='Org settings'] input[name=time_zone]"
     await page.$eval(zone, (el) => ((el as unknown as { value: string }).value = ""))
