@@ -3,7 +3,7 @@
 import { html } from "htm/preact"
 import { api } from "../api.js"
 import { money, tokens } from "../format.js"
-import { Badge, Loaded, Table, useLoad } from "../ui.js"
+import { Badge, Loaded, Pager, Table, usePages } from "../ui.js"
 
 /** @param {string} metric @param {number} n */
 const amount = (metric, n) => (metric === "cost_usd" ? money(n) : `${tokens(n)} tokens`)
@@ -17,8 +17,8 @@ export const Progress = ({ b }) =>
 
 /** @param {{ onlyAlerting?: boolean }} props */
 export const Budgets = ({ onlyAlerting = false }) => {
-  const state = useLoad(() => api("GET", "/budgets", { query: { limit: 100 } }), [])
-  return html`<${Loaded} state=${state}>${(/** @type {any} */ page) => {
+  const pages = usePages((cursor) => api("GET", "/budgets", { query: { limit: 50, cursor } }), [])
+  return html`<${Loaded} state=${pages}>${(/** @type {any} */ page) => {
     const rows = page.data.filter((/** @type {any} */ b) => !onlyAlerting || b.state !== "ok")
     return html`<${Table}
       rows=${rows}
@@ -30,10 +30,11 @@ export const Budgets = ({ onlyAlerting = false }) => {
         { label: "%", className: "num", cell: (/** @type {any} */ b) => `${b.percent}%` },
         {
           label: "State",
-          cell: (/** @type {any} */ b) => html`<${Badge} value=${b.state === "ok" ? "ok" : b.state === "warning" ? "warning" : "exceeded"} />
+          cell: (/** @type {any} */ b) => html`<${Badge} value=${b.state} />
             ${b.type === "user_limit" && (b.users_warning || b.users_exceeded) ? html`<br /><small>${b.users_exceeded ?? 0} over, ${b.users_warning ?? 0} near</small>` : null}`
         }
       ]}
-    />`
+    />
+    <${Pager} pages=${pages} label="Budgets" />`
   }}<//>`
 }
