@@ -233,6 +233,22 @@ describe("the dashboard in a browser", () => {
       await screenshot(page, "webhooks")
       await goTo(page, server.baseUrl, "/alerts")
       await waitForText(page, "webhook.failing")
+
+      // A new webhook: a short secret is refused as the API says; the secret is never shown.
+      await goTo(page, server.baseUrl, "/webhooks")
+      await clickText(page, "New webhook")
+      await page.type("form[aria-label='New webhook'] input[name=url]", `${receiver.url}/second`)
+      await page.type("form[aria-label='New webhook'] input[name=secret]", "short")
+      await page.$eval("form[aria-label='New webhook'] input[name=secret]", (el) => el.removeAttribute("minlength"))
+      await clickText(page, "Create webhook")
+      await waitForText(page, "The API refused the webhook")
+      const secret = "another-webhook-secret-of-32-characters-at-least"
+      await page.$eval("form[aria-label='New webhook'] input[name=secret]", (el) => ((el as unknown as { value: string }).value = ""))
+      await page.type("form[aria-label='New webhook'] input[name=secret]", secret)
+      await clickText(page, "Create webhook")
+      const listed = await waitForText(page, `${receiver.url}/second`)
+      expect(listed).not.toContain(secret)
+      expect(await page.content()).not.toContain(secret)
       await page.close()
     } finally {
       await receiver.close()
