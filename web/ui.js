@@ -1,6 +1,7 @@
 // Small shared pieces: loading and error states, tables, pagination, filters, confirmations.
 import { html } from "htm/preact"
 import { useCallback, useEffect, useRef, useState } from "preact/hooks"
+import { userNames } from "./users.js"
 
 /**
  * Loads something once per change of `deps`; `reload` asks again.
@@ -99,10 +100,15 @@ export const Table = ({ columns, rows, empty, rowClass, caption }) => {
 }
 
 /**
- * A filter form: its fields start from the current values and apply on submit.
+ * A filter form: its fields start from the current values and apply on submit. A `user` field
+ * takes a user id and suggests the org's users by name.
  * @param {{ fields: Array<{ name: string, label: string, type?: string, options?: Array<[string, string]> }>, values: Record<string, string>, onApply: (values: Record<string, string>) => void }} props
  */
 export const Filters = ({ fields, values, onApply }) => {
+  const [users, setUsers] = useState(/** @type {Map<string, string>} */ (new Map()))
+  useEffect(() => {
+    if (fields.some((f) => f.type === "user")) userNames().then(setUsers)
+  }, [])
   /** @param {SubmitEvent} e */
   const submit = (e) => {
     e.preventDefault()
@@ -124,6 +130,9 @@ export const Filters = ({ fields, values, onApply }) => {
         ? html`<select name=${f.name}>${options(f.options, values[f.name] ?? "")}</select>`
         : f.type === "checkbox"
         ? html`<input type="checkbox" name=${f.name} defaultChecked=${values[f.name] === "true"} />`
+        : f.type === "user"
+        ? html`<input name=${f.name} list=${`users-${f.name}`} defaultValue=${values[f.name] ?? ""} autocomplete="off" />
+            <datalist id=${`users-${f.name}`}>${[...users].map(([id, name]) => html`<option value=${id}>${name}</option>`)}</datalist>`
         : html`<input type=${f.type ?? "text"} name=${f.name} defaultValue=${f.type === "datetime-local" ? toLocalInput(values[f.name]) : values[f.name] ?? ""} />`}
       ${f.type === "checkbox" ? html`<span>${f.label}</span>` : null}
     </label>`)}

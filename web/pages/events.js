@@ -8,7 +8,7 @@ import { Badge, Filters, Loaded, Pager, Table, usePages } from "../ui.js"
 
 const fields = [
   { name: "session_id", label: "Session id" },
-  { name: "user_id", label: "User id" },
+  { name: "user_id", label: "User", type: "user" },
   { name: "project_id", label: "Project id" },
   { name: "model", label: "Model" },
   { name: "adapter", label: "Adapter" },

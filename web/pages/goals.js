@@ -7,7 +7,7 @@ import { UserName } from "../users.js"
 import { Badge, Filters, Loaded, Pager, Table, usePages } from "../ui.js"
 
 const fields = [
-  { name: "user_id", label: "User id" },
+  { name: "user_id", label: "User", type: "user" },
   { name: "status", label: "Status", options: /** @type {Array<[string, string]>} */ ([["", "Any"], ["active", "Active"], ["completed", "Completed"], ["abandoned", "Abandoned"]]) }
 ]
 

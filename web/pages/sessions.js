@@ -7,13 +7,13 @@ import { UserName } from "../users.js"
 import { Badge, Filters, Loaded, Pager, Table, usePages } from "../ui.js"
 
 const fields = [
-  { name: "user_id", label: "User id" },
+  { name: "user_id", label: "User", type: "user" },
   { name: "project_id", label: "Project id" },
   { name: "model", label: "Primary model" },
   { name: "adapter", label: "Adapter" },
   { name: "from", label: "Started from", type: "datetime-local" },
   { name: "to", label: "Started before", type: "datetime-local" },
-  { name: "order", label: "Order", options: /** @type {Array<[string, string]>} */ ([["desc", "Newest first"], ["asc", "Oldest first"]]) }
+  { name: "order", label: "Order", options: /** @type {Array<[string, string]>} */ ([["", "Newest first"], ["asc", "Oldest first"]]) }
 ]
 
 /** @param {{ query: Record<string, string> }} props */

@@ -119,6 +119,13 @@ describe("the dashboard in a browser", () => {
     await goTo(page, server.baseUrl, "/sessions")
     await waitForText(page, "1 session")
     await screenshot(page, "sessions")
+    // Filters go to the API and into the URL; Clear brings every session back.
+    await page.type("form.filters input[name=user_id]", "user_nobody")
+    await clickText(page, "Apply")
+    await waitForText(page, "No session matches these filters.")
+    expect(await page.evaluate(() => (globalThis as unknown as { location: { hash: string } }).location.hash)).toBe("#/sessions?user_id=user_nobody")
+    await clickText(page, "Clear")
+    await waitForText(page, "1 session")
     await (await page.waitForSelector("table a[href^='#/sessions/sess_']"))!.click()
     const timeline = await waitForText(page, "o3 is not allowed here")
     expect(timeline).toContain("Timeline")
