@@ -1,9 +1,9 @@
 // Users, teams and projects: listed with the API's pagination, created in place.
 import { html } from "htm/preact"
 import { useState } from "preact/hooks"
-import { api } from "../api.js"
+import { api, listAll } from "../api.js"
 import { time } from "../format.js"
-import { Badge, ConfirmButton, ErrorBox, Loaded, Pager, Table, usePages } from "../ui.js"
+import { Badge, ConfirmButton, ErrorBox, Loaded, Pager, Table, useLoad, usePages } from "../ui.js"
 import { forgetUserNames } from "../users.js"
 
 /**
@@ -38,20 +38,32 @@ const Managed = ({ title, path, fields, toBody, columns, empty }) => {
       <${Pager} pages=${pages} label=${title} />`}<//>`
 }
 
-export const Users = () => html`<${Managed} title="Users" path="/users" empty="No users."
+export const Users = () => {
+  const teams = useLoad(() => listAll("/teams"), [])
+  /** @param {string} id */
+  const teamName = (id) => teams.data?.find((t) => t.id === id)?.name ?? id
+  return html`<${Managed} title="Users" path="/users" empty="No users."
   fields=${html`<label><span>Name</span><input name="name" required /></label>
     <label><span>E-mail</span><input name="email" type="email" required /></label>
-    <label><span>Role</span><select name="role"><option value="member">member</option><option value="admin">admin</option></select></label>`}
-  toBody=${(/** @type {FormData} */ f) => ({ name: String(f.get("name")), email: String(f.get("email")), role: String(f.get("role")) })}
+    <label><span>Role</span><select name="role"><option value="member">member</option><option value="admin">admin</option></select></label>
+    <label><span>Team</span><select name="team_id"><option value="">none</option>
+      ${(teams.data ?? []).map((t) => html`<option value=${t.id}>${t.name}</option>`)}</select></label>`}
+  toBody=${(/** @type {FormData} */ f) => ({
+    name: String(f.get("name")),
+    email: String(f.get("email")),
+    role: String(f.get("role")),
+    ...(f.get("team_id") ? { team_ids: [String(f.get("team_id"))] } : {})
+  })}
   columns=${(/** @type {() => void} */ reload, /** @type {(e: any) => void} */ fail) => [
     { label: "Name", cell: (/** @type {any} */ u) => html`<strong>${u.name}</strong><br /><small>${u.email}</small>` },
     { label: "Role", cell: (/** @type {any} */ u) => u.role },
-    { label: "Teams", className: "num", cell: (/** @type {any} */ u) => u.team_ids.length },
+    { label: "Teams", cell: (/** @type {any} */ u) => u.team_ids.map(teamName).join(", ") || "—" },
     { label: "Status", cell: (/** @type {any} */ u) => html`<${Badge} value=${u.status} tone=${u.status === "active" ? "ok" : ""} />` },
     { label: "Id", cell: (/** @type {any} */ u) => html`<code>${u.id}</code>` },
     { label: "", cell: (/** @type {any} */ u) => u.status === "active" ? html`<${ConfirmButton} label="Deactivate" confirmLabel=${`Deactivate ${u.name}? Their license keys are revoked.`}
         onConfirm=${() => api("DELETE", `/users/${u.id}`).then(reload, fail)} />` : null }
   ]} />`
+}
 
 export const Teams = () => html`<${Managed} title="Teams" path="/teams" empty="No teams."
   fields=${html`<label><span>Name</span><input name="name" required /></label>`}
