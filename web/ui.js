@@ -94,7 +94,7 @@ export const Table = ({ columns, rows, empty, rowClass, caption }) => {
     ${caption ? html`<caption>${caption}</caption>` : null}
     <thead><tr>${columns.map((c) => html`<th scope="col" class=${c.className ?? ""}>${c.label}</th>`)}</tr></thead>
     <tbody>${rows.map((row) => html`<tr class=${rowClass?.(row) ?? ""}>
-      ${columns.map((c) => html`<td class=${c.className ?? ""} data-label=${c.label}>${c.cell(row)}</td>`)}
+      ${columns.map((c) => html`<td class=${c.className ?? ""} data-label=${c.label}><div class="cell">${c.cell(row)}</div></td>`)}
     </tr>`)}</tbody>
   </table></div>`
 }
