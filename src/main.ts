@@ -27,7 +27,7 @@ import { ServingLock } from "./store/replay-lock.ts"
 import { RefuseAfterUnfinishedReplay } from "./store/unfinished-replays.ts"
 import { Webhooks } from "./store/webhooks-repo.ts"
 import { WebhookDeliveries } from "./store/webhook-deliveries-repo.ts"
-import { Notifications } from "./store/notifications-repo.ts"
+import { WebhookEvents } from "./store/webhook-events-repo.ts"
 import { WebhookConfig } from "./webhooks/config.ts"
 import { WebhookDispatcher } from "./webhooks/dispatcher.ts"
 import { SecretBox } from "./webhooks/secret-box.ts"
@@ -45,7 +45,7 @@ const WebhooksStore = Webhooks.layer.pipe(Layer.provide(SecretBox.layer), Layer.
 /** Repositories over a migrated database (the database layer itself is provided by the caller). */
 export const StoreLive = Layer.unwrap(
   Effect.map(AppConfig, (config) =>
-    Layer.mergeAll(Tenancy.layer({ apiKeyPrefix: config.apiKeyPrefix }), Activity.layer, Rules.layer, Budgets.layer, Goals.layer, RateLimiter.layer, WebhooksStore, WebhookDeliveries.layer, Notifications.layer).pipe(
+    Layer.mergeAll(Tenancy.layer({ apiKeyPrefix: config.apiKeyPrefix }), Activity.layer, Rules.layer, Budgets.layer, Goals.layer, RateLimiter.layer, WebhooksStore, WebhookDeliveries.layer, WebhookEvents.layer).pipe(
       Layer.provideMerge(Migrated)
     ))
 )

@@ -69,8 +69,8 @@ export const WebhookDelivery = Schema.Struct({
 }).annotate({ identifier: "WebhookDelivery" })
 export type WebhookDelivery = typeof WebhookDelivery.Type
 
-/** An event as a webhook delivery carries it, listed by GET /notifications whatever the subscriptions. */
-export const Notification = Schema.Struct({
+/** An event as a webhook delivery carries it, listed by GET /webhook-events whatever the subscriptions. */
+export const RaisedEvent = Schema.Struct({
   id: Schema.String.annotate({ description: "prefix wev_" }),
   type: WebhookEventType,
   org_id: Schema.String,
@@ -78,8 +78,8 @@ export const Notification = Schema.Struct({
   data: Schema.Record(Schema.String, Schema.Unknown).annotate({
     description: "as in the webhook payloads (schemas/webhook-payloads.schema.json)"
   })
-}).annotate({ identifier: "Notification" })
-export type Notification = typeof Notification.Type
+}).annotate({ identifier: "RaisedEvent" })
+export type RaisedEvent = typeof RaisedEvent.Type
 
 /** An admin alert (GET /alerts). */
 export const Alert = Schema.Struct({

@@ -8,7 +8,7 @@ import { hrefOf } from "../route.js"
 import { UserName } from "../users.js"
 import { Badge, Loaded, Pager, Table, usePages } from "../ui.js"
 import { Budgets } from "./budgets.js"
-import { Notifications } from "./notifications.js"
+import { RaisedEvents } from "./webhook-events.js"
 
 export const Alerts = () => {
   const alerts = usePages((cursor) => api("GET", "/alerts", { query: { cursor } }), [])
@@ -16,7 +16,7 @@ export const Alerts = () => {
   return html`<h1>Alerts</h1>
     <h2>Budgets and limits at 80% or over</h2>
     <${Budgets} onlyAlerting=${true} />
-    <${Notifications} />
+    <${RaisedEvents} />
     <h2>Admin alerts</h2>
     <${Loaded} state=${alerts}>${(/** @type {any} */ page) => html`
       <${Table} rows=${page.data} empty="No alerts."

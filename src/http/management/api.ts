@@ -6,7 +6,7 @@ import { Scope } from "../../domain/scopes.ts"
 import { ApiKey, LicenseKey, Org, Project, Role, Team, User, UserStatus } from "../../domain/tenancy.ts"
 import { Envelope, KeyHousekeeping, ManagementAuth, PageQuery, pageOf, RequiredScope } from "../contract.ts"
 import { EventsGroup, SessionsGroup, UsageGroupApi } from "./activity-api.ts"
-import { AlertsGroup, NotificationsGroup, WebhooksGroup } from "./webhooks-api.ts"
+import { AlertsGroup, WebhookEventsGroup, WebhooksGroup } from "./webhooks-api.ts"
 import { GoalsGroup } from "./goals-api.ts"
 import { BudgetsGroup, RulesGroup } from "./rules-api.ts"
 
@@ -214,7 +214,7 @@ export class LicenseKeysGroup extends HttpApiGroup.make("licenseKeys")
 
 export class ManagementApi extends HttpApi.make("management")
   .add(OrgGroup, UsersGroup, TeamsGroup, ProjectsGroup, ApiKeysGroup, LicenseKeysGroup, SessionsGroup, EventsGroup)
-  .add(WebhooksGroup, AlertsGroup, NotificationsGroup)
+  .add(WebhooksGroup, AlertsGroup, WebhookEventsGroup)
   .add(RulesGroup, BudgetsGroup)
   .add(UsageGroupApi, GoalsGroup)
   .prefix("/api/v1")

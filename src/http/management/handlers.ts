@@ -11,7 +11,7 @@ import type { Org } from "../../domain/tenancy.ts"
 import { type OrgRecord, Tenancy } from "../../store/tenancy-repo.ts"
 import { ApiPrincipal } from "../contract.ts"
 import { EventsHandlers, SessionsHandlers, UsageHandlers } from "./activity-handlers.ts"
-import { AlertsHandlers, NotificationsHandlers, WebhooksHandlers } from "./webhooks-handlers.ts"
+import { AlertsHandlers, WebhookEventsHandlers, WebhooksHandlers } from "./webhooks-handlers.ts"
 import { ManagementApi } from "./api.ts"
 import { BudgetsHandlers, RulesHandlers } from "./rules-handlers.ts"
 import { GoalsHandlers } from "./goals-handlers.ts"
@@ -154,7 +154,7 @@ export const LicenseKeysHandlers = HttpApiBuilder.group(ManagementApi, "licenseK
 export const ManagementHandlers = Layer.mergeAll(
   WebhooksHandlers,
   AlertsHandlers,
-  NotificationsHandlers,
+  WebhookEventsHandlers,
   RulesHandlers,
   BudgetsHandlers,
   OrgHandlers,

@@ -1,7 +1,7 @@
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { NotFound, Unprocessable } from "../../domain/errors.ts"
-import { Alert, Notification, TestOutcome, Webhook, WebhookDelivery, WebhookEventType } from "../../domain/webhooks.ts"
+import { Alert, RaisedEvent, TestOutcome, Webhook, WebhookDelivery, WebhookEventType } from "../../domain/webhooks.ts"
 import { Envelope, ManagementAuth, PageQuery, pageOf, RequiredScope } from "../contract.ts"
 
 const Id = { id: Schema.String }
@@ -74,11 +74,11 @@ export class AlertsGroup extends HttpApiGroup.make("alerts")
   }))
 {}
 
-export class NotificationsGroup extends HttpApiGroup.make("notifications")
+export class WebhookEventsGroup extends HttpApiGroup.make("webhookEvents")
   .add(
-    HttpApiEndpoint.get("list", "/notifications", {
+    HttpApiEndpoint.get("list", "/webhook-events", {
       query: { ...PageQuery, type: Schema.optional(WebhookEventType.annotate({ description: "only events of this type" })) },
-      success: pageOf(Notification)
+      success: pageOf(RaisedEvent)
     })
       .annotate(RequiredScope, { resource: "webhooks", access: "read" })
       .annotateMerge(OpenApi.annotations({
@@ -89,7 +89,7 @@ export class NotificationsGroup extends HttpApiGroup.make("notifications")
   .middleware(ManagementAuth)
   .middleware(Envelope)
   .annotateMerge(OpenApi.annotations({
-    title: "Notifications",
+    title: "Webhook events",
     description: "The webhook events of the org, readable without a webhook (the dashboard's alerts)."
   }))
 {}

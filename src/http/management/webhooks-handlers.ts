@@ -4,7 +4,7 @@ import { randomBytes } from "node:crypto"
 import { defaultPageSize } from "../../domain/pagination.ts"
 import type { ApiKeyPrincipal } from "../../domain/principal.ts"
 import { webhookEventId } from "../../domain/webhooks.ts"
-import { Notifications } from "../../store/notifications-repo.ts"
+import { WebhookEvents } from "../../store/webhook-events-repo.ts"
 import { WebhookDeliveries } from "../../store/webhook-deliveries-repo.ts"
 import { type Tenant, Webhooks } from "../../store/webhooks-repo.ts"
 import { WebhookConfig } from "../../webhooks/config.ts"
@@ -63,8 +63,8 @@ export const AlertsHandlers = HttpApiBuilder.group(ManagementApi, "alerts", Effe
   return handlers.handle("list", ({ query }) => ApiPrincipal.use((p) => webhooks.listAlerts(tenant(p), page(query))))
 }))
 
-export const NotificationsHandlers = HttpApiBuilder.group(ManagementApi, "notifications", Effect.fn(function*(handlers) {
-  const notifications = yield* Notifications
+export const WebhookEventsHandlers = HttpApiBuilder.group(ManagementApi, "webhookEvents", Effect.fn(function*(handlers) {
+  const events = yield* WebhookEvents
   return handlers.handle("list", ({ query }) =>
-    ApiPrincipal.use((p) => notifications.list(tenant(p), query.type, page(query))))
+    ApiPrincipal.use((p) => events.list(tenant(p), query.type, page(query))))
 }))

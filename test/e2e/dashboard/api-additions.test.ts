@@ -122,7 +122,7 @@ describe("management API additions for the dashboard", () => {
         body: { type: "post-tool", adapter: "claude-code", session_id: "r-1", metadata: { model: "claude-sonnet-4", tokens_in: 100, tokens_out: 10 } }
       })
     }
-    const all = await call(server, "GET", "/api/v1/notifications", { key: own.api_key_live! })
+    const all = await call(server, "GET", "/api/v1/webhook-events", { key: own.api_key_live! })
     expect(all.status).toBe(200)
     expect(all.body.data.map((n: { type: string }) => n.type)).toEqual(["budget.exceeded", "budget.warning", "session.started"])
     expect(all.body.data[0]).toMatchObject({
@@ -130,12 +130,12 @@ describe("management API additions for the dashboard", () => {
       org_id: own.org_id,
       data: { rule_name: "Tiny budget", threshold: 150, metric: "tokens_total", window: "daily" }
     })
-    const warnings = await call(server, "GET", "/api/v1/notifications?type=budget.warning", { key: own.api_key_live! })
+    const warnings = await call(server, "GET", "/api/v1/webhook-events?type=budget.warning", { key: own.api_key_live! })
     expect(warnings.body.data.map((n: { type: string }) => n.type)).toEqual(["budget.warning"])
-    const first = await call(server, "GET", "/api/v1/notifications?limit=1", { key: own.api_key_live! })
-    const second = await call(server, "GET", `/api/v1/notifications?limit=1&cursor=${first.body.cursor}`, { key: own.api_key_live! })
+    const first = await call(server, "GET", "/api/v1/webhook-events?limit=1", { key: own.api_key_live! })
+    const second = await call(server, "GET", `/api/v1/webhook-events?limit=1&cursor=${first.body.cursor}`, { key: own.api_key_live! })
     expect(second.body.data[0].type).toBe("budget.warning")
-    expect((await call(server, "GET", "/api/v1/notifications", { key: own.api_key_test! })).body.data).toEqual([])
-    expect((await call(server, "GET", "/api/v1/notifications?type=nope", { key: own.api_key_live! })).status).toBe(400)
+    expect((await call(server, "GET", "/api/v1/webhook-events", { key: own.api_key_test! })).body.data).toEqual([])
+    expect((await call(server, "GET", "/api/v1/webhook-events?type=nope", { key: own.api_key_live! })).status).toBe(400)
   })
 })

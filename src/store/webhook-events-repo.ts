@@ -1,7 +1,7 @@
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { decodeCursor, type Page, toPage } from "../domain/pagination.ts"
-import type { Notification, WebhookEventType } from "../domain/webhooks.ts"
+import type { RaisedEvent, WebhookEventType } from "../domain/webhooks.ts"
 import type { PageRequest, Tenant } from "./webhooks-repo.ts"
 
 /**
@@ -9,19 +9,19 @@ import type { PageRequest, Tenant } from "./webhooks-repo.ts"
  * firings, sessions), whether or not a webhook subscribes to them: every event is written to the
  * outbox in the transaction of what caused it, and only its deliveries depend on subscriptions.
  */
-export class Notifications extends Context.Service<Notifications, {
+export class WebhookEvents extends Context.Service<WebhookEvents, {
   /** The tenant's events, newest first, optionally of one type. */
   readonly list: (
     tenant: Tenant,
     type: WebhookEventType | undefined,
     page: PageRequest
-  ) => Effect.Effect<Page<Notification>>
-}>()("signal-engine/store/Notifications") {
+  ) => Effect.Effect<Page<RaisedEvent>>
+}>()("signal-engine/store/WebhookEvents") {
   static readonly layer = Layer.effect(
-    Notifications,
+    WebhookEvents,
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
-      const list = Effect.fn("Notifications.list")(function*(tenant: Tenant, type: WebhookEventType | undefined, page: PageRequest) {
+      const list = Effect.fn("WebhookEvents.list")(function*(tenant: Tenant, type: WebhookEventType | undefined, page: PageRequest) {
         // Newest first by the outbox's sequence: event ids are hashes of their causes, not times.
         const after = page.cursor === undefined || page.cursor === "" ? undefined : decodeCursor(page.cursor)
         const rows = yield* sql<{ readonly seq: string; readonly payload: string }>`
@@ -31,9 +31,9 @@ export class Notifications extends Context.Service<Notifications, {
             ${after === undefined || !/^\d+$/.test(after) ? sql`` : sql`AND seq < ${after}::bigint`}
           ORDER BY seq DESC LIMIT ${page.limit + 1}`.pipe(Effect.orDie)
         const found = toPage(rows, page.limit, (r) => r.seq)
-        return { ...found, data: found.data.map((r) => JSON.parse(r.payload) as Notification) }
+        return { ...found, data: found.data.map((r) => JSON.parse(r.payload) as RaisedEvent) }
       })
-      return Notifications.of({ list })
+      return WebhookEvents.of({ list })
     })
   )
 }

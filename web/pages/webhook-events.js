@@ -1,4 +1,4 @@
-// What the service raised (GET /notifications: the events webhooks are sent), whether or not a
+// What the service raised (GET /webhook-events: the events webhooks are sent), whether or not a
 // webhook subscribes: budget warnings and overruns, anomalies, rule firings.
 import { html } from "htm/preact"
 import { useState } from "preact/hooks"
@@ -47,7 +47,7 @@ const columns = [
   { label: "What", cell: (/** @type {any} */ n) => html`<${Summary} n=${n} />` }
 ]
 
-export const Notifications = () => {
+export const RaisedEvents = () => {
   const [type, setType] = useState("")
   return html`<div class="section-head">
       <h2 id="raised">Raised by the service</h2>
@@ -62,7 +62,7 @@ export const Notifications = () => {
 /** The latest of each alerting type together (the API lists one type, or all, at a time). */
 const Latest = () => {
   const state = useLoad(async () => {
-    const pages = await Promise.all(alerting.map((t) => api("GET", "/notifications", { query: { type: t, limit: 10 } })))
+    const pages = await Promise.all(alerting.map((t) => api("GET", "/webhook-events", { query: { type: t, limit: 10 } })))
     return pages.flatMap((p) => p.data).sort((a, b) => b.ts.localeCompare(a.ts)).slice(0, 20)
   }, [])
   return html`<${Loaded} state=${state}>${(/** @type {Array<any>} */ rows) => html`
@@ -71,7 +71,7 @@ const Latest = () => {
 
 /** @param {{ type: string }} props */
 const OfType = ({ type }) => {
-  const pages = usePages((cursor) => api("GET", "/notifications", { query: { type, cursor } }), [type])
+  const pages = usePages((cursor) => api("GET", "/webhook-events", { query: { type, cursor } }), [type])
   return html`<${Loaded} state=${pages}>${(/** @type {any} */ page) => html`
     <${Table} rows=${page.data} columns=${columns} empty="None of these yet." />
     <${Pager} pages=${pages} label="Raised events" />`}<//>`
