@@ -26,6 +26,8 @@ import { Projections } from "./store/projections.ts"
 import { ServingLock } from "./store/replay-lock.ts"
 import { RefuseAfterUnfinishedReplay } from "./store/unfinished-replays.ts"
 import { Webhooks } from "./store/webhooks-repo.ts"
+import { WebhookDeliveries } from "./store/webhook-deliveries-repo.ts"
+import { WebhookEvents } from "./store/webhook-events-repo.ts"
 import { WebhookConfig } from "./webhooks/config.ts"
 import { WebhookDispatcher } from "./webhooks/dispatcher.ts"
 import { SecretBox } from "./webhooks/secret-box.ts"
@@ -54,7 +56,7 @@ const WebhooksStore = Layer.mergeAll(Webhooks.layer, Channels.layer, Notificatio
 /** Repositories over a migrated database (the database layer itself is provided by the caller). */
 export const StoreLive = Layer.unwrap(
   Effect.map(AppConfig, (config) =>
-    Layer.mergeAll(Tenancy.layer({ apiKeyPrefix: config.apiKeyPrefix }), Activity.layer, Rules.layer, Budgets.layer, Goals.layer, RateLimiter.layer, WebhooksStore).pipe(
+    Layer.mergeAll(Tenancy.layer({ apiKeyPrefix: config.apiKeyPrefix }), Activity.layer, Rules.layer, Budgets.layer, Goals.layer, RateLimiter.layer, WebhooksStore, WebhookDeliveries.layer, WebhookEvents.layer).pipe(
       Layer.provideMerge(Migrated)
     ))
 )
@@ -104,6 +106,7 @@ const ListenBanner = Layer.effectDiscard(
     const scheme = Option.isSome(config.tls) ? "https" : "http"
     const shown = config.host === "0.0.0.0" ? "localhost" : config.host
     yield* Console.log(`signal-engine listening on ${scheme}://${shown}:${config.port} (bound to ${config.host})`)
+    yield* Console.log(`  dashboard      ${scheme}://${shown}:${config.port}/ (sign in with an API key)`)
     yield* Console.log(`  management API ${scheme}://${shown}:${config.port}/api/v1   engine API ${scheme}://${shown}:${config.port}/engine/v1`)
     if (Option.isSome(config.tls)) yield* Console.log(`  plain HTTP on port ${config.redirectPort} redirects to HTTPS`)
     yield* Console.log(`  database: ${db.description}`)

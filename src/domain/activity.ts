@@ -58,6 +58,14 @@ export const SessionDetail = Schema.Struct({
 export type SessionDetail = typeof SessionDetail.Type
 
 /** One accepted signal on the management API (spec §2.3, plus signal_id and type). */
+/** A rule's decision on a signal, as its event keeps it. */
+export const EventVerdict = Schema.Struct({
+  ok: Schema.Boolean.annotate({ description: "false when the signal was blocked" }),
+  action: Schema.optionalKey(Schema.Literals(["block", "warn", "log", "notify"])),
+  rule_id: Schema.optionalKey(Schema.String),
+  message: Schema.optionalKey(Schema.String)
+}).annotate({ identifier: "EventVerdict" })
+
 export const Event = Schema.Struct({
   id: Schema.String.annotate({ description: "prefix evt_" }),
   signal_id: Schema.String.annotate({ description: "the signal this event records, prefix sig_" }),
@@ -72,7 +80,10 @@ export const Event = Schema.Struct({
   tokens_out: Schema.Int,
   latency_ms: Schema.NullOr(Schema.Finite).annotate({ description: "null when the adapter did not report it" }),
   cost_usd: Schema.Finite.annotate({ description: "USD" }),
-  error_code: Schema.NullOr(Schema.String).annotate({ description: "non-null when the model call returned an error" })
+  error_code: Schema.NullOr(Schema.String).annotate({ description: "non-null when the model call returned an error" }),
+  verdict: Schema.NullOr(EventVerdict).annotate({
+    description: "what a rule decided on the signal; null when no rule decided (allowed) or the signal was sent without an idempotency key (the adapters always send one)"
+  })
 }).annotate({ identifier: "Event" })
 export type Event = typeof Event.Type
 

@@ -16,6 +16,15 @@ export const Goal = Schema.Struct({
 }).annotate({ identifier: "Goal" })
 export type Goal = typeof Goal.Type
 
+/** A goal as the management API lists it: with the user who set it. */
+export const UserGoal = Schema.Struct({
+  ...Goal.fields,
+  user_id: Schema.String,
+  drift_count: Schema.Int.annotate({ description: "goal-drift signals the engine raised for this goal" }),
+  last_drift_at: Schema.NullOr(Timestamp).annotate({ description: "when the latest of them came; null when none" })
+}).annotate({ identifier: "UserGoal" })
+export type UserGoal = typeof UserGoal.Type
+
 /** A goal as the actor holds it. */
 export interface GoalState extends Goal {
   readonly environment: Environment

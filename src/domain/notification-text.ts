@@ -48,7 +48,8 @@ const times = (n: number) => (n === 1 ? "once" : `${grouped(n)} times`)
 
 const scopeText = (scope: string, scopeId: string) => (scope === "org" ? "the org" : `${scope} ${scopeId}`)
 
-const dashboard = (base: string | undefined, path: string) => (base === undefined ? undefined : `${base}/dashboard/${path}`)
+/** A page of the dashboard (served at the base URL's root; its pages are hash routes). */
+const dashboard = (base: string | undefined, path: string) => (base === undefined ? undefined : `${base}/#/${path}`)
 
 export const render = (ctx: NotificationContext): Rendered => {
   const { facts, baseUrl } = ctx
@@ -65,7 +66,7 @@ export const render = (ctx: NotificationContext): Rendered => {
             `After the first firing (already sent), the rule fired ${times(ctx.firings)} more in the same ` +
             `${span(ctx.windowSeconds)} window for ${who}; the last on model ${str(d.model) || "(none named)"}.`
           ],
-          link: dashboard(baseUrl, `rules/${str(d.rule_id)}`)
+          link: dashboard(baseUrl, "rules")
         }
       }
       return {
@@ -94,7 +95,7 @@ export const render = (ctx: NotificationContext): Rendered => {
           `Scope: ${scopeText(str(d.scope), str(d.scope_id))}`,
           `Window: ${str(d.window)}, metric ${metric}`
         ],
-        link: dashboard(baseUrl, `rules/${str(d.rule_id)}`)
+        link: dashboard(baseUrl, "rules")
       }
     }
     case "anomaly.detected": {

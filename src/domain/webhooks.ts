@@ -45,6 +45,42 @@ export const TestOutcome = Schema.Struct({
 })
 export type TestOutcome = typeof TestOutcome.Type
 
+/** One try at delivering an event to a webhook. */
+export const DeliveryAttempt = Schema.Struct({
+  attempt: Schema.Int.annotate({ description: "1 to 5" }),
+  attempted_at: Timestamp,
+  finished_at: Timestamp,
+  status_code: Schema.NullOr(Schema.Int).annotate({ description: "the receiver's HTTP status; null when none came" }),
+  error: Schema.NullOr(Schema.String).annotate({ description: "why it failed; null when delivered" }),
+  next_attempt_at: Schema.NullOr(Timestamp).annotate({ description: "when it is tried again; null when not" })
+}).annotate({ identifier: "DeliveryAttempt" })
+
+/** An event's delivery to one webhook (GET /webhooks/:id/deliveries), with its attempts. */
+export const WebhookDelivery = Schema.Struct({
+  event_id: Schema.String.annotate({ description: "the envelope's id, prefix wev_" }),
+  type: WebhookEventType,
+  status: Schema.Literals(["pending", "delivered", "failed"]).annotate({
+    description: "`pending` while attempts remain (or paused while the webhook is failing), `failed` after the last"
+  }),
+  created_at: Timestamp,
+  delivered_at: Schema.NullOr(Timestamp),
+  next_attempt_at: Schema.NullOr(Timestamp).annotate({ description: "for a pending delivery, when it is tried next" }),
+  attempts: Schema.Array(DeliveryAttempt).annotate({ description: "oldest first" })
+}).annotate({ identifier: "WebhookDelivery" })
+export type WebhookDelivery = typeof WebhookDelivery.Type
+
+/** An event as a webhook delivery carries it, listed by GET /webhook-events whatever the subscriptions. */
+export const RaisedEvent = Schema.Struct({
+  id: Schema.String.annotate({ description: "prefix wev_" }),
+  type: WebhookEventType,
+  org_id: Schema.String,
+  ts: Timestamp,
+  data: Schema.Record(Schema.String, Schema.Unknown).annotate({
+    description: "as in the webhook payloads (schemas/webhook-payloads.schema.json)"
+  })
+}).annotate({ identifier: "RaisedEvent" })
+export type RaisedEvent = typeof RaisedEvent.Type
+
 /** An admin alert (GET /alerts). */
 export const Alert = Schema.Struct({
   id: Schema.String.annotate({ description: "prefix alert_" }),

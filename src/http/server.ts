@@ -21,6 +21,7 @@ import { EngineApi } from "./engine/api.ts"
 import { EngineHandlers } from "./engine/handlers.ts"
 import { SignalLimits } from "./engine/signal-limits.ts"
 import { ingestRoute, makeIngestRoute } from "./engine/ingest-route.ts"
+import { DashboardRoutes, dashboardRoutes, loadDashboardAssets } from "./dashboard.ts"
 import { EnvelopeLive } from "./envelope.ts"
 import { Draining } from "./draining.ts"
 import { gateway } from "./gateway.ts"
@@ -143,14 +144,18 @@ const InternalRoutes = HttpRouter.use((router) =>
   })
 )
 
-/** Every route of both surfaces, with the middleware that makes them one service. */
+/** The dashboard's files, read once at start-up (src/http/dashboard.ts). */
+const dashboardAssets = loadDashboardAssets()
+
+/** Every route of both surfaces and the dashboard, with the middleware that makes them one service. */
 export const AppRoutes = Layer.mergeAll(
   HttpApiBuilder.layer(ManagementApi, { openapiPath: openApiPaths.management }).pipe(Layer.provide(ManagementHandlers)),
   HttpApiBuilder.layer(EngineApi, { openapiPath: openApiPaths.engine }).pipe(Layer.provide(EngineHandlers)),
   HealthRoutes,
   InternalRoutes,
+  DashboardRoutes(dashboardAssets),
   gateway(
-    makeRouteTable([ManagementApi, EngineApi], [...healthRoutes, ...internalRoutes]),
+    makeRouteTable([ManagementApi, EngineApi], [...healthRoutes, ...internalRoutes, ...dashboardRoutes(dashboardAssets)]),
     Effect.map(makeIngestRoute, (handler) => [{ ...ingestRoute, handler }])
   )
 ).pipe(Layer.provide([ManagementAuthLive, EngineAuthLive, EnvelopeLive, SignalLimits.layer]))

@@ -6,6 +6,7 @@ import { BadRequest, NotFound } from "../domain/errors.ts"
 import { decodePosition, encodePosition, type Position } from "../domain/keyset.ts"
 import type { Page } from "../domain/pagination.ts"
 import { isStorableText } from "../domain/text.ts"
+import type { StoredVerdict } from "../domain/sessionizer.ts"
 
 /** Every query is confined to one org and one environment: the caller's. */
 export interface Tenant {
@@ -40,6 +41,8 @@ export interface EventFilters {
   readonly from?: string | undefined
   readonly to?: string | undefined
   readonly error_only?: boolean | undefined
+  readonly action?: "block" | "warn" | "log" | "notify" | undefined
+  readonly type?: string | undefined
 }
 
 /** A usage report's question: the instants are normalized (parseInstant), `from` before `to`. */
@@ -146,6 +149,7 @@ interface EventRow {
   readonly latency_ms: number | null
   readonly cost_usd: number
   readonly error_code: string | null
+  readonly verdict: StoredVerdict | null
   readonly sort_at: string
 }
 
@@ -197,7 +201,8 @@ const toEvent = (r: EventRow): Event => ({
   tokens_out: num(r.tokens_out),
   latency_ms: r.latency_ms === null ? null : Number(r.latency_ms),
   cost_usd: Number(r.cost_usd),
-  error_code: r.error_code
+  error_code: r.error_code,
+  verdict: r.verdict ?? null
 })
 
 const toSignal = (r: SignalRow): StoredSignal => ({
@@ -286,7 +291,7 @@ export class Activity extends Context.Service<Activity, {
         ${sortAt("started_at")}`
 
       const eventColumns = sql`id, signal_id, type, session_id, user_id, project_id, ts, adapter, model,
-        tokens_in, tokens_out, latency_ms, cost_usd, error_code, ${sortAt("ts")}`
+        tokens_in, tokens_out, latency_ms, cost_usd, error_code, verdict, ${sortAt("ts")}`
 
       const inTenant = (tenant: Tenant) => sql`org_id = ${tenant.orgId} AND environment = ${tenant.environment}`
 
@@ -369,7 +374,9 @@ export class Activity extends Context.Service<Activity, {
           ...(f.adapter !== undefined ? [sql`adapter = ${f.adapter}`] : []),
           ...(f.from !== undefined ? [sql`ts >= ${f.from}::timestamptz`] : []),
           ...(f.to !== undefined ? [sql`ts < ${f.to}::timestamptz`] : []),
-          ...(f.error_only === true ? [sql`error_code IS NOT NULL`] : [])
+          ...(f.error_only === true ? [sql`error_code IS NOT NULL`] : []),
+          ...(f.action !== undefined ? [sql`verdict->>'action' = ${f.action}`] : []),
+          ...(f.type !== undefined ? [sql`type = ${f.type}`] : [])
         ])
         const ks = keyset("ts", order, after)
         const rows = yield* sql<EventRow>`SELECT ${eventColumns} FROM events WHERE ${where} AND ${ks.where}

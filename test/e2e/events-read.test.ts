@@ -17,7 +17,7 @@ let globexEvents: Array<EventRow>
 
 const eventKeys = [
   "adapter", "cost_usd", "error_code", "id", "latency_ms", "model", "project_id", "session_id", "signal_id", "tokens_in",
-  "tokens_out", "ts", "type", "user_id"
+  "tokens_out", "ts", "type", "user_id", "verdict"
 ]
 
 beforeAll(async () => {

@@ -57,7 +57,7 @@ describe("failing webhooks and channels", () => {
       const text = chatText("slack", JSON.parse(chat.received[0]!.body))
       expect(text).toContain("Webhook failing: deliveries paused")
       expect(text).toContain(webhook.body.id)
-      expect(text).toContain("https://signals.example.com/dashboard/alerts")
+      expect(text).toContain("https://signals.example.com/#/alerts")
       expect((await alertsOf(org)).map((a) => a.type)).toEqual(["webhook.failing"])
       // More events queue for the paused webhook; the alert is not sent again.
       await org.signal("gpt-4o")

@@ -173,12 +173,12 @@ describe("notification delivery", () => {
       for (const words of ["Rule “watch gpt-risky” fired for", org.userLabel.replace("<", "&lt;").replace(">", "&gt;"), "Model: gpt-risky", "Action: notify"]) {
         expect(text).toContain(words)
       }
-      expect(text).toContain(`https://signals.example.com/dashboard/sessions/${res.body.session_id}`)
+      expect(text).toContain(`https://signals.example.com/#/sessions/${res.body.session_id}`)
       const mails = smtp.received.filter((m) => m.to.includes("lead@example.com"))
       expect(mails).toHaveLength(1)
       expect(mails[0]!.subject).toBe(`Rule “watch gpt-risky” fired for ${org.userLabel}`)
       expect(mails[0]!.text).toContain("Model: gpt-risky")
-      expect(mails[0]!.text).toContain(`https://signals.example.com/dashboard/sessions/${res.body.session_id}`)
+      expect(mails[0]!.text).toContain(`https://signals.example.com/#/sessions/${res.body.session_id}`)
     } finally {
       await receiver.close()
     }

@@ -269,7 +269,8 @@ export const eventJson = (e: EventRow) => ({
   tokens_out: e.tokens_out,
   latency_ms: e.latency_ms,
   cost_usd: e.cost_usd,
-  error_code: e.error_code
+  error_code: e.error_code,
+  verdict: null // seeded events carry no verdict
 })
 
 /** A stored signal as GET /sessions/:id shows it. */

@@ -22,7 +22,7 @@ describe("notification text", () => {
     const m = render(firing())
     expect(m.title).toBe("Rule “No <gpt-5> @everyone” fired for Ada <ada@example.com>")
     expect(m.lines).toContain("Model: gpt-5")
-    expect(m.link).toBe("https://signals.example.com/dashboard/sessions/ses_1")
+    expect(m.link).toBe("https://signals.example.com/#/sessions/ses_1")
     expect(render(firing({ baseUrl: undefined })).link).toBeUndefined()
   })
 

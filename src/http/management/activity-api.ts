@@ -67,6 +67,10 @@ export class EventsGroup extends HttpApiGroup.make("events")
         from: Schema.optional(instantParam("events at or after this instant")),
         to: Schema.optional(instantParam("events before this instant")),
         error_only: Schema.optional(BooleanParam.annotate({ description: "`true`: only events with a non-null error_code" })),
+        type: Schema.optional(Schema.String.annotate({ description: "signal type, exact match (e.g. goal-drift)" })),
+        action: Schema.optional(Schema.Literals(["block", "warn", "log", "notify"]).annotate({
+          description: "only events a rule gave this action (the verdict's `action`)"
+        })),
         ...ActivityPageQuery
       },
       success: pageOf(Event)

@@ -54,7 +54,9 @@ export const EventsHandlers = HttpApiBuilder.group(ManagementApi, "events", Effe
           adapter: query.adapter,
           from: instant(query.from),
           to: instant(query.to),
-          error_only: query.error_only === "true"
+          error_only: query.error_only === "true",
+          action: query.action,
+          type: query.type
         }, page(query))))
     // By its id, or by the id of its signal (what the adapter was answered): one event per signal.
     .handle("get", ({ params }) =>

@@ -6,8 +6,9 @@ import { Scope } from "../../domain/scopes.ts"
 import { ApiKey, LicenseKey, Org, Project, Role, Team, User, UserStatus } from "../../domain/tenancy.ts"
 import { Envelope, KeyHousekeeping, ManagementAuth, PageQuery, pageOf, RequiredScope } from "../contract.ts"
 import { EventsGroup, SessionsGroup, UsageGroupApi } from "./activity-api.ts"
-import { AlertsGroup, WebhooksGroup } from "./webhooks-api.ts"
+import { AlertsGroup, WebhookEventsGroup, WebhooksGroup } from "./webhooks-api.ts"
 import { ChannelsGroup } from "./channels-api.ts"
+import { GoalsGroup } from "./goals-api.ts"
 import { BudgetsGroup, RulesGroup } from "./rules-api.ts"
 
 const Id = { id: Schema.String }
@@ -219,9 +220,9 @@ export class LicenseKeysGroup extends HttpApiGroup.make("licenseKeys")
 
 export class ManagementApi extends HttpApi.make("management")
   .add(OrgGroup, UsersGroup, TeamsGroup, ProjectsGroup, ApiKeysGroup, LicenseKeysGroup, SessionsGroup, EventsGroup)
-  .add(WebhooksGroup, AlertsGroup, ChannelsGroup)
+  .add(WebhooksGroup, AlertsGroup, WebhookEventsGroup, ChannelsGroup)
   .add(RulesGroup, BudgetsGroup)
-  .add(UsageGroupApi)
+  .add(UsageGroupApi, GoalsGroup)
   .prefix("/api/v1")
   // A field this API does not know is a mistake to point out (a typo answered 200 and changed
   // nothing), so every management body refuses unknown fields with 400.

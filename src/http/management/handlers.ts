@@ -11,11 +11,12 @@ import type { Org } from "../../domain/tenancy.ts"
 import { type OrgRecord, Tenancy } from "../../store/tenancy-repo.ts"
 import { ApiPrincipal } from "../contract.ts"
 import { EventsHandlers, SessionsHandlers, UsageHandlers } from "./activity-handlers.ts"
-import { AlertsHandlers, WebhooksHandlers } from "./webhooks-handlers.ts"
+import { AlertsHandlers, WebhookEventsHandlers, WebhooksHandlers } from "./webhooks-handlers.ts"
 import { ChannelsHandlers } from "./channels-handlers.ts"
 import { Channels } from "../../store/channels-repo.ts"
 import { ManagementApi } from "./api.ts"
 import { BudgetsHandlers, RulesHandlers } from "./rules-handlers.ts"
+import { GoalsHandlers } from "./goals-handlers.ts"
 
 const page = (query: { readonly limit?: number | undefined; readonly cursor?: string | undefined }) => ({
   limit: query.limit ?? defaultPageSize,
@@ -162,6 +163,7 @@ export const ManagementHandlers = Layer.mergeAll(
   WebhooksHandlers,
   AlertsHandlers,
   ChannelsHandlers,
+  WebhookEventsHandlers,
   RulesHandlers,
   BudgetsHandlers,
   OrgHandlers,
@@ -172,5 +174,6 @@ export const ManagementHandlers = Layer.mergeAll(
   LicenseKeysHandlers,
   SessionsHandlers,
   EventsHandlers,
-  UsageHandlers
+  UsageHandlers,
+  GoalsHandlers
 )

@@ -1,7 +1,7 @@
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { NotFound, Unprocessable } from "../../domain/errors.ts"
-import { Alert, TestOutcome, Webhook } from "../../domain/webhooks.ts"
+import { Alert, RaisedEvent, TestOutcome, Webhook, WebhookDelivery, WebhookEventType } from "../../domain/webhooks.ts"
 import { Envelope, ManagementAuth, PageQuery, pageOf, RequiredScope } from "../contract.ts"
 
 const Id = { id: Schema.String }
@@ -39,6 +39,12 @@ export class WebhooksGroup extends HttpApiGroup.make("webhooks")
       .annotateMerge(OpenApi.annotations({
         description: "Delivers a signed test session.started event now (once, not retried, not queued) and answers the outcome."
       })),
+    HttpApiEndpoint.get("deliveries", "/webhooks/:id/deliveries", { params: Id, query: PageQuery, success: pageOf(WebhookDelivery), error: NotFound })
+      .annotate(RequiredScope, { resource: "webhooks", access: "read" })
+      .annotateMerge(OpenApi.annotations({
+        description: "Extension: the events queued for this webhook, newest first, each with its status and every attempt " +
+          "(status code or error, and when the next one is due)."
+      })),
     HttpApiEndpoint.post("enable", "/webhooks/:id/enable", { params: Id, success: Webhook, error: NotFound })
       .annotate(RequiredScope, { resource: "webhooks", access: "write" })
       .annotateMerge(OpenApi.annotations({
@@ -66,5 +72,25 @@ export class AlertsGroup extends HttpApiGroup.make("alerts")
     title: "Alerts",
     description: "Alerts for the org's admins, newest first: webhook.failing when a webhook's deliveries are paused, " +
       "channel.failing when a notification channel's messages are. Each is also sent to the org's alert_channels (PATCH /org)."
+  }))
+{}
+
+export class WebhookEventsGroup extends HttpApiGroup.make("webhookEvents")
+  .add(
+    HttpApiEndpoint.get("list", "/webhook-events", {
+      query: { ...PageQuery, type: Schema.optional(WebhookEventType.annotate({ description: "only events of this type" })) },
+      success: pageOf(RaisedEvent)
+    })
+      .annotate(RequiredScope, { resource: "webhooks", access: "read" })
+      .annotateMerge(OpenApi.annotations({
+        description: "Extension: the events the service raised for the org (what webhooks are sent: budget warnings, " +
+          "budgets exceeded, anomalies, rule firings, sessions), newest first, whether or not a webhook subscribes."
+      }))
+  )
+  .middleware(ManagementAuth)
+  .middleware(Envelope)
+  .annotateMerge(OpenApi.annotations({
+    title: "Webhook events",
+    description: "The webhook events of the org, readable without a webhook (the dashboard's alerts)."
   }))
 {}

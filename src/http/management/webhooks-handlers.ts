@@ -4,6 +4,8 @@ import { randomBytes } from "node:crypto"
 import { defaultPageSize } from "../../domain/pagination.ts"
 import type { ApiKeyPrincipal } from "../../domain/principal.ts"
 import { webhookEventId } from "../../domain/webhooks.ts"
+import { WebhookEvents } from "../../store/webhook-events-repo.ts"
+import { WebhookDeliveries } from "../../store/webhook-deliveries-repo.ts"
 import { type Tenant, Webhooks } from "../../store/webhooks-repo.ts"
 import { WebhookConfig } from "../../webhooks/config.ts"
 import { deliver } from "../../webhooks/delivery.ts"
@@ -40,8 +42,10 @@ const testPayload = (webhookId: string, orgId: string, now: Date) => {
 export const WebhooksHandlers = HttpApiBuilder.group(ManagementApi, "webhooks", Effect.fn(function*(handlers) {
   const webhooks = yield* Webhooks
   const config = yield* WebhookConfig
+  const deliveries = yield* WebhookDeliveries
   return handlers
     .handle("list", ({ query }) => ApiPrincipal.use((p) => webhooks.list(tenant(p), page(query))))
+    .handle("deliveries", ({ params, query }) => ApiPrincipal.use((p) => deliveries.list(tenant(p), params.id, page(query))))
     .handle("create", ({ payload }) => ApiPrincipal.use((p) => webhooks.create(tenant(p), payload)))
     .handle("delete", ({ params }) => ApiPrincipal.use((p) => webhooks.remove(tenant(p), params.id)))
     .handle("enable", ({ params }) => ApiPrincipal.use((p) => webhooks.enable(tenant(p), params.id)))
@@ -57,4 +61,10 @@ export const WebhooksHandlers = HttpApiBuilder.group(ManagementApi, "webhooks", 
 export const AlertsHandlers = HttpApiBuilder.group(ManagementApi, "alerts", Effect.fn(function*(handlers) {
   const webhooks = yield* Webhooks
   return handlers.handle("list", ({ query }) => ApiPrincipal.use((p) => webhooks.listAlerts(tenant(p), page(query))))
+}))
+
+export const WebhookEventsHandlers = HttpApiBuilder.group(ManagementApi, "webhookEvents", Effect.fn(function*(handlers) {
+  const events = yield* WebhookEvents
+  return handlers.handle("list", ({ query }) =>
+    ApiPrincipal.use((p) => events.list(tenant(p), query.type, page(query))))
 }))

@@ -1,0 +1,117 @@
+// The dashboard's shell: sign-in with a management API key, the navigation, and the page the
+// URL names. Every page reads the management API only (api.js).
+import { html } from "htm/preact"
+import { render } from "preact"
+import { useEffect, useState } from "preact/hooks"
+import { api, ApiError, auth, environmentOf } from "./api.js"
+import { hrefOf, useRoute } from "./route.js"
+import { Overview } from "./pages/overview.js"
+import { Sessions } from "./pages/sessions.js"
+import { SessionTimeline } from "./pages/session.js"
+import { Events } from "./pages/events.js"
+import { Alerts } from "./pages/alerts.js"
+import { Rules } from "./pages/rules.js"
+import { Webhooks } from "./pages/webhooks.js"
+import { Settings } from "./pages/settings.js"
+import { Goals } from "./pages/goals.js"
+
+const pages = [
+  { path: "/overview", title: "Overview", view: Overview },
+  { path: "/sessions", title: "Sessions", view: Sessions },
+  { path: "/events", title: "Events", view: Events },
+  { path: "/alerts", title: "Alerts", view: Alerts },
+  { path: "/rules", title: "Rules", view: Rules },
+  { path: "/webhooks", title: "Webhooks", view: Webhooks },
+  { path: "/goals", title: "Goals", view: Goals },
+  { path: "/settings", title: "Settings", view: Settings }
+]
+
+/** @typedef {{ id: string, name: string, plan: string, environment: string, time_zone: string, session_timeout: number }} Org */
+
+/** @param {{ onSignedIn: (org: Org) => void }} props */
+const SignIn = ({ onSignedIn }) => {
+  const [message] = useState(() => auth.takeMessage())
+  const [error, setError] = useState(/** @type {string | null} */ (null))
+  const [busy, setBusy] = useState(false)
+  /** @param {SubmitEvent} e */
+  const submit = async (e) => {
+    e.preventDefault()
+    const form = /** @type {HTMLFormElement} */ (e.currentTarget)
+    const key = /** @type {HTMLInputElement} */ (form.elements.namedItem("key")).value.trim()
+    if (!key) return setError("Enter a management API key.")
+    setBusy(true)
+    setError(null)
+    try {
+      const org = await api("GET", "/org", { key })
+      auth.signIn(key)
+      onSignedIn(org)
+    } catch (err) {
+      setError(err instanceof ApiError && err.status === 401
+        ? "That key is not valid: it may be mistyped, revoked or not an API key (license keys are for adapters)."
+        : err instanceof ApiError && err.status === 403
+        ? "That key works but lacks the admin:read scope the dashboard needs."
+        : /** @type {Error} */ (err).message)
+    } finally {
+      setBusy(false)
+    }
+  }
+  return html`<main class="sign-in">
+    <form onSubmit=${submit} aria-labelledby="sign-in-title">
+      <h1 id="sign-in-title">signal-engine</h1>
+      <p>Sign in with a management API key (<code>sek_live_…</code> for live data, <code>sek_test_…</code> for test data). It is kept in this browser tab only.</p>
+      ${message ? html`<p class="notice" role="alert">${message}</p>` : null}
+      ${error ? html`<p class="error" role="alert">${error}</p>` : null}
+      <label><span>API key</span><input name="key" type="password" autocomplete="off" spellcheck="false" autofocus required /></label>
+      <button type="submit" class="primary" disabled=${busy}>${busy ? "Signing in…" : "Sign in"}</button>
+    </form>
+  </main>`
+}
+
+/** @param {{ org: Org, onSignOut: () => void, setOrg: (org: Org) => void }} props */
+const Shell = ({ org, onSignOut, setOrg }) => {
+  const route = useRoute()
+  const env = org.environment ?? environmentOf(auth.key() ?? "")
+  const sessionId = /^\/sessions\/(.+)$/.exec(route.path)?.[1]
+  const page = pages.find((p) => route.path === p.path) ?? (sessionId ? pages[1] : pages[0])
+  useEffect(() => {
+    document.title = `${page?.title ?? "Overview"} · signal-engine (${env})`
+    document.getElementById("main")?.focus({ preventScroll: true })
+    // On phones the navigation is a scrolling row: keep the current page's link in view.
+    document.querySelector(".side a[aria-current=page]")?.scrollIntoView({ block: "nearest", inline: "nearest" })
+  }, [route.path])
+  const View = page?.view ?? Overview
+  return html`<div class=${`shell env-${env}`}>
+    <a class="skip" href="#main" onClick=${(/** @type {Event} */ e) => {
+      e.preventDefault()
+      document.getElementById("main")?.focus()
+    }}>Skip to content</a>
+    <header class="top">
+      <span class="brand">signal-engine</span>
+      <span class=${`env env-badge-${env}`} title="The environment of your key: what you see and change">${env === "live" ? "Live data" : "Test data"}</span>
+      <span class="org">${org.name} · ${org.plan}</span>
+      <button type="button" class="link" onClick=${onSignOut}>Sign out</button>
+    </header>
+    <nav class="side" aria-label="Pages">
+      ${pages.map((p) => html`<a href=${hrefOf(p.path)} aria-current=${p === page ? "page" : undefined}>${p.title}</a>`)}
+    </nav>
+    <main id="main" tabindex="-1">
+      ${sessionId
+        ? html`<${SessionTimeline} id=${decodeURIComponent(sessionId)} org=${org} />`
+        : html`<${View} query=${route.query} org=${org} setOrg=${setOrg} />`}
+    </main>
+  </div>`
+}
+
+const App = () => {
+  const [org, setOrg] = useState(/** @type {Org | null | undefined} */ (auth.key() ? undefined : null))
+  // A reload keeps the tab's key: check it again (it may have been revoked meanwhile).
+  useEffect(() => {
+    if (org === undefined) api("GET", "/org").then(setOrg, () => setOrg(null))
+    return auth.onSignedOut(() => setOrg(null))
+  }, [])
+  if (org === undefined) return html`<p class="loading">Loading…</p>`
+  if (org === null) return html`<${SignIn} onSignedIn=${setOrg} />`
+  return html`<${Shell} org=${org} setOrg=${setOrg} onSignOut=${() => auth.signOut("You signed out.")} />`
+}
+
+render(html`<${App} />`, /** @type {HTMLElement} */ (document.getElementById("app")))
