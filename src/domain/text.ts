@@ -1,6 +1,14 @@
 import { Schema } from "effect"
 
 /**
+ * `Schema.isPattern` with its pattern in the JSON Schema (and so in the OpenAPI documents):
+ * effect 4.1.0's own leaves it out, and a client generated from the documents then sends what
+ * the server refuses.
+ */
+export const matching = (regExp: RegExp, message?: string) =>
+  Schema.isPattern(regExp, { ...(message === undefined ? {} : { message }), toJsonSchema: () => ({ pattern: regExp.source }) })
+
+/**
  * Text PostgreSQL cannot store: U+0000 (neither `text` nor `jsonb` accepts it) and unpaired UTF-16
  * surrogates (they have no UTF-8 form). JSON can carry both (`"\u0000"`, `"\ud800"`), so input is
  * checked for them before it is accepted: once in the log, a record with such text would fail

@@ -11,6 +11,7 @@ import {
   Unauthorized
 } from "../domain/errors.ts"
 import { decodeCursor, defaultPageSize, maxPageSize } from "../domain/pagination.ts"
+import { matching } from "../domain/text.ts"
 import type { EngineFeature } from "../domain/plans.ts"
 import type { ApiKeyPrincipal, LicensePrincipal } from "../domain/principal.ts"
 import type { Access, Resource } from "../domain/scopes.ts"
@@ -69,7 +70,7 @@ export class EngineAuth extends HttpApiMiddleware.Service<EngineAuth, {
 /** Decimal digits only: `1e2` or `0x10` are numbers to JavaScript, not page sizes to a client. */
 const PageLimit = Schema.optional(
   Schema.String.pipe(
-    Schema.check(Schema.isPattern(/^[0-9]{1,3}$/, { message: `expected a page size, 1 to ${maxPageSize}` })),
+    Schema.check(matching(/^(100|[1-9][0-9]?)$/, `expected a page size, 1 to ${maxPageSize}`)),
     Schema.decodeTo(Schema.Number, SchemaTransformation.numberFromString),
     Schema.check(Schema.isBetween({ minimum: 1, maximum: maxPageSize }))
   ).annotate({ description: `page size, 1 to ${maxPageSize} (default ${defaultPageSize})` })

@@ -48,4 +48,15 @@ describe("OpenAPI documents", () => {
     expect(Object.keys(envelope.properties).sort()).toEqual(["code", "error", "request_id", "status"])
     expect([...envelope.required].sort()).toEqual(["code", "error", "request_id", "status"])
   })
+
+  it("carries the patterns the server checks: a client built from it sends what the server takes", () => {
+    const doc = generatedSchemas()["management.openapi.json"] as any
+    const limit = doc.paths["/api/v1/users"].get.parameters.find((p: any) => p.name === "limit").schema
+    const pattern = new RegExp(limit.pattern)
+    for (const ok of ["1", "20", "100"]) expect(pattern.test(ok), ok).toBe(true)
+    for (const refused of ["", "0", "101", "007", "1e2"]) expect(pattern.test(refused), refused).toBe(false)
+    const email = doc.paths["/api/v1/users"].post.requestBody.content["application/json"].schema.properties.email
+    expect(new RegExp(email.pattern).test("")).toBe(false)
+    expect(new RegExp(email.pattern).test("ada@example.com")).toBe(true)
+  })
 })

@@ -2,7 +2,7 @@ import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import { ServiceUnavailable, TooManyRequests } from "../../domain/errors.ts"
 import { SignalType } from "../../domain/signals.ts"
-import { storableJson } from "../../domain/text.ts"
+import { matching, storableJson } from "../../domain/text.ts"
 import { EngineAuth, Envelope, RequiredFeature } from "../contract.ts"
 
 const bounded = (max: number) => Schema.String.pipe(Schema.check(Schema.isMinLength(1), Schema.isMaxLength(max)))
@@ -60,7 +60,7 @@ export const SignalInput = Schema.Struct(signalFields).pipe(Schema.check(storabl
  * answered as the first was and counted nowhere a second time.
  */
 export const IdempotencyKey = Schema.String.pipe(
-  Schema.check(Schema.isMinLength(1), Schema.isMaxLength(255), Schema.isPattern(/^[\x21-\x7e]+$/))
+  Schema.check(Schema.isMinLength(1), Schema.isMaxLength(255), matching(/^[\x21-\x7e]+$/))
 )
 
 const keyDescription = "the key of this signal: a signal the user already sent with this key is not counted again, " +

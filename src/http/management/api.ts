@@ -3,6 +3,7 @@ import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "
 import { Conflict, Forbidden, NotFound, Unprocessable } from "../../domain/errors.ts"
 import { sessionTimeoutBounds } from "../../domain/org-settings.ts"
 import { Scope } from "../../domain/scopes.ts"
+import { matching } from "../../domain/text.ts"
 import { ApiKey, LicenseKey, Org, Project, Role, Team, User, UserStatus } from "../../domain/tenancy.ts"
 import { Envelope, KeyHousekeeping, ManagementAuth, PageQuery, pageOf, RequiredScope } from "../contract.ts"
 import { EventsGroup, SessionsGroup, UsageGroupApi } from "./activity-api.ts"
@@ -14,7 +15,7 @@ import { BudgetsGroup, RulesGroup } from "./rules-api.ts"
 const Id = { id: Schema.String }
 const Name = Schema.String.pipe(Schema.check(Schema.isMinLength(1), Schema.isMaxLength(200)))
 const Email = Schema.String.pipe(
-  Schema.check(Schema.isMaxLength(320), Schema.isPattern(/^[^\s@]+@[^\s@]+$/, { message: "expected an e-mail address" }))
+  Schema.check(Schema.isMaxLength(320), matching(/^[^\s@]+@[^\s@]+$/, "expected an e-mail address"))
 )
 const Ids = Schema.Array(Schema.String).pipe(Schema.check(Schema.isMaxLength(1000)))
 
