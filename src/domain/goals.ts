@@ -58,7 +58,8 @@ export const canTransition = (from: GoalStatus, to: GoalStatus): boolean =>
 /** Why a goal command is refused, decided by the fold (the actor owns goal state). */
 export interface GoalRefusal {
   // The engine API answers invalid input with 400 (spec §7 lists no 422 for it).
-  readonly status: 404 | 400
+  /** 409: the goal's state (or the user's active goals) does not allow it now. */
+  readonly status: 404 | 400 | 409
   readonly code: "not_found" | "invalid_transition" | "invalid_parameters" | "too_many_goals"
   readonly message: string
 }

@@ -47,16 +47,16 @@ export const maxPolicyEntries = 100
 export const maxPolicyEntryLength = 200
 
 export const OrgPolicyCondition = Schema.Struct({
-  require_project_id: Schema.optional(Schema.Boolean),
-  block_unknown_models: Schema.optional(Schema.Boolean),
-  blocked_tools: Schema.optional(Schema.Array(Schema.String).annotate({
+  require_project_id: Schema.optionalKey(Schema.Boolean),
+  block_unknown_models: Schema.optionalKey(Schema.Boolean),
+  blocked_tools: Schema.optionalKey(Schema.Array(Schema.String).annotate({
     description: "tool names matched case-insensitively against metadata.tool_name, whole name; * matches any run of characters (\"mcp__*\")"
   })),
-  blocked_commands: Schema.optional(Schema.Array(Schema.String).annotate({
+  blocked_commands: Schema.optionalKey(Schema.Array(Schema.String).annotate({
     description: "shell-command patterns matched against metadata.command: a pattern matches where it occurs anywhere in the " +
       "command, * matches any run of characters, runs of whitespace compare equal (\"rm -rf\" matches \"sudo rm  -rf /tmp/x\")"
   })),
-  blocked_mcp_servers: Schema.optional(Schema.Array(Schema.String).annotate({
+  blocked_mcp_servers: Schema.optionalKey(Schema.Array(Schema.String).annotate({
     description: "MCP server names matched case-insensitively against metadata.mcp_server"
   }))
 })
@@ -93,7 +93,7 @@ export const Rule = Schema.Struct({
 })
 export type Rule = typeof Rule.Type
 
-const conditionSchemas = {
+export const conditionSchemas = {
   budget: BudgetCondition,
   model_filter: ModelFilterCondition,
   user_limit: UserLimitCondition,

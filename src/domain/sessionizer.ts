@@ -506,7 +506,7 @@ const foldGoal = (state: UserState, r: GoalRecord, at: Position): FoldResult => 
   const existing = state.goals?.[r.goal_id]
   const activeCount = () => Object.values(state.goals ?? {}).filter((g) => g.environment === r.environment && g.status === "active").length
   const tooMany: GoalRefusal = {
-    status: 400,
+    status: 409,
     code: "too_many_goals",
     message: `a user has at most ${maxActiveGoals} active goals; complete or abandon one first`
   }
@@ -527,7 +527,7 @@ const foldGoal = (state: UserState, r: GoalRecord, at: Position): FoldResult => 
     if (!existing || existing.environment !== r.environment) return refused(r, { status: 404, code: "not_found", message: `goal ${r.goal_id} not found` }, state)
     if (r.status !== undefined && !canTransition(existing.status, r.status)) {
       return refused(r, {
-        status: 400,
+        status: 409,
         code: "invalid_transition",
         message: `status: a goal cannot go from ${existing.status} to ${r.status} (allowed: active → completed or abandoned; completed or abandoned → active)`
       }, state)

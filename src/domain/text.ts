@@ -9,6 +9,16 @@ export const matching = (regExp: RegExp, message?: string) =>
   Schema.isPattern(regExp, { ...(message === undefined ? {} : { message }), toJsonSchema: () => ({ pattern: regExp.source }) })
 
 /**
+ * Lists a string's values in the documents while leaving the check to the handler, for a field
+ * whose refusal has a code of its own (a signal's `type`: 400 invalid_signal_type, spec §7).
+ */
+export const documentedEnum = (values: ReadonlyArray<string>) =>
+  Schema.makeFilter((_: string) => true, { toJsonSchema: () => ({ enum: [...values] }) })
+
+/** An object body that must name at least one field (the handler says which), as the documents say it. */
+export const documentedAtLeastOneField = Schema.makeFilter((_: object) => true, { toJsonSchema: () => ({ minProperties: 1 }) })
+
+/**
  * Text PostgreSQL cannot store: U+0000 (neither `text` nor `jsonb` accepts it) and unpaired UTF-16
  * surrogates (they have no UTF-8 form). JSON can carry both (`"\u0000"`, `"\ud800"`), so input is
  * checked for them before it is accepted: once in the log, a record with such text would fail

@@ -1,5 +1,6 @@
 import { Schema } from "effect"
 import { parseInstant } from "../domain/keyset.ts"
+import { matching } from "../domain/text.ts"
 
 /**
  * Query parameter schemas of the session and event lists. A value that does not decode is a
@@ -9,12 +10,26 @@ import { parseInstant } from "../domain/keyset.ts"
 const instantFormat = "ISO 8601 date-time with a zone (Z or ±hh:mm), or a date meaning midnight UTC"
 
 /**
+ * The shape of an instant, for the documents: month and day ranges per month (February up to
+ * 29), hours, minutes, seconds and zone offsets in range. parseInstant still refuses 29 February
+ * of a common year, and year 0.
+ */
+const day31 = "(?:0[13578]|1[02])-(?:0[1-9]|[12][0-9]|3[01])"
+const day30 = "(?:0[469]|11)-(?:0[1-9]|[12][0-9]|30)"
+const dayFeb = "02-(?:0[1-9]|1[0-9]|2[0-9])"
+const instantShape = new RegExp(
+  `^(?:[1-9][0-9]{3}|0[1-9][0-9]{2}|00[1-9][0-9]|000[1-9])-(?:${day31}|${day30}|${dayFeb})` +
+    "(?:T(?:[01][0-9]|2[0-3]):[0-5][0-9](?::[0-5][0-9](?:\\.[0-9]{1,9})?)?(?:[Zz]|[+-](?:0[0-9]|1[0-4]):?[0-5][0-9]))?$"
+)
+
+/**
  * An ISO 8601 instant: a date-time with a zone (`2025-03-01T09:30:00Z`, `…+02:00`, fractional
  * seconds allowed) or a bare date (midnight UTC). Handlers pass it through `instant` to get the
  * normalized form the repositories give PostgreSQL.
  */
 export const instantParam = (description: string) =>
   Schema.String.annotate({ description: `${description}; ${instantFormat}` }).pipe(
+    Schema.check(matching(instantShape, "expected an ISO 8601 date-time with a zone (e.g. 2025-03-01T09:30:00Z) or a date (YYYY-MM-DD)")),
     Schema.check(Schema.makeFilter((s: string) =>
       parseInstant(s) !== undefined ||
       "expected an ISO 8601 date-time with a zone (e.g. 2025-03-01T09:30:00Z) or a date (YYYY-MM-DD)"

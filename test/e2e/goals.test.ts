@@ -46,14 +46,14 @@ describe.each(logVariants())("goals over %s", (_name, logEnv) => {
     expect((await goals("GET", "/goals")).body.goals.map((g: { id: string }) => g.id)).not.toContain(id)
 
     const sideways = await goals("PATCH", `/goals/${id}`, { status: "abandoned" })
-    // The engine API has no 422 (spec §7): an invalid transition is invalid input.
-    expect(sideways.status).toBe(400)
-    expect(sideways.body).toMatchObject({ code: "invalid_transition", status: 400, request_id: expect.stringMatching(/^req_/) })
+    // The engine API has no 422 (spec §7): a transition the goal's state does not allow conflicts with it.
+    expect(sideways.status).toBe(409)
+    expect(sideways.body).toMatchObject({ code: "invalid_transition", status: 409, request_id: expect.stringMatching(/^req_/) })
 
     const reopened = await goals("PATCH", `/goals/${id}`, { status: "active", description: "Fix the login bug, SSO included" })
     expect(reopened.body.goal).toMatchObject({ id, status: "active", description: "Fix the login bug, SSO included" })
     expect((await goals("GET", "/goals")).body.goals).toContainEqual(reopened.body.goal)
-    expect((await goals("PATCH", `/goals/${id}`, { status: "active" })).status).toBe(400)
+    expect((await goals("PATCH", `/goals/${id}`, { status: "active" })).status).toBe(409)
     expect((await goals("PATCH", `/goals/${id}`, { status: "abandoned" })).body.goal.status).toBe("abandoned")
   })
 
@@ -66,8 +66,8 @@ describe.each(logVariants())("goals over %s", (_name, logEnv) => {
       ids.push(created.body.goal.id)
     }
     const refused = await goals("POST", "/goals", { description: "one too many" }, key)
-    expect(refused.status).toBe(400)
-    expect(refused.body).toMatchObject({ code: "too_many_goals", status: 400 })
+    expect(refused.status).toBe(409)
+    expect(refused.body).toMatchObject({ code: "too_many_goals", status: 409 })
     const list = async (query: string) => (await goals("GET", `/goals${query}`, undefined, key)).body.goals.map((g: { id: string }) => g.id)
     expect(await list("")).toEqual(ids.slice(0, 20))
     expect(await list("?limit=5")).toEqual(ids.slice(0, 5))
@@ -78,7 +78,7 @@ describe.each(logVariants())("goals over %s", (_name, logEnv) => {
     const another = await goals("POST", "/goals", { description: "now there is room" }, key)
     expect(another.status).toBe(201)
     const reopened = await goals("PATCH", `/goals/${ids[0]}`, { status: "active" }, key)
-    expect(reopened.status).toBe(400)
+    expect(reopened.status).toBe(409)
     expect(reopened.body.code).toBe("too_many_goals")
     expect(await list("?limit=100")).toEqual([...ids.slice(1), another.body.goal.id])
   })

@@ -146,8 +146,8 @@ describe.each(logVariants())("idempotent ingestion over %s", (_name, logEnv) => 
     expect((await send(o, "in-body")).body).toMatchObject({ signal_id: first.body.signal_id, duplicate: true })
     expect((await send(o, "in-body", { idempotency_key: "in-body" })).body).toMatchObject({ signal_id: first.body.signal_id, duplicate: true })
     const differ = await send(o, "in-header", { idempotency_key: "in-body" })
-    expect(differ.status).toBe(400)
-    expect(differ.body).toMatchObject({ code: "invalid_parameters", status: 400 })
+    expect(differ.status).toBe(409)
+    expect(differ.body).toMatchObject({ code: "conflicting_idempotency_keys", status: 409 })
     expect((await send(o, undefined, { idempotency_key: "" })).status).toBe(400)
     const batch = await call(server, "POST", "/engine/v1/signals/batch", {
       key: o.license_key,

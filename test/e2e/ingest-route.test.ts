@@ -88,7 +88,7 @@ describe("POST /engine/v1/signals, served directly and through the HttpApi", () 
     { name: "text PostgreSQL cannot store", options: () => ({ key: org.license_key, body: signal({ adapter: "a\u0000b" }) }), status: 400, code: "invalid_parameters" },
     { name: "metadata over the limit", options: () => ({ key: org.license_key, body: signal({ metadata: { prompt: "x".repeat(20_000) } }) }), status: 400, code: "metadata_too_large" },
     { name: "an Idempotency-Key header that is not one", options: () => ({ key: org.license_key, headers: { "idempotency-key": "has space" }, body: signal() }), status: 400, code: "invalid_parameters" },
-    { name: "header and body keys that differ", options: () => ({ key: org.license_key, headers: { "idempotency-key": "k-1" }, body: signal({ idempotency_key: "k-2" }) }), status: 400, code: "invalid_parameters" },
+    { name: "header and body keys that differ", options: () => ({ key: org.license_key, headers: { "idempotency-key": "k-1" }, body: signal({ idempotency_key: "k-2" }) }), status: 409, code: "conflicting_idempotency_keys" },
     { name: "a body that is not UTF-8", options: () => ({ key: org.license_key, rawBody: new Uint8Array([0x7b, 0xff, 0x7d]), contentType: "application/json" }), status: 400, code: "invalid_parameters" },
   ]
 

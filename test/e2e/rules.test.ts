@@ -243,9 +243,15 @@ describe("rule validation", () => {
 
   it("PUT validates the rule it would produce", async () => {
     const created = await post(base())
+    // The stored budget condition does not fit the new type: the body is valid by the document, the rule it makes is not.
     const typeOnly = await call(server, "PUT", `/api/v1/rules/${created.body.id}`, { key: org.api_key_live!, body: { type: "model_filter" } })
-    expect(typeOnly.status).toBe(400)
+    expect(typeOnly.status).toBe(422)
     expect(typeOnly.body.code).toBe("invalid_condition")
+    const both = await call(server, "PUT", `/api/v1/rules/${created.body.id}`, {
+      key: org.api_key_live!, body: { type: "model_filter", condition: { window: "daily", metric: "cost_usd", threshold: 5 } }
+    })
+    expect(both.status).toBe(400)
+    expect(both.body.code).toBe("invalid_condition")
     const noMessage = await call(server, "PUT", `/api/v1/rules/${created.body.id}`, { key: org.api_key_live!, body: { action_config: {} } })
     expect(noMessage.status).toBe(422)
     const unchanged = await call(server, "GET", `/api/v1/rules/${created.body.id}`, { key: org.api_key_live! })

@@ -143,8 +143,8 @@ describe("GET /api/v1/usage", () => {
   })
 
   it("refuses a range that ends before it starts, an unknown grouping, and a key without events:read", async () => {
-    expectEnvelope(await get(server, live, "/api/v1/usage", { from: range.to, to: range.from }), 400, "invalid_parameters")
-    expectEnvelope(await get(server, live, "/api/v1/usage", { from: range.from, to: range.from }), 400, "invalid_parameters")
+    expectEnvelope(await get(server, live, "/api/v1/usage", { from: range.to, to: range.from }), 422, "validation_error")
+    expectEnvelope(await get(server, live, "/api/v1/usage", { from: range.from, to: range.from }), 422, "validation_error")
     expectEnvelope(await get(server, live, "/api/v1/usage", { group_by: "team" }), 400, "invalid_parameters")
     expectEnvelope(await get(server, live, "/api/v1/usage", { from: "yesterday" }), 400, "invalid_parameters")
     const rulesOnly = await call(server, "POST", "/api/v1/api-keys", { key: live, body: { name: "rules only", scopes: ["rules:read"] } })

@@ -15,6 +15,8 @@ declare module "vitest" {
     kafkaBrokers: string
     /** The bin folder of the coding tools' real CLIs (claude, codex, gemini, copilot), for the adapters' tests. */
     codingToolsBin: string
+    /** Schemathesis's `st` command, for the OpenAPI documents' fuzzing test. */
+    schemathesisBin: string
   }
 }
 
@@ -67,13 +69,22 @@ const codingTools = async () => {
   return stdout.trim().split("\n").at(-1) ?? ""
 }
 
-/** One real PostgreSQL and one real Kafka broker for the whole run, and the coding tools' CLIs. */
+/** Schemathesis: `SCHEMATHESIS_BIN`, or infra/schemathesis/install.sh (a virtualenv in the same cache). */
+const schemathesis = async () => {
+  const given = process.env.SCHEMATHESIS_BIN
+  if (given) return given
+  const { stdout } = await run("bash", [join(import.meta.dirname, "..", "..", "infra", "schemathesis", "install.sh")])
+  return stdout.trim().split("\n").at(-1) ?? ""
+}
+
+/** One real PostgreSQL and one real Kafka broker for the whole run, the coding tools' CLIs and Schemathesis. */
 export default async function setup(project: TestProject) {
   const dir = mkdtempSync(join(tmpdir(), "signal-engine-test-"))
-  const [pg, broker, tools] = await Promise.all([postgres(dir), kafka(dir), codingTools()])
+  const [pg, broker, tools, st] = await Promise.all([postgres(dir), kafka(dir), codingTools(), schemathesis()])
   project.provide("adminDatabaseUrl", pg.url)
   project.provide("kafkaBrokers", broker.brokers)
   project.provide("codingToolsBin", tools)
+  project.provide("schemathesisBin", st)
   return async () => {
     await Promise.allSettled([pg.stop(), broker.stop()])
     rmSync(dir, { recursive: true, force: true })

@@ -55,7 +55,7 @@ describe("goals in the fold", () => {
       expect(out.goalOutcome).toMatchObject({ _tag: "Goal", goal: { id: "goal_1", status: to, updated_at: "2026-11-22T10:00:00.000Z" } })
       expect(out.goals).toEqual([expect.objectContaining({ id: "goal_1", status: to, user_id: "user_a", org_id: "org_1" })])
     } else {
-      expect(out.goalOutcome).toMatchObject({ _tag: "Refused", refusal: { status: 400, code: "invalid_transition" } })
+      expect(out.goalOutcome).toMatchObject({ _tag: "Refused", refusal: { status: 409, code: "invalid_transition" } })
       expect(out.state).toEqual(into(from))
       expect(out.goals ?? []).toEqual([])
     }

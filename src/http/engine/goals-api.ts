@@ -1,16 +1,17 @@
 import { Schema } from "effect"
 import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
-import { BadRequest, NotFound, ServiceUnavailable } from "../../domain/errors.ts"
+import { BadRequest, Conflict, NotFound, ServiceUnavailable } from "../../domain/errors.ts"
 import { Goal, GoalStatus, maxActiveGoals, maxDescriptionLength } from "../../domain/goals.ts"
-import { storableText } from "../../domain/text.ts"
+import { documentedAtLeastOneField, matching, storableText } from "../../domain/text.ts"
 import { EngineAuth, Envelope, PageQuery, RequiredFeature } from "../contract.ts"
 
-// Lengths and blankness are checked by the handler (400 invalid_parameters, with the reason).
+// Length and blankness in the schema too, so the document says them (the handler's check stays,
+// with its reason, for any other caller).
 const Description = Schema.String.annotate({ description: `what the user is working on: 1 to ${maxDescriptionLength} characters, not blank` })
-  .pipe(Schema.check(storableText))
+  .pipe(Schema.check(storableText, Schema.isMinLength(1), Schema.isMaxLength(maxDescriptionLength), matching(/\S/, "must not be blank")))
 
 const transitions = "Transitions: active → completed or abandoned; completed or abandoned → active (reopen); " +
-  "anything else, including a status to itself, is 400 invalid_transition."
+  "anything else, including a status to itself, is 409 invalid_transition (the goal's state does not allow it)."
 
 export class GoalsGroup extends HttpApiGroup.make("goals")
   .add(
@@ -30,7 +31,7 @@ export class GoalsGroup extends HttpApiGroup.make("goals")
         )
       }),
       success: Schema.Struct({ goal: Goal }).pipe(HttpApiSchema.status(201)),
-      error: [BadRequest, ServiceUnavailable]
+      error: [BadRequest, Conflict, ServiceUnavailable]
     })
       .annotate(RequiredFeature, "goals")
       .annotate(HttpApi.PayloadParseOptions, { onExcessProperty: "error" })
@@ -44,9 +45,9 @@ export class GoalsGroup extends HttpApiGroup.make("goals")
       payload: Schema.Struct({
         status: Schema.optionalKey(GoalStatus),
         description: Schema.optionalKey(Description)
-      }).annotate({ description: "at least one field; only the fields sent change" }),
+      }).pipe(Schema.check(documentedAtLeastOneField)).annotate({ description: "at least one field; only the fields sent change" }),
       success: Schema.Struct({ goal: Goal }),
-      error: [NotFound, BadRequest, ServiceUnavailable]
+      error: [NotFound, BadRequest, Conflict, ServiceUnavailable]
     })
       .annotate(RequiredFeature, "goals")
       .annotate(HttpApi.PayloadParseOptions, { onExcessProperty: "error" })

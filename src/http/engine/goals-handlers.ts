@@ -1,6 +1,6 @@
 import { Clock, Effect, Option } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
-import { BadRequest, NotFound, ServiceUnavailable } from "../../domain/errors.ts"
+import { BadRequest, Conflict, NotFound, ServiceUnavailable } from "../../domain/errors.ts"
 import { descriptionProblem, type GoalOutcome } from "../../domain/goals.ts"
 import { makeId } from "../../domain/ids.ts"
 import { defaultPageSize } from "../../domain/pagination.ts"
@@ -34,6 +34,8 @@ const answer = (outcome: GoalOutcome) =>
     ? Effect.succeed({ goal: outcome.goal })
     : outcome.refusal.status === 404
     ? Effect.fail(NotFound.of(outcome.refusal.message, outcome.refusal.code))
+    : outcome.refusal.status === 409
+    ? Effect.fail(Conflict.of(outcome.refusal.message, outcome.refusal.code))
     : Effect.fail(BadRequest.of(outcome.refusal.message, outcome.refusal.code))
 
 export const GoalsHandlers = HttpApiBuilder.group(EngineApi, "goals", Effect.fn(function*(handlers) {

@@ -1,8 +1,8 @@
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
-import { ServiceUnavailable, TooManyRequests } from "../../domain/errors.ts"
+import { Conflict, ServiceUnavailable, TooManyRequests } from "../../domain/errors.ts"
 import { SignalType } from "../../domain/signals.ts"
-import { matching, storableJson } from "../../domain/text.ts"
+import { documentedEnum, matching, storableJson } from "../../domain/text.ts"
 import { EngineAuth, Envelope, RequiredFeature } from "../contract.ts"
 
 const bounded = (max: number) => Schema.String.pipe(Schema.check(Schema.isMinLength(1), Schema.isMaxLength(max)))
@@ -22,25 +22,27 @@ const amount = Schema.Finite.pipe(Schema.check(Schema.isGreaterThanOrEqualTo(0))
 /** Known metadata keys are type-checked; any other key is kept as sent. */
 export const SignalMetadata = Schema.StructWithRest(
   Schema.Struct({
-    model: Schema.optional(bounded(200)),
-    tokens_in: Schema.optional(count),
-    tokens_out: Schema.optional(count),
-    cache_read_tokens: Schema.optional(count.annotate({ description: "the part of tokens_in read from the prompt cache" })),
-    cache_write_tokens: Schema.optional(count.annotate({ description: "the part of tokens_in written to the prompt cache" })),
-    cost_usd: Schema.optional(amount.pipe(Schema.check(Schema.isLessThanOrEqualTo(maxCostUsd)))),
-    latency_ms: Schema.optional(amount.pipe(Schema.check(Schema.isLessThanOrEqualTo(maxLatencyMs)))),
-    error_code: Schema.optional(bounded(100)),
-    project_id: Schema.optional(bounded(200)),
-    prompt: Schema.optional(Schema.String),
-    tool_name: Schema.optional(bounded(200).annotate({ description: "the tool a pre-tool or post-tool signal is about (org_policy blocked_tools)" })),
-    command: Schema.optional(Schema.String.annotate({ description: "the shell command the tool is about to run (org_policy blocked_commands)" })),
-    mcp_server: Schema.optional(bounded(200).annotate({ description: "the MCP server the tool belongs to (org_policy blocked_mcp_servers)" }))
+    model: Schema.optionalKey(bounded(200)),
+    tokens_in: Schema.optionalKey(count),
+    tokens_out: Schema.optionalKey(count),
+    cache_read_tokens: Schema.optionalKey(count.annotate({ description: "the part of tokens_in read from the prompt cache" })),
+    cache_write_tokens: Schema.optionalKey(count.annotate({ description: "the part of tokens_in written to the prompt cache" })),
+    cost_usd: Schema.optionalKey(amount.pipe(Schema.check(Schema.isLessThanOrEqualTo(maxCostUsd)))),
+    latency_ms: Schema.optionalKey(amount.pipe(Schema.check(Schema.isLessThanOrEqualTo(maxLatencyMs)))),
+    error_code: Schema.optionalKey(bounded(100)),
+    project_id: Schema.optionalKey(bounded(200)),
+    prompt: Schema.optionalKey(Schema.String),
+    tool_name: Schema.optionalKey(bounded(200).annotate({ description: "the tool a pre-tool or post-tool signal is about (org_policy blocked_tools)" })),
+    command: Schema.optionalKey(Schema.String.annotate({ description: "the shell command the tool is about to run (org_policy blocked_commands)" })),
+    mcp_server: Schema.optionalKey(bounded(200).annotate({ description: "the MCP server the tool belongs to (org_policy blocked_mcp_servers)" }))
   }),
   [Schema.Record(Schema.String, Schema.Unknown)]
 )
 
 const signalFields = {
-  type: Schema.String.annotate({
+  // Checked by the handler, which answers the spec's 400 invalid_signal_type; listed here so
+  // that the document names the values.
+  type: Schema.String.pipe(Schema.check(documentedEnum(SignalType.literals))).annotate({
     description: `one of: ${SignalType.literals.join(", ")}; anything else is 400 invalid_signal_type. ` +
       "pre-tool (extension) is sent before a tool runs so that a block can stop it: judged by the rules like any signal " +
       "(metadata.tool_name, command, mcp_server for org_policy lists; model for model filters), listed in its session, " +
@@ -48,7 +50,7 @@ const signalFields = {
   }),
   adapter: bounded(100).annotate({ description: "the adapter's name, e.g. claude-code" }),
   session_id: bounded(200).annotate({ description: "the adapter's own session id" }),
-  metadata: Schema.optional(SignalMetadata)
+  metadata: Schema.optionalKey(SignalMetadata)
 }
 
 /** Every string of a signal (metadata keys and values included) is checked for storable text. */
@@ -70,22 +72,21 @@ const keyDescription = "the key of this signal: a signal the user already sent w
  * A signal with its idempotency key in the body: each signal of a batch, and POST /signals too
  * (where the Idempotency-Key header is the usual place; if both are sent they must agree).
  */
-export const BatchSignalInput = Schema.Struct({
-  ...signalFields,
-  idempotency_key: Schema.optional(IdempotencyKey.annotate({ description: keyDescription }))
-}).pipe(Schema.check(storableJson))
+export const BatchSignalInput = Schema.StructWithRest(
+  Schema.Struct({
+    ...signalFields,
+    idempotency_key: Schema.optionalKey(IdempotencyKey.annotate({ description: keyDescription }))
+  }),
+  // Fields this version does not know are taken and ignored: an adapter newer than the service
+  // must not lose signals.
+  [Schema.Record(Schema.String, Schema.Unknown)]
+).pipe(Schema.check(storableJson))
 
 export const IngestHeaders = Schema.Struct({
   "idempotency-key": Schema.optional(IdempotencyKey.annotate({ description: `Idempotency-Key: ${keyDescription}` }))
 })
 
 /** Named so it can be refused: one header cannot be the key of many signals. */
-export const BatchHeaders = Schema.Struct({
-  "idempotency-key": Schema.optional(Schema.String.annotate({
-    description: "not taken here (400): give each signal its `idempotency_key` instead"
-  }))
-})
-
 export const SignalAccepted = Schema.Struct({
   ok: Schema.Boolean.annotate({ description: "false exactly when a rule blocked the signal" }),
   signal_id: Schema.String,
@@ -115,7 +116,7 @@ export const SignalAccepted = Schema.Struct({
 /** Most signals one batch may carry. */
 export const maxBatchSignals = 500
 
-export const SignalsBatchInput = Schema.Struct({
+export const SignalsBatchInput = Schema.StructWithRest(Schema.Struct({
   signals: Schema.Array(Schema.Unknown.annotate({ description: "a signal, as POST /signals takes it" })).pipe(
     Schema.check(Schema.isMinLength(1), Schema.isMaxLength(maxBatchSignals))
   ).annotate({
@@ -123,7 +124,7 @@ export const SignalsBatchInput = Schema.Struct({
       "each is validated on its own, so an invalid one does not reject the others; " +
       "each may carry its `idempotency_key` (as the Idempotency-Key header of POST /signals)"
   })
-})
+}), [Schema.Record(Schema.String, Schema.Unknown)])
 
 export const SignalRejected = Schema.Struct({
   ok: Schema.Literal(false),
@@ -145,7 +146,7 @@ export class SignalsGroup extends HttpApiGroup.make("signals")
       payload: BatchSignalInput,
       headers: IngestHeaders,
       success: SignalAccepted,
-      error: [ServiceUnavailable, TooManyRequests]
+      error: [ServiceUnavailable, TooManyRequests, Conflict]
     })
       .annotate(RequiredFeature, "signals")
       .annotateMerge(OpenApi.annotations({
@@ -159,14 +160,14 @@ export class SignalsGroup extends HttpApiGroup.make("signals")
   .add(
     HttpApiEndpoint.post("ingestBatch", "/signals/batch", {
       payload: SignalsBatchInput,
-      headers: BatchHeaders,
       success: SignalsBatchAccepted,
       error: [ServiceUnavailable, TooManyRequests]
     })
       .annotate(RequiredFeature, "signals")
       .annotateMerge(OpenApi.annotations({
         description: "Extension: accepts up to 500 signals of one user in one request, appended to the log in order " +
-          "(one append). Answers a result per signal in input order; invalid signals are refused individually."
+          "(one append). Answers a result per signal in input order; invalid signals are refused individually. " +
+          "Takes no Idempotency-Key header (400 if sent): each signal carries its own `idempotency_key`."
       }))
   )
   .middleware(EngineAuth)

@@ -1,7 +1,7 @@
 import { Clock, Config, Effect, Result, Schema } from "effect"
-import { HttpServerResponse } from "effect/http"
+import { HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
-import { BadRequest, ServiceUnavailable } from "../../domain/errors.ts"
+import { BadRequest, Conflict, ServiceUnavailable } from "../../domain/errors.ts"
 import type { LicensePrincipal } from "../../domain/principal.ts"
 import type { SignalRecord } from "../../domain/records.ts"
 import { Engine, NotAppended, pendingMessages, type Submitted } from "../../engine/engine.ts"
@@ -62,7 +62,9 @@ export const makeIngestOne = Effect.gen(function*() {
   return (principal: LicensePrincipal, headerKey: string | undefined, payload: typeof BatchSignalInput.Type) =>
     Effect.gen(function*() {
       if (headerKey !== undefined && payload.idempotency_key !== undefined && headerKey !== payload.idempotency_key) {
-        return yield* BadRequest.of("the Idempotency-Key header and the body's idempotency_key differ; send one of them")
+        // Each is valid alone; together they name two signals (a rule the document cannot state;
+        // the engine API answers no 422, spec §7).
+        return yield* Conflict.of("the Idempotency-Key header and the body's idempotency_key differ; send one of them", "conflicting_idempotency_keys")
       }
       yield* limits.take(principal, 1)
       const now = yield* Clock.currentTimeMillis
@@ -94,9 +96,11 @@ export const SignalsHandlers = HttpApiBuilder.group(EngineApi, "signals", (handl
     return handlers
       .handle("ingest", ({ headers, payload }) =>
         Effect.flatMap(EnginePrincipal, (principal) => ingestOne(principal, headers["idempotency-key"], payload)))
-      .handle("ingestBatch", ({ headers, payload }) =>
+      .handle("ingestBatch", ({ payload }) =>
         Effect.gen(function*() {
-          if (headers["idempotency-key"] !== undefined) {
+          // Not in the endpoint's documented headers (it is refused), so read from the request.
+          const request = yield* HttpServerRequest.HttpServerRequest
+          if (request.headers["idempotency-key"] !== undefined) {
             // Taken as the batch's key it would make every signal one (or be silently ignored).
             return yield* BadRequest.of("a batch takes no Idempotency-Key header: give each signal its idempotency_key")
           }

@@ -1,7 +1,7 @@
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import { Event, Session, SessionDetail, UsageGroup, UsageGroupBy, UsageTotals } from "../../domain/activity.ts"
-import { NotFound } from "../../domain/errors.ts"
+import { NotFound, Unprocessable } from "../../domain/errors.ts"
 import { ActivityPageQuery, Envelope, ManagementAuth, pageOf, RequiredScope } from "../contract.ts"
 import { BooleanParam, instantParam, OrderParam } from "../query.ts"
 
@@ -110,7 +110,8 @@ export class UsageGroupApi extends HttpApiGroup.make("usage")
         adapter: Schema.optional(Schema.String.annotate({ description: "adapter name" })),
         ...ActivityPageQuery
       },
-      success: UsageReportSchema
+      success: UsageReportSchema,
+      error: Unprocessable
     })
       .annotate(RequiredScope, { resource: "events", access: "read" })
       .annotateMerge(OpenApi.annotations({

@@ -1,5 +1,5 @@
 import { Effect } from "effect"
-import { BadRequest } from "../../domain/errors.ts"
+import { Unprocessable } from "../../domain/errors.ts"
 import { HttpApiBuilder } from "effect/http-api"
 import { defaultPageSize } from "../../domain/pagination.ts"
 import type { ApiKeyPrincipal } from "../../domain/principal.ts"
@@ -75,7 +75,8 @@ export const UsageHandlers = HttpApiBuilder.group(ManagementApi, "usage", Effect
           const to = instant(query.to) ?? new Date().toISOString()
           const from = instant(query.from) ?? new Date(Date.parse(to) - defaultSpanMs).toISOString()
           if (Date.parse(from) >= Date.parse(to)) {
-            return yield* BadRequest.of("from must be before to", "invalid_parameters")
+            // Each is a valid instant; together they name no span (a rule the document cannot state).
+            return yield* Unprocessable.of("from must be before to", "validation_error")
           }
           return yield* activity.usage(tenant(p), {
             group_by: query.group_by ?? "user",

@@ -2,7 +2,7 @@ import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { NotFound, Unprocessable } from "../../domain/errors.ts"
 import { BudgetStatus } from "../../domain/budgets.ts"
-import { ActionConfig, Rule, RuleAction, RuleScope, RuleType } from "../../domain/rules.ts"
+import { ActionConfig, conditionSchemas, Rule, RuleAction, RuleScope, RuleType } from "../../domain/rules.ts"
 import { Envelope, ManagementAuth, PageQuery, pageOf, RequiredScope } from "../contract.ts"
 import { BooleanParam } from "../query.ts"
 
@@ -25,6 +25,44 @@ const ConditionInput = Schema.Record(Schema.String, Schema.Unknown).annotate({
     "(mcp__*); blocked_commands matches metadata.command where the pattern occurs anywhere in it, * any run of " +
     "characters, runs of whitespace equal (rm -rf matches sudo rm  -rf /tmp/x); blocked_mcp_servers matches " +
     "metadata.mcp_server case-insensitively"
+})
+
+/** A schema's JSON Schema with every object closed, as the strict decoding of conditions is. */
+const closed = (schema: Schema.Top): unknown => {
+  const close = (node: unknown): unknown => {
+    if (Array.isArray(node)) return node.map(close)
+    if (typeof node !== "object" || node === null) return node
+    const out: Record<string, unknown> = {}
+    for (const [k, v] of Object.entries(node)) out[k] = close(v)
+    if (out.type === "object" && "properties" in out) out.additionalProperties = false
+    return out
+  }
+  return close(Schema.toJsonSchemaDocument(schema).schema)
+}
+
+/**
+ * The create body's condition depends on its type; the document says so (a rule body of each
+ * type with its condition's shape), so that a body valid by it has a condition of the right
+ * shape. The handler still decodes the condition for the type (400 invalid_condition).
+ */
+const conditionForType = Schema.makeFilter((_: unknown) => true, {
+  toJsonSchema: () => ({
+    anyOf: Object.entries(conditionSchemas).map(([type, schema]) => ({
+      properties: { type: { const: type }, condition: closed(schema) }
+    }))
+  })
+})
+
+/** An update naming both a type and a condition: the condition has that type's shape. */
+const conditionForTypeWhenBoth = Schema.makeFilter((_: unknown) => true, {
+  toJsonSchema: () => ({
+    anyOf: [
+      { not: { required: ["type", "condition"] } },
+      ...Object.entries(conditionSchemas).map(([type, schema]) => ({
+        properties: { type: { const: type }, condition: closed(schema) }
+      }))
+    ]
+  })
 })
 
 export class RulesGroup extends HttpApiGroup.make("rules")
@@ -52,7 +90,7 @@ export class RulesGroup extends HttpApiGroup.make("rules")
         action: RuleAction,
         action_config: Schema.optionalKey(ActionConfig),
         enabled: Schema.optionalKey(Schema.Boolean)
-      }),
+      }).pipe(Schema.check(conditionForTypeWhenBoth)).pipe(Schema.check(conditionForType)),
       success: Rule.pipe(HttpApiSchema.status(201)),
       error: Unprocessable
     }).annotate(RequiredScope, { resource: "rules", access: "write" }),

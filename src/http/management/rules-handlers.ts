@@ -21,10 +21,16 @@ export const RulesHandlers = HttpApiBuilder.group(ManagementApi, "rules", (handl
     const rules = yield* Rules
     const channels = yield* Channels
 
-    /** A draft becomes a rule only if its condition has its type's shape (400) and every value makes sense (422). */
-    const validate = Effect.fnUntraced(function*(tenant: Tenant, draft: Draft) {
+    /**
+     * A draft becomes a rule only if its condition has its type's shape and every value makes sense
+     * (422). A shape that does not fit is 400 when the body named both (its document says which
+     * shape goes with which type), 422 when one came from the stored rule (no document can say it).
+     */
+    const validate = Effect.fnUntraced(function*(tenant: Tenant, draft: Draft, shapeInBody = true) {
       const decoded = decodeCondition(draft.type, draft.condition)
-      if ("error" in decoded) return yield* BadRequest.of(decoded.error, "invalid_condition")
+      if ("error" in decoded) {
+        return yield* (shapeInBody ? BadRequest.of(decoded.error, "invalid_condition") : Unprocessable.of(decoded.error, "invalid_condition"))
+      }
       const fields: RuleFields = { ...draft, condition: decoded.ok }
       const problems = [...semanticProblems(fields)]
       if (fields.scope === "project") {
@@ -92,7 +98,7 @@ export const RulesHandlers = HttpApiBuilder.group(ManagementApi, "rules", (handl
             condition: payload.condition ?? current.condition,
             action: payload.action ?? current.action,
             action_config: payload.action_config ?? current.action_config
-          })
+          }, payload.type !== undefined && payload.condition !== undefined)
           return yield* rules.replace(tenant, params.id, fields)
         }))
       .handle("remove", ({ params }) => Effect.flatMap(tenantOf, (tenant) => rules.remove(tenant, params.id)))
