@@ -12,6 +12,7 @@ import { Events } from "./pages/events.js"
 import { Alerts } from "./pages/alerts.js"
 import { Rules } from "./pages/rules.js"
 import { Webhooks } from "./pages/webhooks.js"
+import { Channels } from "./pages/channels.js"
 import { Settings } from "./pages/settings.js"
 import { Goals } from "./pages/goals.js"
 
@@ -22,6 +23,7 @@ const pages = [
   { path: "/alerts", title: "Alerts", view: Alerts },
   { path: "/rules", title: "Rules", view: Rules },
   { path: "/webhooks", title: "Webhooks", view: Webhooks },
+  { path: "/channels", title: "Channels", view: Channels },
   { path: "/goals", title: "Goals", view: Goals },
   { path: "/settings", title: "Settings", view: Settings }
 ]
