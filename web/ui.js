@@ -62,6 +62,26 @@ export const Pager = ({ pages, label = "page" }) => {
 }
 
 /** @param {{ error: any, onRetry?: () => void }} props */
+/**
+ * A change made from a list (enable, delete, send a test…): `act(change)` runs it, then reloads
+ * the list; what it throws is kept in `error` for an ErrorBox, cleared by the next change.
+ * @param {() => void} reload
+ */
+export const useAction = (reload) => {
+  const [error, setError] = useState(/** @type {any} */ (null))
+  /** @param {() => Promise<unknown>} change */
+  const act = async (change) => {
+    setError(null)
+    try {
+      await change()
+      reload()
+    } catch (err) {
+      setError(err)
+    }
+  }
+  return { error, act }
+}
+
 export const ErrorBox = ({ error, onRetry }) =>
   html`<div class="error" role="alert">
     <strong>Something went wrong:</strong> ${error?.message ?? String(error)}

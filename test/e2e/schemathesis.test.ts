@@ -29,7 +29,10 @@ describe("the OpenAPI documents, fuzzed by Schemathesis", () => {
   const fuzz = (document: string, key: string) =>
     run(inject("schemathesisBin"), [
       "--config-file", config, "run", `${server.baseUrl}${document}`, "--checks", "all", "--max-examples", String(examples),
-      "--workers", "2", "--seed", "1", "-H", `Authorization: Bearer ${key}`
+      "--workers", "2", "--seed", "1", "-H", `Authorization: Bearer ${key}`,
+      // Hypothesis's health checks time the data generation, which a busy CI machine slows: they
+      // judge the generator, not the API, and failed one run by it.
+      "--suppress-health-check", "all"
     ], { cwd: tmpdir(), maxBuffer: 64 * 1024 * 1024, env: { ...process.env, NO_COLOR: "1" } }).then(
       ({ stdout }) => ({ ok: true, output: stdout }),
       (e: { stdout?: string; stderr?: string }) => ({ ok: false, output: `${e.stdout ?? ""}${e.stderr ?? ""}` })
@@ -44,11 +47,11 @@ describe("the OpenAPI documents, fuzzed by Schemathesis", () => {
 
   it("the management API answers every schema-valid request as its document says", { timeout: 600_000 }, async () => {
     const result = await fuzz("/api/v1/openapi.json", (await orgFor("fuzz-management")).api_key_live!)
-    expect(result.ok, result.output.slice(-20_000)).toBe(true)
+    expect(result.ok, result.output.slice(0, 8_000) + "\n…\n" + result.output.slice(-8_000)).toBe(true)
   })
 
   it("the engine API answers every schema-valid request as its document says", { timeout: 600_000 }, async () => {
     const result = await fuzz("/engine/v1/openapi.json", (await orgFor("fuzz-engine")).license_key)
-    expect(result.ok, result.output.slice(-20_000)).toBe(true)
+    expect(result.ok, result.output.slice(0, 8_000) + "\n…\n" + result.output.slice(-8_000)).toBe(true)
   })
 })

@@ -4,7 +4,7 @@
 import { html } from "htm/preact"
 import { useState } from "preact/hooks"
 import { api } from "../api.js"
-import { Badge, ConfirmButton, ErrorBox, Loaded, Pager, Table, usePages } from "../ui.js"
+import { Badge, ConfirmButton, ErrorBox, Loaded, Pager, Table, useAction, usePages } from "../ui.js"
 
 const kinds = [["slack", "Slack (or Mattermost)"], ["teams", "Microsoft Teams"], ["discord", "Discord"], ["email", "E-mail"]]
 
@@ -12,18 +12,8 @@ const kinds = [["slack", "Slack (or Mattermost)"], ["teams", "Microsoft Teams"],
 export const Channels = ({ org, setOrg }) => {
   const pages = usePages((cursor) => api("GET", "/channels", { query: { cursor } }), [])
   const [creating, setCreating] = useState(false)
-  const [error, setError] = useState(/** @type {any} */ (null))
   const [outcomes, setOutcomes] = useState(/** @type {Record<string, any>} */ ({}))
-  /** @param {() => Promise<unknown>} change */
-  const act = async (change) => {
-    setError(null)
-    try {
-      await change()
-      pages.reload()
-    } catch (err) {
-      setError(err)
-    }
-  }
+  const { error, act } = useAction(pages.reload)
   const alerting = new Set(org.alert_channels ?? [])
   /** @param {any} c */
   const toggleAlerts = (c) => act(async () => {

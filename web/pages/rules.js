@@ -5,7 +5,7 @@ import { useState } from "preact/hooks"
 import { api } from "../api.js"
 import { shortId } from "../format.js"
 import { navigate } from "../route.js"
-import { Badge, ConfirmButton, ErrorBox, Filters, Loaded, Pager, Table, usePages } from "../ui.js"
+import { Badge, ConfirmButton, ErrorBox, Filters, Loaded, Pager, Table, useAction, usePages } from "../ui.js"
 import { RuleForm } from "./rule-form.js"
 
 const fields = [
@@ -26,17 +26,7 @@ const summary = (c) =>
 export const Rules = ({ query, org }) => {
   const pages = usePages((cursor) => api("GET", "/rules", { query: { ...query, limit: 100, cursor } }), [JSON.stringify(query)])
   const [editing, setEditing] = useState(/** @type {any} */ (null))
-  const [error, setError] = useState(/** @type {any} */ (null))
-  /** @param {() => Promise<unknown>} change */
-  const act = async (change) => {
-    setError(null)
-    try {
-      await change()
-      pages.reload()
-    } catch (err) {
-      setError(err)
-    }
-  }
+  const { error, act } = useAction(pages.reload)
   return html`<div class="section-head"><h1>Rules</h1>
       ${editing ? null : html`<button type="button" class="primary" onClick=${() => setEditing({})}>New rule</button>`}</div>
     ${editing ? html`<${RuleForm} org=${org} rule=${editing.id ? editing : undefined}

@@ -4,7 +4,7 @@ import { html } from "htm/preact"
 import { useState } from "preact/hooks"
 import { api } from "../api.js"
 import { time } from "../format.js"
-import { Badge, ConfirmButton, ErrorBox, Loaded, Pager, Table, usePages } from "../ui.js"
+import { Badge, ConfirmButton, ErrorBox, Loaded, Pager, Table, useAction, usePages } from "../ui.js"
 import { Deliveries } from "./webhook-deliveries.js"
 
 const eventNames = ["session.started", "session.ended", "budget.exceeded", "budget.warning", "rule.triggered", "anomaly.detected"]
@@ -12,19 +12,9 @@ const eventNames = ["session.started", "session.ended", "budget.exceeded", "budg
 export const Webhooks = () => {
   const pages = usePages((cursor) => api("GET", "/webhooks", { query: { cursor } }), [])
   const [creating, setCreating] = useState(false)
-  const [error, setError] = useState(/** @type {any} */ (null))
   const [outcomes, setOutcomes] = useState(/** @type {Record<string, any>} */ ({}))
   const [open, setOpen] = useState(/** @type {string | null} */ (null))
-  /** @param {() => Promise<unknown>} change */
-  const act = async (change) => {
-    setError(null)
-    try {
-      await change()
-      pages.reload()
-    } catch (err) {
-      setError(err)
-    }
-  }
+  const { error, act } = useAction(pages.reload)
   /** @param {any} w */
   const test = (w) => act(async () => {
     setOutcomes({ ...outcomes, [w.id]: { pending: true } })
