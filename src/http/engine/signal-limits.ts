@@ -32,6 +32,17 @@ export class SignalLimits extends Context.Service<SignalLimits, {
       const scale = yield* Config.Number("ENGINE_RATE_LIMIT_SCALE").pipe(Config.withDefault(1))
       const buckets = new Map<string, Bucket>()
       const scaled = (b: SignalBucket): SignalBucket => ({ perSecond: b.perSecond * scale, burst: Math.max(1, Math.round(b.burst * scale)) })
+      // A plan's scaled limits, worked out once: every signal request asks for them.
+      const byPlan = new Map<LicensePrincipal["plan"], { readonly key: SignalBucket; readonly org: SignalBucket }>()
+      const limitsOf = (plan: LicensePrincipal["plan"]) => {
+        let limits = byPlan.get(plan)
+        if (limits === undefined) {
+          const base = engineSignalBuckets(plan)
+          limits = { key: scaled(base.key), org: scaled(base.org) }
+          byPlan.set(plan, limits)
+        }
+        return limits
+      }
 
       /** The bucket's tokens now (refilled since it was last touched). */
       const level = (id: string, limit: SignalBucket, now: number): Bucket => {
@@ -52,9 +63,7 @@ export class SignalLimits extends Context.Service<SignalLimits, {
         if (scale <= 0) return Effect.void
         return Effect.gen(function*() {
           const headers = yield* ResponseHeaders
-          const limits = engineSignalBuckets(principal.plan)
-          const key = scaled(limits.key)
-          const org = scaled(limits.org)
+          const { key, org } = limitsOf(principal.plan)
           const now = Date.now()
           const mine = level(`key:${principal.keyId}`, key, now)
           const theirs = level(`org:${principal.orgId}:${principal.environment}`, org, now)
@@ -82,10 +91,10 @@ export class SignalLimits extends Context.Service<SignalLimits, {
       }
       const admit = (principal: LicensePrincipal): Effect.Effect<void, TooManyRequests> => {
         if (scale <= 0) return Effect.void
-        const limits = engineSignalBuckets(principal.plan)
+        const limits = limitsOf(principal.plan)
         const now = Date.now()
-        const empty = level(`key:${principal.keyId}`, scaled(limits.key), now).tokens < 1 ||
-          level(`org:${principal.orgId}:${principal.environment}`, scaled(limits.org), now).tokens < 1
+        const empty = level(`key:${principal.keyId}`, limits.key, now).tokens < 1 ||
+          level(`org:${principal.orgId}:${principal.environment}`, limits.org, now).tokens < 1
         return empty ? take(principal, 1) : Effect.void
       }
       return SignalLimits.of({ take, admit })
