@@ -1,10 +1,13 @@
-import { defaultSpikeSettings, observeTokens, type SpikeSettings, type TokenBaseline } from "./anomaly.ts"
-import { bestGoal, defaultDriftSettings, type DriftSettings } from "./drift.ts"
+import { observeTokens } from "./anomaly.ts"
+import { bestGoal, type DriftSettings } from "./drift.ts"
 import type { Environment } from "./environments.ts"
-import { canTransition, descriptionProblem, type GoalOutcome, type GoalRefusal, type GoalState, maxActiveGoals, maxClosedGoals, publicGoal } from "./goals.ts"
-import type { GoalRecord, LogRecord, SessionTimeoutRecord, SignalRecord } from "./records.ts"
-import { addUsage, localDate, noUsage, type Usage } from "./rule-evaluation.ts"
+import type { GoalOutcome } from "./goals.ts"
+import { foldGoal } from "./goal-fold.ts"
+import { instantOf, later } from "./instants.ts"
+import { type EventRow, eventIdFor, type GoalRow, type Position, type SessionRow, sessionIdFor } from "./projection-rows.ts"
+import type { LogRecord, SessionTimeoutRecord, SignalRecord } from "./records.ts"
 import { countsAsUsage } from "./signals.ts"
+import { countUsage, defaultFoldSettings, type FoldSettings, type OpenSession, type UserState } from "./user-state.ts"
 import { type Notice, notice } from "./webhooks.ts"
 
 /**
@@ -16,78 +19,10 @@ import { type Notice, notice } from "./webhooks.ts"
  * with the first signal, or with the first signal after an inactivity timeout or an explicit
  * close; it ends on `session-end` (ended_at = that signal) or by timeout (ended_at = its last
  * activity), whichever comes first.
+ *
+ * The state and the rows are in user-state.ts and projection-rows.ts; goal commands fold in
+ * goal-fold.ts.
  */
-export interface OpenSession {
-  readonly id: string
-  readonly org_id: string
-  readonly environment: Environment
-  readonly adapter: string
-  readonly client_session_id: string
-  readonly project_id: string | null
-  readonly started_at: string
-  readonly last_activity_at: string
-  readonly timeout_s: number
-  readonly tokens_in: number
-  readonly tokens_out: number
-  readonly cost_usd: number
-  readonly signal_count: number
-  readonly error_count: number
-  /** Model names in first-seen order, with how many signals used each. */
-  readonly model_counts: ReadonlyArray<readonly [string, number]>
-}
-
-export interface UserState {
-  /** Open sessions by `<environment>:<adapter>`. */
-  readonly open: Readonly<Record<string, OpenSession>>
-  /**
-   * The user's usage per calendar window, by `<environment>:d:<YYYY-MM-DD>` and
-   * `<environment>:m:<YYYY-MM>` (UTC): the current and previous window of each kind. Counted
-   * for every signal, blocked or not, so it is part of the fold and rebuilt by replay.
-   */
-  readonly usage?: Readonly<Record<string, Usage>>
-  /** The user's goals (of both environments) by id, whatever their status: a closed goal can be reopened. */
-  readonly goals?: Readonly<Record<string, GoalState>>
-  /** Consecutive off-goal prompts per environment (goal drift). */
-  readonly drift?: Readonly<Partial<Record<Environment, number>>>
-  /** Tokens per signal baseline per environment (token_spike). */
-  readonly tokens?: Readonly<Partial<Record<Environment, TokenBaseline>>>
-}
-
-/** The tunables of the fold's intelligence: they change what it derives, so replay must use the same. */
-export interface FoldSettings {
-  readonly drift: DriftSettings
-  readonly spike: SpikeSettings
-}
-
-export const defaultFoldSettings: FoldSettings = { drift: defaultDriftSettings, spike: defaultSpikeSettings }
-
-/** The user's usage in one window, before whatever the state has not seen yet. */
-export const usageIn = (state: UserState, environment: Environment, window: "daily" | "monthly", key: string): Usage =>
-  state.usage?.[`${environment}:${window === "daily" ? "d" : "m"}:${key}`] ?? noUsage
-
-const countUsage = (
-  state: UserState,
-  environment: Environment,
-  ts: string,
-  timeZone: string | undefined,
-  add: Usage
-): Readonly<Record<string, Usage>> => {
-  const next: Record<string, Usage> = { ...state.usage }
-  const date = localDate(ts, timeZone)
-  for (const key of [`${environment}:d:${date}`, `${environment}:m:${date.slice(0, 7)}`]) {
-    const before = next[key]
-    next[key] = addUsage(before ?? noUsage, add)
-    // Keep the two most recent windows of each kind per environment; older ones can no longer
-    // apply. Only a new window can make one too many (every state was kept that way).
-    if (before !== undefined) continue
-    const prefix = key.slice(0, key.lastIndexOf(":") + 1)
-    const kept = Object.keys(next).filter((k) => k.startsWith(prefix)).sort().slice(-2)
-    for (const k of Object.keys(next)) if (k.startsWith(prefix) && !kept.includes(k)) delete next[k]
-  }
-  return next
-}
-
-export const emptyUserState: UserState = { open: {} }
 
 /**
  * Most sessions one user may have open at once (a session per environment and adapter: a person
@@ -98,68 +33,6 @@ export const emptyUserState: UserState = { open: {} }
  */
 export const maxOpenSessions = 32
 
-export interface SessionRow {
-  readonly id: string
-  readonly org_id: string
-  readonly environment: Environment
-  readonly user_id: string
-  readonly adapter: string
-  readonly client_session_id: string
-  readonly project_id: string | null
-  readonly started_at: string
-  readonly last_activity_at: string
-  readonly ended_at: string | null
-  readonly end_reason: "session-end" | "timeout" | null
-  readonly primary_model: string | null
-  readonly models: ReadonlyArray<string>
-  readonly tokens_in: number
-  readonly tokens_out: number
-  readonly cost_usd: number
-  readonly signal_count: number
-  readonly error_count: number
-}
-
-export interface EventRow {
-  readonly id: string
-  readonly signal_id: string
-  readonly org_id: string
-  readonly environment: Environment
-  readonly session_id: string
-  readonly user_id: string
-  readonly project_id: string | null
-  readonly ts: string
-  readonly type: string
-  readonly adapter: string
-  readonly model: string | null
-  readonly tokens_in: number
-  readonly tokens_out: number
-  readonly latency_ms: number | null
-  readonly cost_usd: number
-  readonly cost_estimated: boolean
-  readonly model_known: boolean
-  readonly error_code: string | null
-  readonly metadata: Readonly<Record<string, unknown>>
-  readonly log_partition: number
-  readonly log_offset: number
-  /** For a signal sent with an idempotency key: what the rules decided (a retry is answered with it). */
-  readonly verdict?: StoredVerdict | undefined
-}
-
-/** A verdict as an event keeps it: the signal's ids are the event's own. */
-export interface StoredVerdict {
-  readonly ok: boolean
-  readonly action?: "block" | "warn" | "log" | "notify"
-  readonly rule_id?: string
-  readonly message?: string
-}
-
-/** The projection of a goal (GET /goals reads it). */
-export interface GoalRow extends GoalState {
-  readonly org_id: string
-  readonly user_id: string
-  readonly log_partition: number
-}
-
 /** A goal-drift signal the engine should append for the user (live runs only; replay finds it in the log). */
 export interface DriftDetected {
   readonly goal_id: string
@@ -167,11 +40,6 @@ export interface DriftDetected {
   readonly off_goal_prompts: number
   /** The signal whose prompt completed the streak. */
   readonly signal_id: string
-}
-
-export interface Position {
-  readonly partition: number
-  readonly offset: number
 }
 
 export interface FoldResult {
@@ -190,11 +58,6 @@ export interface FoldResult {
   readonly drift?: DriftDetected
 }
 
-const suffix = (id: string) => id.slice(id.indexOf("_") + 1)
-/** Derived ids keep replay identical: the event of sig_X is evt_X; a session is named after its first signal. */
-export const eventIdFor = (signalId: string) => `evt_${suffix(signalId)}`
-export const sessionIdFor = (firstSignalId: string) => `sess_${suffix(firstSignalId)}`
-
 const sessionKey = (environment: Environment, adapter: string) => `${environment}:${adapter}`
 
 const count = (value: unknown): number =>
@@ -202,43 +65,6 @@ const count = (value: unknown): number =>
 const nonNegative = (value: unknown): number | null =>
   typeof value === "number" && Number.isFinite(value) && value >= 0 ? value : null
 const text = (value: unknown): string | null => (typeof value === "string" && value.length > 0 ? value : null)
-
-const digits = (s: string, from: number, to: number): number => {
-  let n = 0
-  for (let i = from; i < to; i++) {
-    const d = s.charCodeAt(i) - 48
-    if (d < 0 || d > 9) return -1
-    n = n * 10 + d
-  }
-  return n
-}
-
-/**
- * `Date.parse` of a timestamp, read directly when it has the form `toISOString` writes
- * (`2026-11-22T10:00:00.000Z`, what the service stamps on every record) with every field in range,
- * which is several times cheaper; any other form goes to `Date.parse`. The result is the same.
- */
-export const instantOf = (ts: string): number => {
-  if (
-    ts.length === 24 && ts.charCodeAt(23) === 90 /* Z */ && ts[4] === "-" && ts[7] === "-" && ts[10] === "T" &&
-    ts[13] === ":" && ts[16] === ":" && ts[19] === "."
-  ) {
-    const year = digits(ts, 0, 4), month = digits(ts, 5, 7), day = digits(ts, 8, 10)
-    const hour = digits(ts, 11, 13), minute = digits(ts, 14, 16), second = digits(ts, 17, 19), ms = digits(ts, 20, 23)
-    if (
-      year >= 1000 && month >= 1 && month <= 12 && day >= 1 && day <= 31 && hour >= 0 && hour <= 23 &&
-      minute >= 0 && minute <= 59 && second >= 0 && second <= 59 && ms >= 0
-    ) {
-      return Date.UTC(year, month - 1, day, hour, minute, second, ms)
-    }
-  }
-  return Date.parse(ts)
-}
-
-/** UTC instants as `toISOString` writes them (24 characters, `Z`) order as strings. */
-const isoUtc = (ts: string) => ts.length === 24 && ts.charCodeAt(23) === 90 /* Z */
-const later = (a: string, b: string) =>
-  (isoUtc(a) && isoUtc(b) ? a >= b : Date.parse(a) >= Date.parse(b)) ? a : b
 
 export const primaryModel = (counts: ReadonlyArray<readonly [string, number]>): string | null => {
   let best: readonly [string, number] | undefined
@@ -477,81 +303,6 @@ const foldSignal = (state: UserState, r: SignalRecord, at: Position, settings: F
     sessions.push(toRow(updated, r.user_id, null))
   }
   return { state: next, sessions, events: [event], notices, sessionId: updated.id, ...(drift.detected ? { drift: drift.detected } : {}) }
-}
-
-const refused = (r: GoalRecord, refusal: GoalRefusal, state: UserState): FoldResult => ({
-  state,
-  sessions: [],
-  events: [],
-  notices: [],
-  goalOutcome: { _tag: "Refused", command_id: r.command_id, refusal }
-})
-
-/**
- * Keeps the `maxClosedGoals` most recently closed goals (of both environments): older ones can no
- * longer be reopened (404), and stay in the goals projection as they were.
- */
-const forgetOldestClosed = (goals: Record<string, GoalState>) => {
-  const closed = Object.values(goals).filter((g) => g.status !== "active")
-  if (closed.length <= maxClosedGoals) return
-  closed.sort((a, b) => (a.updated_at ?? a.created_at).localeCompare(b.updated_at ?? b.created_at) || a.id.localeCompare(b.id))
-  for (const g of closed.slice(0, closed.length - maxClosedGoals)) delete goals[g.id]
-}
-
-/**
- * Goal commands. The actor decides them, in log order, so two concurrent updates of a goal are
- * judged one after the other; a refused command changes nothing.
- */
-const foldGoal = (state: UserState, r: GoalRecord, at: Position): FoldResult => {
-  const existing = state.goals?.[r.goal_id]
-  const activeCount = () => Object.values(state.goals ?? {}).filter((g) => g.environment === r.environment && g.status === "active").length
-  const tooMany: GoalRefusal = {
-    status: 409,
-    code: "too_many_goals",
-    message: `a user has at most ${maxActiveGoals} active goals; complete or abandon one first`
-  }
-  let goal: GoalState
-  if (r.op === "create") {
-    // A create redelivered under the same id is the same goal.
-    goal = existing ?? {
-      id: r.goal_id,
-      environment: r.environment,
-      description: r.description ?? "",
-      status: "active",
-      adapter: r.adapter ?? null,
-      created_at: r.ts
-    }
-    if (existing) return { state, sessions: [], events: [], notices: [], goalOutcome: { _tag: "Goal", command_id: r.command_id, goal: publicGoal(existing) } }
-    if (activeCount() >= maxActiveGoals) return refused(r, tooMany, state)
-  } else {
-    if (!existing || existing.environment !== r.environment) return refused(r, { status: 404, code: "not_found", message: `goal ${r.goal_id} not found` }, state)
-    if (r.status !== undefined && !canTransition(existing.status, r.status)) {
-      return refused(r, {
-        status: 409,
-        code: "invalid_transition",
-        message: `status: a goal cannot go from ${existing.status} to ${r.status} (allowed: active → completed or abandoned; completed or abandoned → active)`
-      }, state)
-    }
-    const problem = descriptionProblem(r.description)
-    if (problem !== undefined) return refused(r, { status: 400, code: "invalid_parameters", message: problem }, state)
-    if (r.status === "active" && activeCount() >= maxActiveGoals) return refused(r, tooMany, state)
-    goal = {
-      ...existing,
-      ...(r.status !== undefined ? { status: r.status } : {}),
-      ...(r.description !== undefined ? { description: r.description } : {}),
-      updated_at: r.ts
-    }
-  }
-  const goals = { ...state.goals, [goal.id]: goal }
-  if (goal.status !== "active") forgetOldestClosed(goals)
-  return {
-    state: { ...state, goals },
-    sessions: [],
-    events: [],
-    notices: [],
-    goals: [{ ...goal, org_id: r.org_id, user_id: r.user_id, log_partition: at.partition }],
-    goalOutcome: { _tag: "Goal", command_id: r.command_id, goal: publicGoal(goal) }
-  }
 }
 
 const foldTimeout = (state: UserState, r: SessionTimeoutRecord): FoldResult => {

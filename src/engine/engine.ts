@@ -3,12 +3,14 @@ import type { GoalOutcome } from "../domain/goals.ts"
 import type { GoalRecord, SessionTimeoutRecord, SignalRecord } from "../domain/records.ts"
 import { type LogUnavailable, type PartitionHandler, SignalLog } from "../log/signal-log.ts"
 import { statelessBlock } from "../domain/rule-evaluation.ts"
-import { makePartitionWorker, type PartitionFailing, type PartitionWorker, signalFacts } from "./partition-worker.ts"
+import { signalFacts } from "../domain/judge.ts"
+import { makePartitionWorker, type PartitionFailing, type PartitionWorker } from "./partition-worker.ts"
 import { Cluster } from "./cluster.ts"
 import { RuleCache } from "./rule-cache.ts"
 import { ScopeTotals } from "./scope-totals.ts"
 import { foldSettings } from "./fold-settings.ts"
-import { type Outcome, type Verdict, VerdictRegistry } from "./verdicts.ts"
+import type { Outcome, Verdict } from "../domain/verdict.ts"
+import { VerdictRegistry } from "./verdicts.ts"
 
 /** The internal route a node answers verdicts of its partitions on (for the proxy path). */
 export const internalVerdictPath = (signalId: string) => `/internal/v1/verdicts/${encodeURIComponent(signalId)}`

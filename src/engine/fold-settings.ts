@@ -1,7 +1,7 @@
 import { Config, Effect } from "effect"
 import { defaultSpikeSettings } from "../domain/anomaly.ts"
 import { defaultDriftSettings } from "../domain/drift.ts"
-import type { FoldSettings } from "../domain/sessionizer.ts"
+import type { FoldSettings } from "../domain/user-state.ts"
 
 /**
  * The fold's tunables from the environment. They change what the fold derives (drift, anomalies),

@@ -1,52 +1,19 @@
 import { Clock, Duration, Effect, Schedule, Schema } from "effect"
+import { foldBatch, scopeUsageRows } from "../domain/batch-fold.ts"
 import type { Environment } from "../domain/environments.ts"
 import { makeId } from "../domain/ids.ts"
-import { type EngineFeature, planHasFeature } from "../domain/plans.ts"
-import type { LogRecord, SignalRecord } from "../domain/records.ts"
-import { countsAsUsage } from "../domain/signals.ts"
-import {
-  addUsage,
-  addUsageInto,
-  type Crossing,
-  evaluate,
-  type MutableUsage,
-  noUsage,
-  type SignalFacts,
-  type Usage
-} from "../domain/rule-evaluation.ts"
-import type { Rule } from "../domain/rules.ts"
-import {
-  announcementsOf,
-  parseScopeKey,
-  pruneWindows,
-  makeScopeKeys,
-  scopeKey,
-  type ScopeUsageRow,
-  type SharedScope,
-  windowKeyOf
-} from "../domain/scope-usage.ts"
-import {
-  defaultFoldSettings,
-  type DriftDetected,
-  emptyUserState,
-  eventIdFor,
-  fold,
-  type FoldSettings,
-  type EventRow,
-  type GoalRow,
-  type SessionRow,
-  type StoredVerdict,
-  timeoutDue,
-  usageIn,
-  type UserState
-} from "../domain/sessionizer.ts"
-import { type Notice, notice, type OutboxEvent, toOutboxEvent } from "../domain/webhooks.ts"
+import type { SignalRecord } from "../domain/records.ts"
+import type { MutableUsage, Usage } from "../domain/rule-evaluation.ts"
+import { announcementsOf, makeScopeKeys, pruneWindows, scopeKey } from "../domain/scope-usage.ts"
+import { eventIdFor } from "../domain/projection-rows.ts"
+import { type DriftDetected, timeoutDue } from "../domain/sessionizer.ts"
+import { defaultFoldSettings, emptyUserState, type FoldSettings, type UserState } from "../domain/user-state.ts"
+import type { KnownEvent, Outcome } from "../domain/verdict.ts"
 import type { LogEntry } from "../log/signal-log.ts"
-import { type ActorSnapshot, type KnownEvent, Projections } from "../store/projections.ts"
+import { Projections } from "../store/projections.ts"
 import type { RuleCache } from "./rule-cache.ts"
 import type { ScopeTotals } from "./scope-totals.ts"
 import { makeTimerIndex } from "./timer-index.ts"
-import type { Outcome, Verdict } from "./verdicts.ts"
 
 /** What a processed batch answers: a verdict per signal, an outcome per goal command. */
 export interface Processed {
@@ -143,7 +110,7 @@ export const makePartitionWorker = Effect.fnUntraced(function*(options: {
    * crossing sees it. A batch that failed keeps them visible until it is folded again (its records
    * are durable and will count); a fenced one drops them.
    */
-  let inFlight: Map<string, MutableUsage> | undefined
+  let inFlight: ReadonlyMap<string, MutableUsage> | undefined
   let prunedAt = 0
   const loadScopeCounts = Effect.gen(function*() {
     const rows = yield* projections.loadScopeUsage(options.partition)
@@ -162,7 +129,6 @@ export const makePartitionWorker = Effect.fnUntraced(function*(options: {
 
   /** Shared budget crossings this worker committed to the outbox (their event ids make a repeat a no-op anyway). */
   const reportedCrossings = new Set<string>()
-  const crossingId = (c: Crossing) => `${budgetCause(c)}:${c.level}`
 
   const trackTimers = (userId: string, state: UserState) => {
     if (!options.timers) return
@@ -199,140 +165,58 @@ export const makePartitionWorker = Effect.fnUntraced(function*(options: {
   const attempt = (entries: ReadonlyArray<LogEntry>, now: number) =>
     Effect.gen(function*() {
       const users = [...new Set(entries.map((e) => e.key))]
-      const missing = users.filter((u) => !actors.has(u))
-      const loaded = yield* projections.loadActors(missing)
+      const loaded = yield* projections.loadActors(users.filter((u) => !actors.has(u)))
       const states = new Map<string, UserState>()
       for (const u of users) states.set(u, actors.get(u)?.state ?? loaded.get(u) ?? emptyUserState)
-      // The batch's shared-scope counts, over this partition's committed ones until it commits.
-      // Each is this batch's own object (a copy on first touch), added to in place.
-      const batchCounts = new Map<string, MutableUsage>()
-      const countOf = (key: string) => batchCounts.get(key) ?? scopeCounts.get(key) ?? noUsage
-      const batchReported = new Set<string>()
-      const reported = (c: Crossing): boolean => {
-        const id = crossingId(c)
-        if (reportedCrossings.has(id) || batchReported.has(id)) return true
-        batchReported.add(id)
-        return false
-      }
-
-      const sessions = new Map<string, SessionRow>()
-      const events: Array<EventRow> = []
-      const goals = new Map<string, GoalRow>()
-      const notices: Array<OutboxEvent> = []
-      const outcomes: Array<Outcome> = []
-      const drifts: Array<{ readonly record: SignalRecord; readonly drift: DriftDetected }> = []
-      const firsts = yield* firstCopies(entries)
-      // From here to the end of the loop nothing yields: the fold of the batch is one step on the
-      // node, and every count it adds is seen by whatever any partition folds after it.
-      inFlight = batchCounts
-      for (const entry of entries) {
-        const before = states.get(entry.key)!
-        const record = entry.record
-        const keyed = record.kind === "signal" && record.idempotency_key !== undefined
-        if (keyed) {
-          // A retry: the user sent this key before. Nothing is counted again; it is answered as the first copy was.
-          const first = firsts.get(eventIdFor(record.signal_id))
-          if (first !== undefined && (first.log_partition !== entry.partition || first.log_offset !== entry.offset)) {
-            outcomes.push(retried(record.signal_id, first))
-            continue
-          }
-        }
-        const result = fold(before, record, entry, settings)
-        states.set(entry.key, result.state)
-        // The signal's project as its event has it (its own, else its session's): project rules
-        // and project budgets follow what the events are listed under.
-        const project = record.kind === "signal"
-          ? result.events.find((e) => e.signal_id === record.signal_id)?.project_id ?? text(record.metadata.project_id)
-          : null
-        const judged = record.kind === "signal" && result.sessionId !== undefined && options.rules && notify
-          ? judge(
-            options.rules,
-            before,
-            record,
-            project,
-            result.sessionId,
-            (key) => options.shared ? addUsage(countOf(key), options.shared.others(key, options.partition)) : countOf(key),
-            reported
-          )
-          : undefined
-        if (record.kind === "signal") {
-          const usage = usageOf(record)
-          for (const key of scopeKeys.keysOf(record, project)) {
-            const counted = batchCounts.get(key)
-            if (counted === undefined) batchCounts.set(key, addUsage(scopeCounts.get(key) ?? noUsage, usage))
-            else addUsageInto(counted, usage)
-          }
-        }
-        if (options.projectFrom !== undefined && Date.parse(record.ts) < options.projectFrom) continue
-        for (const s of result.sessions) sessions.set(s.id, s)
-        for (const g of result.goals ?? []) goals.set(g.id, g)
-        if (keyed && record.kind === "signal" && result.sessionId !== undefined) {
-          // The first copy of a keyed signal: its event keeps the verdict, for the retries.
-          const verdict = stored(judged?.verdict)
-          for (const e of result.events) events.push(e.signal_id === record.signal_id && verdict ? { ...e, verdict } : e)
-          firsts.set(eventIdFor(record.signal_id), {
-            id: eventIdFor(record.signal_id),
-            session_id: result.sessionId,
-            log_partition: entry.partition,
-            log_offset: entry.offset,
-            verdict: verdict ?? null
-          })
-        } else {
-          events.push(...result.events)
-        }
-        if (notify) for (const n of result.notices) if (planAllows(record, n)) notices.push(toOutboxEvent(n))
-        if (record.kind === "signal" && result.sessionId !== undefined) {
-          outcomes.push(judged?.verdict ?? { ok: true, signal_id: record.signal_id, session_id: result.sessionId })
-          if (judged) notices.push(...judged.notices.map(toOutboxEvent))
-          if (result.drift && hasFeature(record, "goal_drift")) drifts.push({ record, drift: result.drift })
-        }
-        if (result.goalOutcome) outcomes.push(result.goalOutcome)
-      }
-      const snapshots: Array<ActorSnapshot> = options.deferSnapshots
-        ? []
-        : users.map((u) => ({ user_id: u, partition: options.partition, state: states.get(u)! }))
-      const scopeUsage: Array<ScopeUsageRow> = []
-      const watch: Array<ReturnType<typeof parseScopeKey>> = []
-      const announced: Array<ScopeUsageRow> = []
-      for (const [key, usage] of batchCounts) {
-        const scope = parseScopeKey(key)
-        const row = { ...scope, partition: options.partition, ...usage }
-        scopeUsage.push(row)
-        if (options.rules?.watched(scope.org_id, scope.environment, scope.scope, scope.scope_id)) {
-          watch.push(scope)
-          announced.push(row)
-        }
-      }
+      const folded = foldBatch(entries, states, yield* firstCopies(entries), {
+        partition: options.partition,
+        settings,
+        rules: options.rules,
+        notify,
+        projectFrom: options.projectFrom,
+        committed: (key) => scopeCounts.get(key),
+        others: options.shared ? (key) => options.shared!.others(key, options.partition) : undefined,
+        reportedBefore: (id) => reportedCrossings.has(id),
+        scopeKeys: scopeKeys.keysOf
+      })
+      // The fold did not yield: from here until the commit, the node's other partitions read the
+      // batch's counts, so a signal they fold after a crossing sees it. A batch that failed keeps
+      // them visible until it is folded again (its records are durable and will count); a fenced
+      // one drops them.
+      inFlight = folded.counts
+      const scopes = scopeUsageRows(folded.counts, options.partition, options.rules?.watched)
       const nextOffset = entries[entries.length - 1]!.offset + 1
       const outcome = yield* projections.commitBatch({
         log: options.log,
         partition: options.partition,
         fromOffset: next,
         nextOffset,
-        sessions: [...sessions.values()],
-        events,
-        notices,
-        actors: snapshots,
-        goals: [...goals.values()],
-        scopeUsage,
-        watch,
+        sessions: folded.sessions,
+        events: folded.events,
+        notices: folded.notices,
+        actors: options.deferSnapshots
+          ? []
+          : users.map((u) => ({ user_id: u, partition: options.partition, state: folded.states.get(u)! })),
+        goals: folded.goals,
+        scopeUsage: scopes.rows,
+        watch: scopes.watch,
         // The other nodes add this commit's counts as soon as it commits.
-        announce: options.shared ? announcementsOf(announced) : undefined
+        announce: options.shared ? announcementsOf(scopes.announced) : undefined
       })
       if (outcome._tag === "Fenced") {
         inFlight = undefined
         return "fenced" as const
       }
       // Only a committed batch moves the in-memory state forward.
-      for (const [u, state] of states) {
+      for (const [u, state] of folded.states) {
         actors.set(u, { state, touchedAt: now })
         trackTimers(u, state)
         if (options.deferSnapshots) unsaved.add(u)
       }
-      for (const [key, usage] of batchCounts) scopeCounts.set(key, usage)
+      for (const [key, usage] of folded.counts) scopeCounts.set(key, usage)
       inFlight = undefined
-      if (reportedCrossings.size + batchReported.size > 100_000) reportedCrossings.clear()
-      for (const id of batchReported) reportedCrossings.add(id)
+      if (reportedCrossings.size + folded.reported.size > 100_000) reportedCrossings.clear()
+      for (const id of folded.reported) reportedCrossings.add(id)
       if (scopeCounts.size > 2 * prunedAt + 1000) {
         pruneWindows(scopeCounts)
         prunedAt = scopeCounts.size
@@ -340,8 +224,8 @@ export const makePartitionWorker = Effect.fnUntraced(function*(options: {
       options.shared?.note(outcome.others)
       next = nextOffset
       return {
-        outcomes,
-        drifts: options.timers ? drifts.map(({ record, drift }) => driftSignal(record, drift, now)) : []
+        outcomes: folded.outcomes,
+        drifts: options.timers ? folded.drifts.map(({ record, drift }) => driftSignal(record, drift, now)) : []
       } satisfies Processed
     }).pipe(Effect.catchCause((cause) => Effect.fail(new BatchFailed({ message: String(cause) }))))
 
@@ -444,56 +328,6 @@ export const makePartitionWorker = Effect.fnUntraced(function*(options: {
   }
 })
 
-const text = (value: unknown): string | null => (typeof value === "string" && value.length > 0 ? value : null)
-const count = (value: unknown): number =>
-  typeof value === "number" && Number.isFinite(value) && value >= 0 ? Math.trunc(value) : 0
-
-const usageOf = (r: SignalRecord): Usage =>
-  countsAsUsage(r.type)
-    ? { cost_usd: r.cost.usd, tokens_in: count(r.metadata.tokens_in), tokens_out: count(r.metadata.tokens_out) }
-    : noUsage
-
-/** What the rules judge of a signal, its event's project being `projectId`. */
-export const signalFacts = (r: SignalRecord, projectId: string | null): SignalFacts => {
-  const m = r.metadata
-  return {
-    orgId: r.org_id,
-    userId: r.user_id,
-    teamIds: r.team_ids ?? [],
-    projectId,
-    model: text(m.model),
-    modelKnown: r.cost.model_known,
-    ts: r.ts,
-    timeZone: r.time_zone,
-    usage: usageOf(r),
-    toolName: text(m.tool_name),
-    command: text(m.command),
-    mcpServer: text(m.mcp_server)
-  }
-}
-
-/** What an event keeps of a verdict (nothing where no rule decided: a retry is then answered `ok`). */
-const stored = (verdict: Verdict | undefined): StoredVerdict | undefined =>
-  verdict === undefined || (verdict.ok && verdict.action === undefined)
-    ? undefined
-    : {
-      ok: verdict.ok,
-      ...(verdict.action !== undefined ? { action: verdict.action } : {}),
-      ...(verdict.rule_id !== undefined ? { rule_id: verdict.rule_id } : {}),
-      ...(verdict.message !== undefined ? { message: verdict.message } : {})
-    }
-
-/** The answer to a retry of a keyed signal: what its first copy got, in the session it was counted in. */
-const retried = (signalId: string, first: KnownEvent): Verdict => ({
-  ok: first.verdict?.ok ?? true,
-  signal_id: signalId,
-  session_id: first.session_id,
-  ...(first.verdict?.action !== undefined ? { action: first.verdict.action } : {}),
-  ...(first.verdict?.rule_id !== undefined ? { rule_id: first.verdict.rule_id } : {}),
-  ...(first.verdict?.message !== undefined ? { message: first.verdict.message } : {}),
-  duplicate: true
-})
-
 /**
  * The goal-drift signal the engine appends for a user whose off-goal streak reached the
  * configured length: in the session of the prompt that completed it, stamped now.
@@ -512,88 +346,5 @@ const driftSignal = ({ idempotency_key: _key, ...r }: SignalRecord, drift: Drift
   },
   cost: { usd: 0, estimated: false, model_known: r.cost.model_known }
 })
-
-/**
- * The verdict on one signal, from the rules in force and the user's usage before it, and the
- * notices its firings and threshold crossings produce (ids per firing, and per rule, scope and
- * window for crossings, so each is recorded once).
- */
-/**
- * The fold derives drift and anomalies for every org (they are state, and replay must not depend
- * on plans); the worker acts on them only where the plan stamped on the record has the feature.
- * Records from before plans were stamped act as before.
- */
-const hasFeature = (record: LogRecord, feature: EngineFeature) =>
-  record.kind !== "signal" || record.plan === undefined || planHasFeature(record.plan, feature)
-
-const planAllows = (record: LogRecord, n: Notice) => n.type !== "anomaly.detected" || hasFeature(record, "anomalies")
-
-const isShared = (rule: Rule) => rule.type === "budget" && rule.scope !== "user"
-
-const judge = (
-  rules: RuleCache["Service"],
-  before: UserState,
-  r: SignalRecord,
-  projectId: string | null,
-  sessionId: string,
-  sharedUsage: (key: string) => Usage,
-  /** Whether this worker reported a budget level already (and notes it if not). */
-  reported: (crossing: Crossing) => boolean
-) => {
-  const facts = signalFacts(r, projectId)
-  const evaluation = evaluate(rules.rulesFor(r.org_id, r.environment), facts, (rule, key) => {
-    const window = (rule.condition as { readonly window: "daily" | "monthly" }).window
-    return isShared(rule)
-      ? sharedUsage(scopeKey(r.org_id, r.environment, rule.scope as SharedScope, rule.scope_id, windowKeyOf(window, key)))
-      : usageIn(before, r.environment, window, key)
-  })
-  const at = { org_id: r.org_id, environment: r.environment, ts: r.ts }
-  const notices: Array<Notice> = [
-    ...evaluation.firings.map((f) =>
-      notice("rule.triggered", `${f.rule.id}:${r.signal_id}`, at, {
-        rule_id: f.rule.id,
-        rule_name: f.rule.name,
-        action: f.action,
-        user_id: r.user_id,
-        model: facts.model,
-        session_id: sessionId,
-        event_id: eventIdFor(r.signal_id)
-      })),
-    // Every level the counter is at and this worker has not reported yet: crossed by this signal,
-    // by another partition's (shared scopes), or before the rule was created, enabled or lowered.
-    // The event id (rule, scope, window, threshold) keeps each one once.
-    ...evaluation.reached.filter((c) => !reported(c)).map((c) => {
-      const condition = c.rule.condition as { readonly window: string; readonly metric: string }
-      return notice(c.level === "warning" ? "budget.warning" : "budget.exceeded", budgetCause(c), at, {
-        rule_id: c.rule.id,
-        rule_name: c.rule.name,
-        scope: c.rule.type === "budget" ? c.rule.scope : "user",
-        scope_id: c.scopeId,
-        threshold: c.threshold,
-        // Costs are summed to the nano-dollar elsewhere; so is what the event says.
-        current: condition.metric === "cost_usd" ? Math.round(c.current * 1e9) / 1e9 : c.current,
-        window: condition.window,
-        metric: condition.metric
-      })
-    })
-  ]
-  const decisive = evaluation.decisive
-  const message = decisive?.rule.action_config.message
-  const verdict: Verdict = {
-    ok: evaluation.ok,
-    signal_id: r.signal_id,
-    session_id: sessionId,
-    ...(decisive ? { action: decisive.action, rule_id: decisive.rule.id } : {}),
-    ...(decisive && typeof message === "string" ? { message } : {})
-  }
-  return { verdict, notices }
-}
-
-/**
- * What a budget event is about: a rule's threshold in one scope and window. The threshold is part
- * of it, so a threshold raised (or lowered) after its levels were reported reports the new
- * one's levels when the counter reaches them; one set back to an earlier value reports nothing twice.
- */
-const budgetCause = (c: Crossing) => `${c.rule.id}:${c.scopeId}:${c.window}:${c.threshold}`
 
 export type PartitionWorker = Effect.Success<ReturnType<typeof makePartitionWorker>>

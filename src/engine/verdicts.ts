@@ -1,24 +1,5 @@
 import { Context, Deferred, Duration, Effect, Layer, Option, Schedule } from "effect"
-import type { GoalOutcome } from "../domain/goals.ts"
-
-/** What the engine answers about one signal once its actor has processed it. */
-export interface Verdict {
-  readonly ok: boolean
-  readonly signal_id: string
-  readonly session_id: string
-  /** Where a rule fired: the deciding rule's action (the first block, else the first rule that fired). */
-  readonly action?: "block" | "warn" | "log" | "notify"
-  readonly rule_id?: string
-  readonly message?: string
-  /** A retry: the user sent a signal with this idempotency key before; this answers what that one got. */
-  readonly duplicate?: true
-}
-
-/** What a request waits for: the verdict of a signal, or what a goal command came to. */
-export type Outcome = Verdict | GoalOutcome
-
-/** The id a request waits on: the signal id, or the goal command id. */
-export const outcomeId = (outcome: Outcome): string => ("signal_id" in outcome ? outcome.signal_id : outcome.command_id)
+import { type Outcome, outcomeId } from "../domain/verdict.ts"
 
 /** How long a verdict stays answerable after its batch committed (a forwarded wait may come late). */
 const recentFor = Duration.seconds(30)

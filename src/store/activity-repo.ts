@@ -6,7 +6,7 @@ import { BadRequest, NotFound } from "../domain/errors.ts"
 import { decodePosition, encodePosition, type Position } from "../domain/keyset.ts"
 import type { Page } from "../domain/pagination.ts"
 import { isStorableText } from "../domain/text.ts"
-import type { StoredVerdict } from "../domain/sessionizer.ts"
+import type { StoredVerdict } from "../domain/verdict.ts"
 
 /** Every query is confined to one org and one environment: the caller's. */
 export interface Tenant {

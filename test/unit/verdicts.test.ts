@@ -1,6 +1,7 @@
 import { Deferred, Effect, Option } from "effect"
 import { describe, expect, it } from "vitest"
-import { type Outcome, VerdictRegistry } from "../../src/engine/verdicts.ts"
+import type { Outcome } from "../../src/domain/verdict.ts"
+import { VerdictRegistry } from "../../src/engine/verdicts.ts"
 
 const run = <A>(body: (registry: VerdictRegistry["Service"]) => Effect.Effect<A>) =>
   Effect.runPromise(

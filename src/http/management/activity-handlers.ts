@@ -7,7 +7,7 @@ import { Activity, type Tenant } from "../../store/activity-repo.ts"
 import { ApiPrincipal } from "../contract.ts"
 import { instant } from "../query.ts"
 import { ManagementApi } from "./api.ts"
-import { eventIdFor } from "../../domain/sessionizer.ts"
+import { eventIdFor } from "../../domain/projection-rows.ts"
 
 const tenant = (p: ApiKeyPrincipal): Tenant => ({ orgId: p.orgId, environment: p.environment })
 
