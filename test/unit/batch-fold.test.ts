@@ -1,0 +1,266 @@
+import { describe, expect, it } from "@effect/vitest"
+import fc from "fast-check"
+import { type BatchContext, type Entry, foldBatch } from "../../src/domain/batch-fold.ts"
+import type { RuleView } from "../../src/domain/judge.ts"
+import { eventIdFor, type EventRow, type SessionRow } from "../../src/domain/projection-rows.ts"
+import type { SignalRecord } from "../../src/domain/records.ts"
+import type { Usage } from "../../src/domain/rule-evaluation.ts"
+import type { Rule } from "../../src/domain/rules.ts"
+import { makeScopeKeys, scopeKey } from "../../src/domain/scope-usage.ts"
+import type { SignalType } from "../../src/domain/signals.ts"
+import { defaultFoldSettings, emptyUserState, type UserState } from "../../src/domain/user-state.ts"
+import type { KnownEvent, Outcome, Verdict } from "../../src/domain/verdict.ts"
+import type { OutboxEvent } from "../../src/domain/webhooks.ts"
+
+/**
+ * The batch fold without a database: a log of signals (some sent with idempotency keys and
+ * retried), cut into batches anywhere, must come to what one batch comes to, as the worker
+ * commits them (states, counts, stored events and reported levels carried from batch to batch).
+ */
+
+const t0 = Date.parse("2026-03-02T08:00:00.000Z")
+const users = ["user_a", "user_b", "user_c"] as const
+
+const rule = (id: string, over: Partial<Rule>): Rule => ({
+  id,
+  name: id,
+  type: "budget",
+  enabled: true,
+  scope: "org",
+  scope_id: "org_1",
+  priority: 100,
+  condition: { window: "daily", metric: "tokens_in", threshold: 2_000 },
+  action: "warn",
+  action_config: { message: `${id} fired` },
+  created_at: "2026-01-01T00:00:00.000Z",
+  updated_at: "2026-01-01T00:00:00.000Z",
+  ...over
+})
+
+/** An org budget that warns (shared), a team budget that blocks (shared), a per-user limit that blocks. */
+const rules: ReadonlyArray<Rule> = [
+  rule("rule_org", {}),
+  rule("rule_team", { scope: "team", scope_id: "team_1", action: "block", condition: { window: "daily", metric: "tokens_in", threshold: 1_200 } }),
+  rule("rule_user", { type: "user_limit", action: "block", condition: { window: "daily", metric: "tokens_total", per_user: 500 } })
+]
+const ruleView: RuleView = { rulesFor: () => rules, watched: (_o, _e, scope) => scope !== "project" }
+
+interface Step {
+  readonly user: number
+  readonly type: SignalType
+  readonly tokens: number
+  readonly gapMinutes: number
+  readonly keyed: boolean
+  /** Repeat an earlier keyed signal (a client's retry), by how far back among them. */
+  readonly retry: number | null
+}
+
+const step: fc.Arbitrary<Step> = fc.record({
+  user: fc.integer({ min: 0, max: users.length - 1 }),
+  type: fc.constantFrom<SignalType>("user-prompt", "post-tool", "post-tool", "pre-tool", "session-end"),
+  tokens: fc.integer({ min: 0, max: 300 }),
+  gapMinutes: fc.constantFrom(0, 1, 5, 45, 60 * 20),
+  keyed: fc.boolean(),
+  retry: fc.option(fc.nat({ max: 5 }), { freq: 4 })
+})
+
+/** The log the steps make: partition 0, offsets from 0. */
+const logOf = (steps: ReadonlyArray<Step>): ReadonlyArray<Entry> => {
+  const entries: Array<Entry> = []
+  const keyed: Array<SignalRecord> = []
+  let at = t0
+  steps.forEach((s, i) => {
+    at += s.gapMinutes * 60_000
+    const earlier = s.retry === null ? undefined : keyed[keyed.length - 1 - (s.retry % Math.max(keyed.length, 1))]
+    const user = users[s.user]!
+    const record: SignalRecord = earlier ?? {
+      v: 1,
+      kind: "signal",
+      org_id: "org_1",
+      environment: "live",
+      user_id: user,
+      team_ids: user === "user_c" ? [] : ["team_1"],
+      time_zone: "UTC",
+      ts: new Date(at).toISOString(),
+      signal_id: `sig_${String(i).padStart(32, "0")}`,
+      type: s.type,
+      adapter: "claude-code",
+      client_session_id: "cs-1",
+      metadata: { model: "claude-sonnet-4", tokens_in: s.tokens, tokens_out: Math.floor(s.tokens / 3) },
+      session_timeout_s: 1800,
+      cost: { usd: s.tokens / 1_000_000, estimated: false, model_known: true },
+      ...(s.keyed ? { idempotency_key: `key-${i}` } : {})
+    }
+    if (earlier === undefined && s.keyed) keyed.push(record)
+    entries.push({ partition: 0, offset: entries.length, key: record.user_id, record })
+  })
+  return entries
+}
+
+/** Folds the log in batches cut at `cuts`, committing each as the worker and the projections do. */
+const foldInBatches = (
+  log: ReadonlyArray<Entry>,
+  cuts: ReadonlyArray<number>,
+  replay?: { readonly from: number; readonly kept: ReadonlyArray<readonly [string, EventRow]> }
+) => {
+  const states = new Map<string, UserState>()
+  const committed = new Map<string, Usage>()
+  const reported = new Set<string>()
+  const events = new Map<string, EventRow>(replay?.kept)
+  const sessions = new Map<string, SessionRow>()
+  const notices = new Map<string, OutboxEvent>()
+  const outcomes: Array<Outcome> = []
+  const scopeKeys = makeScopeKeys()
+  const context: BatchContext = {
+    partition: 0,
+    settings: defaultFoldSettings,
+    rules: ruleView,
+    notify: true,
+    projectFrom: replay?.from,
+    committed: (key) => committed.get(key),
+    reportedBefore: (id) => reported.has(id),
+    scopeKeys: scopeKeys.keysOf
+  }
+  const bounds = [...new Set([0, ...cuts.map((c) => c % (log.length + 1)), log.length])].sort((a, b) => a - b)
+  for (let i = 0; i + 1 < bounds.length; i++) {
+    const batch = log.slice(bounds[i], bounds[i + 1])
+    const initial = new Map(batch.map((e) => [e.key, states.get(e.key) ?? emptyUserState]))
+    const firsts = new Map<string, KnownEvent>()
+    for (const { record } of batch) {
+      const stored = record.kind === "signal" ? events.get(eventIdFor(record.signal_id)) : undefined
+      if (stored) {
+        firsts.set(stored.id, {
+          id: stored.id,
+          session_id: stored.session_id,
+          log_partition: stored.log_partition,
+          log_offset: stored.log_offset,
+          verdict: stored.verdict ?? null
+        })
+      }
+    }
+    const out = foldBatch(batch, initial, firsts, context)
+    // The commit: rows are upserted (events and notices keep their first write), then memory moves on.
+    for (const s of out.sessions) sessions.set(s.id, s)
+    for (const e of out.events) if (!events.has(e.id)) events.set(e.id, e)
+    for (const n of out.notices) if (!notices.has(n.id)) notices.set(n.id, n)
+    for (const [u, s] of out.states) states.set(u, s)
+    for (const [k, c] of out.counts) committed.set(k, { ...c })
+    for (const id of out.reported) reported.add(id)
+    outcomes.push(...out.outcomes)
+  }
+  const sorted = <A>(m: Map<string, A>) => [...m.entries()].sort(([a], [b]) => a.localeCompare(b))
+  return {
+    outcomes,
+    states: sorted(states),
+    counts: sorted(committed),
+    events: sorted(events),
+    sessions: sorted(sessions),
+    notices: sorted(notices).map(([id, n]) => [id, n.type, n.data])
+  }
+}
+
+const steps = fc.array(step, { minLength: 1, maxLength: 40 })
+const cuts = fc.array(fc.nat({ max: 40 }), { maxLength: 6 })
+
+describe("the batch fold", () => {
+  it("comes to the same answers, rows, states and counts however the log is cut into batches", () => {
+    fc.assert(fc.property(steps, cuts, (s, c) => {
+      const log = logOf(s)
+      expect(foldInBatches(log, c)).toEqual(foldInBatches(log, []))
+    }))
+  })
+
+  it("answers a retry of a keyed signal as its first copy was answered, and counts it once", () => {
+    fc.assert(fc.property(steps, cuts, (s, c) => {
+      const log = logOf(s)
+      const run = foldInBatches(log, c)
+      const firstAnswer = new Map<string, Verdict>()
+      const firstOffset = new Map<string, number>()
+      log.forEach(({ record, offset }, i) => {
+        if (record.kind !== "signal") return
+        const answer = run.outcomes[i] as Verdict
+        expect(answer.signal_id).toBe(record.signal_id)
+        const first = firstAnswer.get(record.signal_id)
+        if (first === undefined) {
+          expect(answer.duplicate).toBeUndefined()
+          firstAnswer.set(record.signal_id, answer)
+          firstOffset.set(record.signal_id, offset)
+        } else {
+          expect(answer).toEqual({ ...first, duplicate: true })
+        }
+      })
+      // Without the retries in the log, everything counted is the same.
+      const originals = log.filter(({ record, offset }) => record.kind !== "signal" || firstOffset.get(record.signal_id) === offset)
+      const once = foldInBatches(originals, c)
+      expect(run.counts).toEqual(once.counts)
+      expect(run.events).toEqual(once.events)
+      expect(run.states).toEqual(once.states)
+    }))
+  })
+
+  it("counts every signal that is usage in its org, team and day, whatever the rules answered", () => {
+    fc.assert(fc.property(steps, (s) => {
+      const log = logOf(s)
+      const run = foldInBatches(log, [])
+      const expected = new Map<string, number>()
+      const seen = new Set<string>()
+      for (const { record } of log) {
+        if (record.kind !== "signal" || seen.has(record.signal_id)) continue
+        seen.add(record.signal_id)
+        if (record.type === "pre-tool") continue
+        const day = `d:${record.ts.slice(0, 10)}`
+        const tokens = record.metadata.tokens_in as number
+        for (const k of [scopeKey("org_1", "live", "org", "org_1", day), ...(record.team_ids ?? []).map((t) => scopeKey("org_1", "live", "team", t, day))]) {
+          expected.set(k, (expected.get(k) ?? 0) + tokens)
+        }
+      }
+      const counted = new Map(run.counts.filter(([k]) => k.includes("\u0001d:")).map(([k, u]) => [k, u.tokens_in]))
+      for (const [k, tokens] of expected) expect(counted.get(k)).toBe(tokens)
+    }))
+  })
+
+  it("blocks a user once the team budget or the per-user limit is reached, and no one before", () => {
+    fc.assert(fc.property(steps, (s) => {
+      const log = logOf(s)
+      const run = foldInBatches(log, [])
+      const seen = new Set<string>()
+      const team = new Map<string, number>()
+      const user = new Map<string, number>()
+      log.forEach(({ record }, i) => {
+        if (record.kind !== "signal" || seen.has(record.signal_id)) return
+        seen.add(record.signal_id)
+        const day = record.ts.slice(0, 10)
+        const inTeam = (record.team_ids ?? []).includes("team_1")
+        const teamBefore = inTeam ? team.get(day) ?? 0 : 0
+        const userBefore = user.get(`${record.user_id}:${day}`) ?? 0
+        const tokensIn = record.type === "pre-tool" ? 0 : record.metadata.tokens_in as number
+        const tokensOut = record.type === "pre-tool" ? 0 : record.metadata.tokens_out as number
+        const answer = run.outcomes[i] as Verdict
+        // The signal that reaches a limit is let through; every further one in its window is blocked.
+        const blocked = (inTeam && teamBefore >= 1_200) || userBefore >= 500
+        expect({ signal: i, ok: answer.ok }).toEqual({ signal: i, ok: !blocked })
+        if (inTeam) team.set(day, teamBefore + tokensIn)
+        user.set(`${record.user_id}:${day}`, userBefore + tokensIn + tokensOut)
+      })
+    }))
+  })
+
+  it("replayed from a time, rewrites the rows of records from then on and folds the rest into the state", () => {
+    fc.assert(fc.property(steps, cuts, fc.nat({ max: 39 }), (s, c, from) => {
+      const log = logOf(s)
+      const at = Date.parse(log[from % log.length]!.record.ts)
+      const full = foldInBatches(log, c)
+      // The rows from before `at` stay in the database; the replay writes the others again.
+      const kept = full.events.filter(([, e]) => Date.parse(e.ts) < at)
+      const replayed = foldInBatches(log, c, { from: at, kept })
+      expect(replayed.states).toEqual(full.states)
+      expect(replayed.counts).toEqual(full.counts)
+      expect(replayed.events).toEqual(full.events)
+      // Each session row it writes is the full run's; every session active from then on is written.
+      const fullSessions = new Map(full.sessions)
+      for (const [id, row] of replayed.sessions) expect(row).toEqual(fullSessions.get(id))
+      const written = new Set(replayed.sessions.map(([id]) => id))
+      for (const [id, row] of full.sessions) if (Date.parse(row.last_activity_at) >= at) expect(written).toContain(id)
+    }))
+  })
+})
