@@ -1,0 +1,66 @@
+/** The harness's flags, parsed once; `--smoke` shrinks every size that was not given. */
+import { parseArgs } from "node:util"
+
+export const allScenarios = ["http_baseline", "ingest", "ingest_batch", "lag", "ingest_keyed", "ingest_rules", "replay", "memory", "hook", "flood"] as const
+export type Scenario = (typeof allScenarios)[number]
+export type LogName = "pg" | "kafka"
+
+/** The scenarios measured against one service over one log, one after the other. */
+export const ingestGroup: ReadonlyArray<Scenario> = ["ingest", "ingest_batch", "lag", "ingest_keyed", "ingest_rules"]
+
+const { values: flags } = parseArgs({
+  options: {
+    duration: { type: "string" },
+    concurrency: { type: "string" },
+    users: { type: "string" },
+    log: { type: "string", default: "both" },
+    scenarios: { type: "string", default: allScenarios.join(",") },
+    smoke: { type: "boolean", default: false },
+    json: { type: "boolean", default: false },
+    "batch-size": { type: "string" },
+    "batch-concurrency": { type: "string" },
+    "replay-records": { type: "string" },
+    "memory-users": { type: "string" },
+    "hook-runs": { type: "string" },
+    partitions: { type: "string", default: "8" },
+    "cpu-prof": { type: "boolean", default: false },
+    keep: { type: "boolean", default: false },
+    warmup: { type: "string" }
+  }
+})
+
+export const smoke = flags.smoke === true
+/** One JSON line on stdout, the table on stderr. */
+export const json = flags.json === true
+const num = (value: string | undefined, normal: number, small: number) => (value === undefined ? (smoke ? small : normal) : Number(value))
+
+/** Printed in the report's JSON as they are: its `options` object keeps these names and this order. */
+export const options = {
+  durationS: num(flags.duration, 10, 1),
+  concurrency: num(flags.concurrency, 64, 8),
+  users: num(flags.users, 1000, 50),
+  batchSize: num(flags["batch-size"], 100, 20),
+  batchConcurrency: num(flags["batch-concurrency"], 8, 2),
+  replayRecords: num(flags["replay-records"], 1_000_000, 5_000),
+  memoryUsers: num(flags["memory-users"], 100_000, 2_000),
+  hookRuns: num(flags["hook-runs"], 50, 5),
+  partitions: Number(flags.partitions),
+  warmupS: smoke ? 0 : 2,
+  /**
+   * Unmeasured load before the first measurement of a freshly started server (the service, the
+   * baseline server): its JIT, the broker's and the database's caches warm up, so the first
+   * scenario is not measured colder than the ones after it.
+   */
+  serverWarmupS: num(flags.warmup, 10, 0),
+  logs: (flags.log === "both" ? ["pg", "kafka"] : [flags.log]) as ReadonlyArray<LogName>,
+  scenarios: flags.scenarios!.split(",").map((s) => s.trim()).filter((s) => s !== "") as ReadonlyArray<Scenario>,
+  cpuProf: flags["cpu-prof"] === true,
+  /** Keep the working directory (profiles, service logs) instead of deleting it. */
+  keep: flags.keep === true
+}
+export type Options = typeof options
+
+for (const s of options.scenarios) if (!allScenarios.includes(s)) throw new Error(`unknown scenario ${s}; known: ${allScenarios.join(",")}`)
+for (const l of options.logs) if (l !== "pg" && l !== "kafka") throw new Error(`--log ${String(l)}: expected pg, kafka or both`)
+
+export const wants = (s: Scenario) => options.scenarios.includes(s)

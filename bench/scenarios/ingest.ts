@@ -1,0 +1,104 @@
+/**
+ * The ingest group, measured one after the other against one service over one log: ingest
+ * (closed loop, one signal a request), ingest_batch, lag at 80% of that ingest, ingest_keyed
+ * (an Idempotency-Key on every request) and ingest_rules (50 enabled rules).
+ */
+import { randomBytes } from "node:crypto"
+import type { Bench } from "../context.ts"
+import type { LoadSpec } from "../loadgen.ts"
+import { round, throughputFigures } from "../measure.ts"
+import { ingestGroup, type LogName, options, wants } from "../options.ts"
+import { say } from "../say.ts"
+import { ruleCount, rulesInForce, seedRules, seedUsers } from "../seed.ts"
+import { startService } from "../service.ts"
+import { lag } from "./lag.ts"
+
+/** `baselineRps`: http_baseline's requests per second in this run, when it was measured. */
+export const ingestScenarios = async (bench: Bench, log: LogName, baselineRps: number | undefined) => {
+  const id = `${log}${randomBytes(3).toString("hex")}`
+  const url = await bench.database.newDatabase(`bench_ingest_${id}`)
+  const tenant = await seedUsers(url, options.users)
+  const service = await startService(bench, url, log, id)
+  // Closed-loop single-signal ingestion, as ingest and ingest_rules measure it.
+  const ingestSpec: LoadSpec = {
+    port: service.port,
+    path: "/engine/v1/signals",
+    keys: tenant.keys,
+    durationS: options.durationS,
+    concurrency: options.concurrency,
+    batch: 1,
+    warmupS: options.warmupS
+  }
+  const ingestLoad = () => bench.measured(service.pid, ingestSpec)
+  try {
+    if (options.serverWarmupS > 0 && ingestGroup.some(wants)) {
+      say(`warming up the service over ${log} (${options.serverWarmupS} s of ingest, not measured)`)
+      await bench.load({ ...ingestSpec, durationS: options.serverWarmupS, warmupS: 0 })
+    }
+    let maxRate: number | undefined
+    if (wants("ingest") || wants("lag") || wants("ingest_keyed") || wants("ingest_rules")) {
+      say(`ingest over ${log}`)
+      const { result, serverCpuMs } = await ingestLoad()
+      maxRate = result.signals / result.seconds
+      if (wants("ingest")) {
+        bench.record({
+          scenario: "ingest",
+          log,
+          figures: {
+            ...throughputFigures(result, serverCpuMs),
+            ratio_to_http_baseline: baselineRps === undefined ? "n/a" : round(maxRate / baselineRps, 3)
+          }
+        })
+      }
+    }
+    if (wants("ingest_batch")) {
+      say(`ingest_batch over ${log}`)
+      const { result, serverCpuMs } = await bench.measured(service.pid, {
+        port: service.port,
+        path: "/engine/v1/signals/batch",
+        keys: tenant.keys,
+        durationS: options.durationS,
+        concurrency: options.batchConcurrency,
+        batch: options.batchSize,
+        warmupS: options.warmupS
+      })
+      bench.record({ scenario: "ingest_batch", log, figures: { batch_size: options.batchSize, ...throughputFigures(result, serverCpuMs) } })
+    }
+    if (wants("lag") && maxRate !== undefined) {
+      say(`lag over ${log} at 80% of ${Math.round(maxRate)} signals/s`)
+      await lag(bench, service, url, tenant, maxRate * 0.8, log)
+    }
+    if (wants("ingest_keyed")) {
+      say(`ingest_keyed over ${log}: every request with an Idempotency-Key of its own`)
+      const { result, serverCpuMs } = await bench.measured(service.pid, { ...ingestSpec, idempotencyKeys: true })
+      bench.record({
+        scenario: "ingest_keyed",
+        log,
+        figures: {
+          ...throughputFigures(result, serverCpuMs),
+          duplicates: result.duplicates,
+          ratio_to_ingest: maxRate === undefined ? "n/a" : round(result.signals / result.seconds / maxRate, 3)
+        }
+      })
+    }
+    if (wants("ingest_rules")) {
+      say(`ingest_rules over ${log}: ${ruleCount} enabled rules`)
+      await seedRules(url, tenant.orgId)
+      // Rule changes are announced and reloaded at once: measure from when the first rule blocks.
+      await rulesInForce(service.port, tenant.keys[0]!)
+      const { result, serverCpuMs } = await ingestLoad()
+      const rate = result.signals / result.seconds
+      bench.record({
+        scenario: "ingest_rules",
+        log,
+        figures: {
+          rules: ruleCount,
+          ...throughputFigures(result, serverCpuMs),
+          ratio_to_ingest: maxRate === undefined ? "n/a" : round(rate / maxRate, 3)
+        }
+      })
+    }
+  } finally {
+    await service.stop()
+  }
+}
