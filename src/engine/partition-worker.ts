@@ -1,16 +1,16 @@
 import { Clock, Duration, Effect, Schedule, Schema } from "effect"
 import { foldBatch, scopeUsageRows } from "../domain/batch-fold.ts"
 import type { Environment } from "../domain/environments.ts"
-import { makeId } from "../domain/ids.ts"
-import type { SignalRecord } from "../domain/records.ts"
-import type { MutableUsage, Usage } from "../domain/rule-evaluation.ts"
-import { announcementsOf, makeScopeKeys, pruneWindows, scopeKey } from "../domain/scope-usage.ts"
 import { eventIdFor } from "../domain/projection-rows.ts"
-import { type DriftDetected, timeoutDue } from "../domain/sessionizer.ts"
+import type { SignalRecord } from "../domain/records.ts"
+import { announcementsOf, makeScopeKeys } from "../domain/scope-usage.ts"
+import { timeoutDue } from "../domain/sessionizer.ts"
 import { defaultFoldSettings, emptyUserState, type FoldSettings, type UserState } from "../domain/user-state.ts"
 import type { KnownEvent, Outcome } from "../domain/verdict.ts"
 import type { LogEntry } from "../log/signal-log.ts"
 import { Projections } from "../store/projections.ts"
+import { driftSignal } from "./drift-signal.ts"
+import { makePartitionCounts } from "./partition-counts.ts"
 import type { RuleCache } from "./rule-cache.ts"
 import type { ScopeTotals } from "./scope-totals.ts"
 import { makeTimerIndex } from "./timer-index.ts"
@@ -102,33 +102,7 @@ export const makePartitionWorker = Effect.fnUntraced(function*(options: {
 
   /** The counter keys of each actor's last signal, reused by its next. */
   const scopeKeys = makeScopeKeys()
-  /** This partition's exact counts of the shared scopes (team, org, project) by scope key. */
-  const scopeCounts = new Map<string, Usage>()
-  /**
-   * The counts of the batch being folded, record by record (over `scopeCounts`), from its first
-   * fold until it commits: the node's other partitions read them, so a signal they fold after a
-   * crossing sees it. A batch that failed keeps them visible until it is folded again (its records
-   * are durable and will count); a fenced one drops them.
-   */
-  let inFlight: ReadonlyMap<string, MutableUsage> | undefined
-  let prunedAt = 0
-  const loadScopeCounts = Effect.gen(function*() {
-    const rows = yield* projections.loadScopeUsage(options.partition)
-    scopeCounts.clear()
-    for (const row of rows) {
-      const { partition: _p, cost_usd, tokens_in, tokens_out, ...key } = row
-      scopeCounts.set(scopeKey(key.org_id, key.environment, key.scope, key.scope_id, key.window_key), { cost_usd, tokens_in, tokens_out })
-    }
-    prunedAt = scopeCounts.size
-  })
-  yield* loadScopeCounts
-  const detach = options.shared?.attach(options.partition, {
-    get: (key) => inFlight?.get(key) ?? scopeCounts.get(key),
-    entries: () => scopeCounts.entries()
-  })
-
-  /** Shared budget crossings this worker committed to the outbox (their event ids make a repeat a no-op anyway). */
-  const reportedCrossings = new Set<string>()
+  const counts = yield* makePartitionCounts(projections, options.partition, options.shared)
 
   const trackTimers = (userId: string, state: UserState) => {
     if (!options.timers) return
@@ -174,16 +148,16 @@ export const makePartitionWorker = Effect.fnUntraced(function*(options: {
         rules: options.rules,
         notify,
         projectFrom: options.projectFrom,
-        committed: (key) => scopeCounts.get(key),
-        others: options.shared ? (key) => options.shared!.others(key, options.partition) : undefined,
-        reportedBefore: (id) => reportedCrossings.has(id),
+        committed: counts.committed,
+        others: counts.others,
+        reportedBefore: counts.reportedBefore,
         scopeKeys: scopeKeys.keysOf
       })
       // The fold did not yield: from here until the commit, the node's other partitions read the
       // batch's counts, so a signal they fold after a crossing sees it. A batch that failed keeps
       // them visible until it is folded again (its records are durable and will count); a fenced
       // one drops them.
-      inFlight = folded.counts
+      counts.lend(folded.counts)
       const scopes = scopeUsageRows(folded.counts, options.partition, options.rules?.watched)
       const nextOffset = entries[entries.length - 1]!.offset + 1
       const outcome = yield* projections.commitBatch({
@@ -204,7 +178,7 @@ export const makePartitionWorker = Effect.fnUntraced(function*(options: {
         announce: options.shared ? announcementsOf(scopes.announced) : undefined
       })
       if (outcome._tag === "Fenced") {
-        inFlight = undefined
+        counts.drop()
         return "fenced" as const
       }
       // Only a committed batch moves the in-memory state forward.
@@ -213,14 +187,7 @@ export const makePartitionWorker = Effect.fnUntraced(function*(options: {
         trackTimers(u, state)
         if (options.deferSnapshots) unsaved.add(u)
       }
-      for (const [key, usage] of folded.counts) scopeCounts.set(key, usage)
-      inFlight = undefined
-      if (reportedCrossings.size + folded.reported.size > 100_000) reportedCrossings.clear()
-      for (const id of folded.reported) reportedCrossings.add(id)
-      if (scopeCounts.size > 2 * prunedAt + 1000) {
-        pruneWindows(scopeCounts)
-        prunedAt = scopeCounts.size
-      }
+      counts.commit(folded.counts, folded.reported)
       options.shared?.note(outcome.others)
       next = nextOffset
       return {
@@ -260,7 +227,7 @@ export const makePartitionWorker = Effect.fnUntraced(function*(options: {
             yield* Effect.logWarning(`partition ${options.partition}: another owner moved past offset ${next}; resyncing`)
             actors.clear()
             scopeKeys.clear()
-            yield* loadScopeCounts
+            yield* counts.reload
             next = yield* projections.nextOffset(options.log, options.partition)
             return yield* process(entries, now)
           }))
@@ -323,28 +290,9 @@ export const makePartitionWorker = Effect.fnUntraced(function*(options: {
     flush,
     actorCount: () => actors.size,
     /** Stops lending this partition's counts to the node's totals (revoked). */
-    close: () => detach?.(),
+    close: counts.close,
     timerCount: timers.size
   }
-})
-
-/**
- * The goal-drift signal the engine appends for a user whose off-goal streak reached the
- * configured length: in the session of the prompt that completed it, stamped now.
- */
-const driftSignal = ({ idempotency_key: _key, ...r }: SignalRecord, drift: DriftDetected, now: number): SignalRecord => ({
-  ...r,
-  ts: new Date(now).toISOString(),
-  signal_id: makeId("sig", now),
-  type: "goal-drift",
-  metadata: {
-    goal_id: drift.goal_id,
-    score: drift.score,
-    off_goal_prompts: drift.off_goal_prompts,
-    prompt_signal_id: drift.signal_id,
-    source: "engine"
-  },
-  cost: { usd: 0, estimated: false, model_known: r.cost.model_known }
 })
 
 export type PartitionWorker = Effect.Success<ReturnType<typeof makePartitionWorker>>

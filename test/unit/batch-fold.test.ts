@@ -155,7 +155,7 @@ const foldInBatches = (
     counts: sorted(committed),
     events: sorted(events),
     sessions: sorted(sessions),
-    notices: sorted(notices).map(([id, n]) => [id, n.type, n.data])
+    notices: sorted(notices).map(([id, n]) => [id, n.type, n.payload])
   }
 }
 

@@ -1,0 +1,22 @@
+import { makeId } from "../domain/ids.ts"
+import type { SignalRecord } from "../domain/records.ts"
+import type { DriftDetected } from "../domain/sessionizer.ts"
+
+/**
+ * The goal-drift signal the engine appends for a user whose off-goal streak reached the
+ * configured length: in the session of the prompt that completed it, stamped now.
+ */
+export const driftSignal = ({ idempotency_key: _key, ...r }: SignalRecord, drift: DriftDetected, now: number): SignalRecord => ({
+  ...r,
+  ts: new Date(now).toISOString(),
+  signal_id: makeId("sig", now),
+  type: "goal-drift",
+  metadata: {
+    goal_id: drift.goal_id,
+    score: drift.score,
+    off_goal_prompts: drift.off_goal_prompts,
+    prompt_signal_id: drift.signal_id,
+    source: "engine"
+  },
+  cost: { usd: 0, estimated: false, model_known: r.cost.model_known }
+})
