@@ -3,7 +3,8 @@ import { SqlClient } from "effect/sql"
 import { expect, it } from "vitest"
 import { notice, toOutboxEvent } from "../../src/domain/webhooks.ts"
 import { databaseFromUrl } from "../../src/store/database.ts"
-import { type BatchWrite, Projections } from "../../src/store/projections.ts"
+import type { BatchWrite } from "../../src/store/batch-write.ts"
+import { Projections } from "../../src/store/projections.ts"
 import { freshDatabase, withStore } from "../support/harness.ts"
 
 const batch = (fromOffset: number, firings: ReadonlyArray<number>, ts: string): BatchWrite => ({

@@ -3,7 +3,8 @@ import type { ScopeUsageRow } from "../../src/domain/scope-usage.ts"
 import type { EventRow, GoalRow, SessionRow } from "../../src/domain/projection-rows.ts"
 import type { UserState } from "../../src/domain/user-state.ts"
 import type { OutboxEvent } from "../../src/domain/webhooks.ts"
-import { type BatchWrite, type CommitOutcome, Projections } from "../../src/store/projections.ts"
+import type { BatchWrite, CommitOutcome } from "../../src/store/batch-write.ts"
+import { Projections } from "../../src/store/projections.ts"
 
 /**
  * The projection store kept in memory, for exercising the partition worker's batching,
