@@ -1,6 +1,6 @@
 import { Config, type Duration, Effect, Option, Result, Schema } from "effect"
 import { LogRecord } from "../domain/records.ts"
-import { makeBatcher } from "./batcher.ts"
+import { makeBatcher } from "../lib/batcher.ts"
 import { type AppendResult, LogUnavailable } from "./signal-log.ts"
 
 /** Partitions of the `signals` log; one setting for both logs, since it decides where keys go. */

@@ -1,7 +1,7 @@
 import { PgClient } from "@effect/sql-pg"
 import { Context, Duration, Effect, Exit, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
-import { makeBatcher } from "../log/batcher.ts"
+import { makeBatcher } from "../lib/batcher.ts"
 import { type ScopeUsageRow, scopeUsageChannel } from "../domain/scope-usage.ts"
 import type { EventRow, GoalRow, SessionRow, StoredVerdict, UserState } from "../domain/sessionizer.ts"
 import type { OutboxEvent } from "../domain/webhooks.ts"
