@@ -9,6 +9,9 @@ export const LogPartitions = Config.schema(
   "LOG_PARTITIONS"
 ).pipe(Config.withDefault(8))
 
+/** The partition numbers 0 .. n-1. */
+export const range = (n: number) => Array.from({ length: n }, (_, i) => i)
+
 const decodeRecord = Schema.decodeUnknownResult(LogRecord)
 
 /** The log cannot start as configured (e.g. its partition count differs from LOG_PARTITIONS). */
