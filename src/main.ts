@@ -136,9 +136,11 @@ export const appLayer = <E, R>(database: Layer.Layer<DatabaseInfo | SqlClient.Sq
 /** The service as `npm start` runs it; it gives memory back when idle after a burst. */
 export const ServerLive = Layer.merge(appLayer(DatabaseLive), IdleCompaction)
 
+/** What `signal-engine migrate` needs: the configured database, which the command migrates itself to report what it applied. */
+export const MigrateLive = DatabaseLive
+
+/** What `signal-engine admin` needs: the repositories over the configured (and migrated) database. */
+export const AdminLive = StoreLive.pipe(Layer.provideMerge(DatabaseLive), Layer.provideMerge(AppConfig.layer))
+
 /** What `signal-engine replay` needs: the log and the projections, over the configured database. */
-export const ReplayLive = Layer.mergeAll(SignalLogLive, Projections.layer).pipe(
-  Layer.provideMerge(StoreLive),
-  Layer.provideMerge(DatabaseLive),
-  Layer.provideMerge(AppConfig.layer)
-)
+export const ReplayLive = Layer.mergeAll(SignalLogLive, Projections.layer).pipe(Layer.provideMerge(AdminLive))

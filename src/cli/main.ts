@@ -7,16 +7,13 @@ import { isApiError } from "../domain/errors.ts"
 import { Plan } from "../domain/plans.ts"
 import { parseScopes } from "../domain/scopes.ts"
 import { type ReplayProgress, replay } from "../engine/replay.ts"
-import { ReplayLive, ServerLive, StoreLive } from "../main.ts"
-import { DatabaseLive, migrate } from "../store/database.ts"
+import { AdminLive, MigrateLive, ReplayLive, ServerLive } from "../main.ts"
+import { migrate } from "../store/database.ts"
 import { Tenancy } from "../store/tenancy-repo.ts"
 import { countGcPauses } from "./gc-pauses.ts"
 import { checkSchemas, writeSchemas } from "./schemas.ts"
 
 const json = Flag.Boolean("json").pipe(Flag.withDescription("print JSON"), Flag.withDefault(false))
-
-/** Repositories over the configured database, for one-shot admin commands. */
-const AdminLive = StoreLive.pipe(Layer.provideMerge(DatabaseLive), Layer.provideMerge(AppConfig.layer))
 
 const print = (asJson: boolean, value: Record<string, unknown>) =>
   Console.log(
@@ -33,7 +30,7 @@ const migrateCommand = Command.make("migrate", {}, () =>
   Effect.gen(function*() {
     const applied = yield* migrate
     yield* Console.log(applied.length === 0 ? "database is up to date" : applied.map(([id, name]) => `applied ${id}_${name}`).join("\n"))
-  }).pipe(Effect.provide(DatabaseLive), Effect.orDie)).pipe(Command.withDescription("Apply pending database migrations"))
+  }).pipe(Effect.provide(MigrateLive), Effect.orDie)).pipe(Command.withDescription("Apply pending database migrations"))
 
 const schemas = Command.make("schemas", {
   check: Flag.Boolean("check").pipe(

@@ -1,6 +1,6 @@
 import { Config, type Duration, Effect, Option, Result, Schema } from "effect"
 import { LogRecord } from "../domain/records.ts"
-import { makeBatcher } from "./batcher.ts"
+import { makeBatcher } from "../lib/batcher.ts"
 import { type AppendResult, LogUnavailable } from "./signal-log.ts"
 
 /** Partitions of the `signals` log; one setting for both logs, since it decides where keys go. */
@@ -8,6 +8,9 @@ export const LogPartitions = Config.schema(
   Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 1024 })),
   "LOG_PARTITIONS"
 ).pipe(Config.withDefault(8))
+
+/** The partition numbers 0 .. n-1. */
+export const range = (n: number) => Array.from({ length: n }, (_, i) => i)
 
 const decodeRecord = Schema.decodeUnknownResult(LogRecord)
 

@@ -1,5 +1,6 @@
 import { Context, type Effect, type Option, Schema, type Scope } from "effect"
 import type { LogRecord } from "../domain/records.ts"
+import { partitionForKey } from "./murmur2.ts"
 
 /** A record as read back from the log: where it is, and what it says. */
 export interface LogEntry {
@@ -80,3 +81,29 @@ export class SignalLog extends Context.Service<SignalLog, {
    */
   readonly assignment: Effect.Effect<Option.Option<ReadonlySet<number>>>
 }>()("signal-engine/log/SignalLog") {}
+
+/** What a SignalLog offers (the service's shape). */
+export type SignalLogService = (typeof SignalLog)["Service"]
+
+/**
+ * A SignalLog of an implementation's parts: its writer (`append`), its reader (outside any
+ * consumer), its consumer and its `ping`. Every log places a key the same way, so the partitioner
+ * is built here.
+ */
+export const makeSignalLog = (parts: {
+  readonly name: string
+  readonly partitions: number
+  readonly append: SignalLogService["append"]
+  readonly reader: Pick<SignalLogService, "readPartition" | "startOffsets" | "endOffsets">
+  readonly consumer: Pick<SignalLogService, "run" | "assignment">
+  readonly ping: SignalLogService["ping"]
+}): SignalLogService =>
+  SignalLog.of({
+    name: parts.name,
+    partitions: parts.partitions,
+    partitionFor: (key) => partitionForKey(key, parts.partitions),
+    append: parts.append,
+    ...parts.reader,
+    ...parts.consumer,
+    ping: parts.ping
+  })

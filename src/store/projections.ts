@@ -1,7 +1,7 @@
 import { PgClient } from "@effect/sql-pg"
 import { Context, Duration, Effect, Exit, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
-import { makeBatcher } from "../log/batcher.ts"
+import { makeBatcher } from "../lib/batcher.ts"
 import type { ScopeUsageRow } from "../domain/scope-usage.ts"
 import type { UserState } from "../domain/user-state.ts"
 import type { KnownEvent } from "../domain/verdict.ts"

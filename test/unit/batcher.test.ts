@@ -1,6 +1,6 @@
 import { Effect, Exit, Scope } from "effect"
 import { describe, expect, it } from "vitest"
-import { makeBatcher } from "../../src/log/batcher.ts"
+import { makeBatcher } from "../../src/lib/batcher.ts"
 
 class Down {
   readonly _tag = "Down"

@@ -1,0 +1,80 @@
+import { Duration, Effect } from "effect"
+import { Partitioners, type RecordMetadata } from "kafkajs"
+import type { LogRecord } from "../domain/records.ts"
+import { type KafkaClient, unavailable } from "./kafka-client.ts"
+import type { LocalRecords } from "./local-records.ts"
+import { partitionForKey } from "./murmur2.ts"
+import { batchedAppend, serializeRecord } from "./shared.ts"
+import { type AppendResult, LogUnavailable } from "./signal-log.ts"
+
+/**
+ * KafkaLog's `append`: records keyed by user id, placed explicitly by our murmur2 partitioner, produced
+ * idempotently with acks=all, and handed to this node's own consumer through `local`.
+ */
+export const makeKafkaAppend = ({ kafka, settings }: KafkaClient, local: LocalRecords) =>
+  Effect.gen(function*() {
+    const { topic, partitions } = settings
+    // One send in flight (the batcher's) and maxInFlightRequests 1: kafkajs's idempotent
+    // producer keeps per-partition sequence numbers and only that keeps them in order.
+    const producer = kafka.producer({
+      idempotent: true,
+      maxInFlightRequests: 1,
+      allowAutoTopicCreation: false,
+      // Only consulted for records without a partition, which we never send; naming it
+      // silences kafkajs's warning about its v2 default.
+      createPartitioner: Partitioners.DefaultPartitioner
+    })
+    yield* Effect.acquireRelease(
+      Effect.tryPromise({ try: () => producer.connect(), catch: unavailable("connecting the producer") }),
+      () => Effect.promise(() => producer.disconnect().catch(() => undefined))
+    )
+
+    const write = (records: ReadonlyArray<LogRecord>) =>
+      Effect.gen(function*() {
+        const placed = records.map((r) => partitionForKey(r.user_id, partitions))
+        const values = records.map(serializeRecord)
+        const sent: ReadonlyArray<RecordMetadata> = yield* Effect.tryPromise({
+          try: () =>
+            producer.sendBatch({
+              acks: -1,
+              topicMessages: [{
+                topic,
+                messages: records.map((r, i) => ({
+                  key: r.user_id,
+                  value: values[i]!,
+                  partition: placed[i]!
+                }))
+              }]
+            }),
+          catch: unavailable("append")
+        })
+        // kafkajs sends each partition's records, in input order, as one record batch; the broker
+        // answers its base offset, so the i-th record of a partition is at base + i. An idempotent
+        // retry that the broker deduplicates answers the original batch's base offset.
+        const base = new Map<number, number>()
+        for (const m of sent) {
+          if (m.errorCode !== 0 || m.baseOffset === undefined) {
+            // The broker answered this partition's records with an error: not written.
+            return yield* new LogUnavailable({ message: `KafkaLog: append to partition ${m.partition} failed (${m.errorCode})`, notWritten: true })
+          }
+          base.set(m.partition, Number(m.baseOffset))
+        }
+        const seen = new Map<number, number>()
+        const results: Array<AppendResult> = []
+        for (const partition of placed) {
+          const index = seen.get(partition) ?? 0
+          seen.set(partition, index + 1)
+          const first = base.get(partition)
+          if (first === undefined) {
+            return yield* Effect.die(new Error(`KafkaLog: no produce response for partition ${partition}`))
+          }
+          results.push({ partition, offset: first + index })
+        }
+        local.appended(records, values, results)
+        return results
+      })
+
+    // No linger: one produce is in flight at a time, and the appends that arrive meanwhile go in
+    // the next one, so under load batches form anyway; a window would only add its length.
+    return yield* batchedAppend("KafkaLog", Duration.zero, write)
+  })

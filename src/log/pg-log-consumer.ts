@@ -1,0 +1,202 @@
+import type { PgClient } from "@effect/sql-pg"
+import { Cause, Deferred, Effect, Exit, Fiber, FiberSet, Option, Queue, Schedule, type Scope } from "effect"
+import type { LocalRecords } from "./local-records.ts"
+import { CHANNEL, decodeRows, READ_BATCH, readRows } from "./pg-log-table.ts"
+import { range } from "./shared.ts"
+import type { PartitionHandler } from "./signal-log.ts"
+
+/** First key of the session advisory locks that say which node owns which partition. */
+const LOCK_NAME = "signal-engine:signal_log"
+/** Fallback when a NOTIFY was missed (listener reconnecting): how often an idle partition looks. */
+const POLL_MILLIS = 250
+/** How often a node tries to take partitions nobody holds (a dead node's locks go with its session). */
+const ACQUIRE_MILLIS = 2_000
+
+/** Transient read failures: 100 ms doubling, at most 5 s apart, forever. */
+const backoff = Schedule.min([Schedule.exponential("100 millis"), Schedule.spaced("5 seconds")])
+
+/**
+ * PgLog's `run` and `assignment`. Ownership of partitions is a session advisory lock per
+ * partition, held on a reserved connection, so a node that dies (or loses that connection)
+ * releases its partitions and another node picks them up. Records this node appended (`local`)
+ * reach the consumer of their partition without a query.
+ */
+export const makePgConsumer = (sql: PgClient.PgClient, partitions: number, local: LocalRecords) =>
+  Effect.gen(function*() {
+    /** The partitions this node's consumers are at (between `assigned` and `revoked`). */
+    const consuming = new Set<number>()
+    /**
+     * The partitions whose locks this node holds, its share of the log: undefined until its lock
+     * session's first try, and again while that session reconnects. A won partition is in the
+     * share before its worker has loaded it (readiness says "being loaded", not "ready with none").
+     */
+    let locked: Set<number> | undefined
+
+    /**
+     * Consumes one owned partition: resume where the handler says, then batches in offset order,
+     * waiting for a NOTIFY (or the poll interval) when caught up. Ends only by failing: with the
+     * first record that does not decode, or with a handler defect.
+     */
+    const consume = (handler: PartitionHandler, partition: number, wake: Queue.Queue<void>) =>
+      Effect.gen(function*() {
+        let next = yield* handler.assigned(partition)
+        consuming.add(partition)
+        yield* Effect.gen(function*() {
+          for (;;) {
+            // What this node appended right after `next` needs no query.
+            const appended = local.take(partition, next)
+            if (appended.length > 0) {
+              yield* handler.batch(partition, appended)
+              next = appended[appended.length - 1]!.offset + 1
+              continue
+            }
+            const rows = yield* readRows(sql, partition, next, undefined, READ_BATCH).pipe(
+              Effect.tapError((e) => Effect.logWarning(`PgLog: reading partition ${partition} failed, retrying: ${e.message}`)),
+              Effect.retry(backoff)
+            )
+            if (rows.length === 0) {
+              yield* Effect.timeoutOption(Queue.take(wake), POLL_MILLIS)
+              continue
+            }
+            const { entries, failure } = yield* decodeRows(partition, rows)
+            if (entries.length > 0) {
+              yield* handler.batch(partition, entries)
+              next = entries[entries.length - 1]!.offset + 1
+            }
+            if (Option.isSome(failure)) return yield* failure.value
+          }
+        }).pipe(Effect.ensuring(Effect.andThen(
+          Effect.sync(() => {
+            consuming.delete(partition)
+            local.forget(partition)
+          }),
+          handler.revoked(partition)
+        )))
+      })
+
+    /**
+     * Runs `consume` for an owned partition until the scope closes. A record that does not decode
+     * stops the partition (the lock stays held, so no node skips it); a handler defect restarts it
+     * from `assigned` after a growing pause.
+     */
+    const supervise = (handler: PartitionHandler, partition: number, wake: Queue.Queue<void>) =>
+      Effect.gen(function*() {
+        let pause = 500
+        for (;;) {
+          const exit = yield* Effect.exit(consume(handler, partition, wake))
+          if (Exit.isSuccess(exit) || Cause.hasInterruptsOnly(exit.cause)) return
+          const failure = Cause.findErrorOption(exit.cause)
+          if (Option.isSome(failure)) {
+            yield* Effect.logError(
+              `PgLog: partition ${partition} STOPPED: ${failure.value.message}. ` +
+                "No later record of this partition is processed until the record is repaired and the node restarted."
+            )
+            return
+          }
+          yield* Effect.logError(`PgLog: partition ${partition} handler failed; restarting in ${pause} ms`, exit.cause)
+          yield* Effect.sleep(pause)
+          pause = Math.min(pause * 2, 30_000)
+        }
+      })
+
+    /** Forwards NOTIFYs to the partitions' wake-up queues, reconnecting the listener as needed. */
+    const listenLoop = (wakes: ReadonlyArray<Queue.Queue<void>>) =>
+      Effect.scoped(Effect.gen(function*() {
+        const notifications = yield* sql.listen(CHANNEL)
+        // Whatever was appended while no listener was up would otherwise wait for the poll.
+        for (const wake of wakes) yield* Queue.offer(wake, undefined)
+        for (;;) {
+          const notification = yield* Queue.take(notifications)
+          for (const p of notification.payload.split(",")) {
+            const wake = wakes[Number(p)]
+            if (wake !== undefined) yield* Queue.offer(wake, undefined)
+          }
+        }
+      })).pipe(
+        Effect.catchCause((cause) =>
+          Effect.logWarning("PgLog: LISTEN connection lost; polling until it is back", cause).pipe(
+            Effect.andThen(Effect.sleep("1 second"))
+          )
+        ),
+        Effect.forever
+      )
+
+    /**
+     * One lock session: a reserved connection whose advisory locks are this node's partitions.
+     * Fails when the connection does; closing it stops the partitions (revoked) and releases
+     * the locks before the connection goes back to the pool.
+     */
+    const lockSession = (
+      handler: PartitionHandler,
+      wakes: ReadonlyArray<Queue.Queue<void>>,
+      started: Deferred.Deferred<void>
+    ) =>
+      Effect.gen(function*() {
+        const connection = yield* sql.reserve
+        const execute = (statement: string, params: ReadonlyArray<unknown>) =>
+          connection.execute(statement, params, undefined)
+        // Runs after the partition fibers below have stopped (finalizers run in reverse order).
+        yield* Effect.addFinalizer(() => Effect.ignore(execute("SELECT pg_advisory_unlock_all()", [])))
+        const owned = new Set<number>()
+        yield* Effect.addFinalizer(() => Effect.sync(() => void (locked = undefined)))
+        for (;;) {
+          const free = range(partitions).filter((p) => !owned.has(p))
+          if (free.length > 0) {
+            const rows: ReadonlyArray<{ readonly p: number; readonly ok: boolean }> = yield* execute(
+              "SELECT p, pg_try_advisory_lock(hashtext($1), p) AS ok FROM unnest($2::int4[]) AS p ORDER BY p",
+              [LOCK_NAME, free]
+            )
+            const won = rows.filter((r) => r.ok).map((r) => r.p)
+            for (const p of won) {
+              owned.add(p)
+              yield* Effect.forkScoped(supervise(handler, p, wakes[p]!))
+            }
+            if (won.length > 0) yield* Effect.logInfo(`PgLog: now owns partitions ${[...owned].sort((a, b) => a - b).join(",")}`)
+          } else {
+            // Owning everything, this only checks that the locks' session is still there.
+            yield* execute("SELECT 1", [])
+          }
+          locked = new Set(owned)
+          yield* Deferred.succeed(started, undefined)
+          yield* Effect.sleep(ACQUIRE_MILLIS)
+        }
+      })
+
+    // Consumers run in the layer's fibers as well as the caller's scope, so whichever closes
+    // first stops them: left to the caller alone, a consumer that outlives the layer would hold
+    // its reserved connections while the pool waits for them on close.
+    const consumers = yield* FiberSet.make()
+
+    const run = (handler: PartitionHandler): Effect.Effect<void, never, Scope.Scope> =>
+      Effect.gen(function*() {
+        const wakes = yield* Effect.forEach(range(partitions), () => Queue.sliding<void>(1))
+        const detach = local.attach({
+          owns: (partition) => consuming.has(partition),
+          ready: (partition) => void Queue.offerUnsafe(wakes[partition]!, undefined)
+        })
+        yield* Effect.addFinalizer(() => Effect.sync(detach))
+        const started = yield* Deferred.make<void>()
+        const locks = lockSession(handler, wakes, started).pipe(
+          Effect.scoped,
+          Effect.catchCause((cause) =>
+            Effect.logWarning("PgLog: partition lock session ended; its partitions were released. Reconnecting", cause)
+              .pipe(
+                Effect.andThen(Deferred.succeed(started, undefined)),
+                Effect.andThen(Effect.sleep("1 second"))
+              )
+          ),
+          Effect.forever
+        )
+        const fiber = yield* FiberSet.run(consumers, Effect.all([listenLoop(wakes), locks], { concurrency: 2 }))
+        yield* Effect.addFinalizer(() => Fiber.interrupt(fiber))
+        // With one node, every partition is owned (and assigned) when run returns.
+        yield* Deferred.await(started)
+      })
+
+    return {
+      run,
+      // Partitions are held by advisory locks, which a dead node's session drops at once: a node's
+      // share is the partitions it holds the locks of, once it has tried for them.
+      assignment: Effect.sync(() => (locked === undefined ? Option.none() : Option.some(new Set(locked))))
+    }
+  })
