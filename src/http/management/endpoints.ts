@@ -26,12 +26,13 @@ export const requires = (resource: Resource, access: Access, description?: strin
   return description === undefined ? scope : Context.merge(scope, OpenApi.annotations({ description }))
 }
 
-/** GET `path`: a page of `item`s in the order of their ids, filtered by `filters` when given. */
+/** GET `path`: a page of `item`s, paged by id (PageQuery), with `filters` as further query parameters. */
 export const listEndpoint = <
   const Path extends HttpRouter.PathInput,
   S extends Schema.Top,
   const Filters extends Schema.Struct.Fields = {}
 >(path: Path, item: S, filters?: Filters) =>
+  // TypeScript drops the fields of an optional generic spread; they are there.
   HttpApiEndpoint.get("list", path, { query: { ...PageQuery, ...filters } as typeof PageQuery & Filters, success: pageOf(item) })
 
 /** GET `path` (ending in `/:id`): one `item`, or 404. */
@@ -40,6 +41,6 @@ export const getEndpoint = <const Path extends HttpRouter.PathInput, S extends S
 
 /** A management group: authenticated by API key, its errors in the envelope, its title and description in the document. */
 export const managementGroup = (doc: { readonly title: string; readonly description?: string }) =>
-<Id extends string, Endpoints extends HttpApiEndpoint.Constraint>(group: HttpApiGroup.HttpApiGroup<Id, Endpoints>) =>
-  group.middleware(ManagementAuth).middleware(Envelope).annotateMerge(OpenApi.annotations(doc))
+  <Id extends string, Endpoints extends HttpApiEndpoint.Constraint>(group: HttpApiGroup.HttpApiGroup<Id, Endpoints>) =>
+    group.middleware(ManagementAuth).middleware(Envelope).annotateMerge(OpenApi.annotations(doc))
 
