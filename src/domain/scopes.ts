@@ -4,25 +4,16 @@ import { Schema } from "effect"
 export const Resource = Schema.Literals(["rules", "sessions", "events", "webhooks", "admin"])
 export type Resource = typeof Resource.Type
 
-export const Scope = Schema.Literals([
-  "rules:read",
-  "rules:write",
-  "sessions:read",
-  "sessions:write",
-  "events:read",
-  "events:write",
-  "webhooks:read",
-  "webhooks:write",
-  "admin:read",
-  "admin:write"
-])
+const accesses = ["read", "write"] as const
+export type Access = typeof accesses[number]
+
+/** Every resource's read and write, in the order of the resources (the documents list them so). */
+export const Scope = Schema.Literals(Resource.literals.flatMap((resource) => accesses.map((access) => `${resource}:${access}` as const)))
 export type Scope = typeof Scope.Type
 
 export const allScopes: ReadonlyArray<Scope> = Scope.literals
 
-export type Access = "read" | "write"
-
-export const requiredScope = (resource: Resource, access: Access): Scope => `${resource}:${access}` as Scope
+export const requiredScope = (resource: Resource, access: Access): Scope => `${resource}:${access}`
 
 export const hasScope = (granted: ReadonlyArray<Scope>, resource: Resource, access: Access): boolean =>
   granted.includes(requiredScope(resource, access)) ||

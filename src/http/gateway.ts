@@ -20,6 +20,7 @@ import { isStorableText, jsonProblem, unstorableTextMessage } from "../domain/te
 import { anonymousRateWindows, managementRateWindows } from "../domain/plans.ts"
 import { RateLimiter, type RateDecision } from "../store/rate-limits.ts"
 import { Authenticator } from "./auth.ts"
+import { bearerCredential } from "./bearer.ts"
 import { Draining } from "./draining.ts"
 import { RequestId } from "./request-id.ts"
 import { ResponseHeaders } from "./response-headers.ts"
@@ -48,11 +49,6 @@ const statusCodes: Record<number, string> = {
 
 const isJson = (response: HttpServerResponse.HttpServerResponse) =>
   (response.headers["content-type"] ?? "").startsWith("application/json")
-
-const bearer = (authorization: string | undefined): string => {
-  const match = authorization === undefined ? null : /^bearer +(.+)$/i.exec(authorization)
-  return match?.[1]?.trim() ?? ""
-}
 
 const rateHeaders = (d: RateDecision): Record<string, string> => ({
   "x-ratelimit-limit": String(d.limit),
@@ -227,7 +223,7 @@ export const gateway = <E = never, R = never>(routes: RouteTable, direct?: Effec
 
           let response: HttpServerResponse.HttpServerResponse
           if (isManagementPath(request.url)) {
-            const auth = yield* authenticator.apiKey(bearer(request.headers.authorization))
+            const auth = yield* authenticator.apiKey(bearerCredential(request.headers.authorization))
             // A valid key counts against its org; a wrong one against the caller's address (the
             // guessing that is throttled). No key at all is answered 401 (or the public OpenAPI
             // document) before any throttling: it costs no lookup, and it is not an attempt.

@@ -4,13 +4,12 @@ import { join } from "node:path"
 import { homedir } from "node:os"
 import { newKey } from "../client.js"
 import { compact, keyFor, promptFields, toolFields, usageFields } from "./common.js"
-import { claudeStyleBlock, claudeStyleEvents, claudeStyleTypes, installHooks, missingHooks, uninstallHooks } from "./hooks-settings.js"
+import { claudeStyleBlock, claudeStyleEvents, claudeStyleHook, claudeStyleTypes, installHooks, missingHooks, uninstallHooks } from "./hooks-settings.js"
 import { readNewLines, rememberIds } from "./transcript.js"
 
 const name = "claude-code"
 
 const events = claudeStyleEvents(Object.keys(claudeStyleTypes))
-const types = claudeStyleTypes
 
 /**
  * The model calls the transcript gained since the last hook: assistant messages with their usage,
@@ -91,11 +90,9 @@ export const claudeCode = {
   uninstall: uninstallHooks,
   check: (config) => missingHooks(config, events),
   plan: (input, ctx) => {
-    const event = String(input.hook_event_name ?? ctx.event)
-    const type = types[event]
-    const sessionId = String(input.session_id ?? "unknown")
-    if (!type) return { signals: [] }
-    const before = ctx.state.read(name, sessionId, ctx.env)
+    const hook = claudeStyleHook(name, input, ctx)
+    if (!hook) return { signals: [] }
+    const { type, sessionId, before } = hook
     const read = newUsage(input, before)
     // The model that answered last (transcript), else the one the session started with (SessionStart
     // names it in interactive sessions), else the configured one.

@@ -4,7 +4,7 @@ import { homedir } from "node:os"
 import { join } from "node:path"
 import { newKey } from "../client.js"
 import { compact, keyFor, promptFields, toolFields, usageFields } from "./common.js"
-import { claudeStyleBlock, claudeStyleEvents, claudeStyleTypes, installHooks, missingHooks, uninstallHooks } from "./hooks-settings.js"
+import { claudeStyleBlock, claudeStyleEvents, claudeStyleHook, claudeStyleTypes, installHooks, missingHooks, uninstallHooks } from "./hooks-settings.js"
 import { readNewLines } from "./transcript.js"
 
 /**
@@ -22,7 +22,6 @@ import { readNewLines } from "./transcript.js"
 const name = "codex"
 
 const events = claudeStyleEvents(Object.keys(claudeStyleTypes).filter((e) => e !== "PostToolUseFailure"))
-const types = claudeStyleTypes
 
 /** Codex clamps a SessionEnd hook to 3 s (and warns about a longer one); the others get 30 s. */
 const timeouts = /** @type {Record<string, number>} */ ({ SessionEnd: 3 })
@@ -143,11 +142,9 @@ export const codex = {
     "(one-off automation can pass --dangerously-bypass-hook-trust to codex exec; a project's .codex/hooks.json loads only in a trusted project)"
   ],
   plan: (input, ctx) => {
-    const event = String(input.hook_event_name ?? ctx.event)
-    const type = types[event]
-    const sessionId = String(input.session_id ?? "unknown")
-    if (!type) return { signals: [] }
-    const before = ctx.state.read(name, sessionId, ctx.env)
+    const hook = claudeStyleHook(name, input, ctx)
+    if (!hook) return { signals: [] }
+    const { event, type, sessionId, before } = hook
     // Before a tool runs the rollout is not read: a pre-tool signal is judged, never counted, and
     // what the model call that asked for the tool used is counted by the PostToolUse that follows.
     const read = type === "pre-tool" ? { usage: [], model: before.model ?? input.model, state: before } : newUsage(input, before)

@@ -21,6 +21,23 @@ export const claudeStyleEvents = (/** @type {ReadonlyArray<string>} */ names) =>
   names.map((event) => (claudeStyleTypes[event] === "pre-tool" || claudeStyleTypes[event] === "post-tool" ? { event, matcher: "*" } : { event }))
 
 /**
+ * What a Claude-style hook's input names: its event (or, when it does not say, the event the hook
+ * was installed for), the event's signal type, its session, and what `tool` kept for that session;
+ * undefined for an event that makes no signal.
+ */
+export const claudeStyleHook = (
+  /** @type {string} */ tool,
+  /** @type {any} */ input,
+  /** @type {import("../hook.js").HookContext} */ ctx
+) => {
+  const event = String(input.hook_event_name ?? ctx.event)
+  const type = claudeStyleTypes[event]
+  if (!type) return undefined
+  const sessionId = String(input.session_id ?? "unknown")
+  return { event, type, sessionId, before: ctx.state.read(tool, sessionId, ctx.env) }
+}
+
+/**
  * A block as Claude Code's protocol (and Codex's) takes it, where there is something to stop: the
  * prompt, the tool call, or (after a tool ran) the model told why; undefined elsewhere.
  * @returns {import("../hook.js").Reply | undefined}

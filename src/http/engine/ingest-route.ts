@@ -2,6 +2,7 @@ import { Effect, Result, Schema, SchemaIssue } from "effect"
 import { HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HttpApiError } from "effect/http-api"
 import { Authenticator, authorizeEngine } from "../auth.ts"
+import { bearerCredential } from "../bearer.ts"
 import { describeSchemaError } from "../envelope.ts"
 import { BatchSignalInput, IngestHeaders, SignalAccepted } from "./signals-api.ts"
 import { SignalLimits } from "./signal-limits.ts"
@@ -9,18 +10,6 @@ import { makeIngestOne } from "./signals-handlers.ts"
 
 /** The one route served directly: its method and path, exactly as clients send them. */
 export const ingestRoute = { method: "POST", path: "/engine/v1/signals" } as const
-
-/**
- * `Authorization: Bearer <credential>`, read as the HttpApi's bearer security reads it: the scheme
- * in any case, then one or more spaces, then the credential ("" when there is none).
- */
-const bearerCredential = (authorization: string | undefined): string => {
-  if (authorization === undefined || authorization.length <= 6 || authorization.charCodeAt(6) !== 32) return ""
-  if (authorization.slice(0, 6).toLowerCase() !== "bearer") return ""
-  let start = 7
-  while (authorization.charCodeAt(start) === 32) start++
-  return authorization.slice(start)
-}
 
 const mediaType = (contentType: string): string => {
   const normalized = contentType.toLowerCase().trim()

@@ -3,7 +3,7 @@ import { Unprocessable } from "../../domain/errors.ts"
 import { HttpApiBuilder } from "effect/http-api"
 import { defaultPageSize } from "../../domain/pagination.ts"
 import type { ApiKeyPrincipal } from "../../domain/principal.ts"
-import { Activity, type Tenant } from "../../store/activity-repo.ts"
+import { Activity, type SessionFilters, type Tenant } from "../../store/activity-repo.ts"
 import { ApiPrincipal } from "../contract.ts"
 import { instant } from "../query.ts"
 import { ManagementApi } from "./api.ts"
@@ -17,19 +17,21 @@ const page = (query: {
   readonly order?: "asc" | "desc" | undefined
 }) => ({ limit: query.limit ?? defaultPageSize, cursor: query.cursor, order: query.order })
 
+/** The filters both activity lists have, as the query gives them, with their instants normalized. */
+const commonFilters = (query: SessionFilters): SessionFilters => ({
+  user_id: query.user_id,
+  project_id: query.project_id,
+  model: query.model,
+  adapter: query.adapter,
+  from: instant(query.from),
+  to: instant(query.to)
+})
+
 export const SessionsHandlers = HttpApiBuilder.group(ManagementApi, "sessions", Effect.fn(function*(handlers) {
   const activity = yield* Activity
   return handlers
     .handle("list", ({ query }) =>
-      ApiPrincipal.use((p) =>
-        activity.listSessions(tenant(p), {
-          user_id: query.user_id,
-          project_id: query.project_id,
-          model: query.model,
-          adapter: query.adapter,
-          from: instant(query.from),
-          to: instant(query.to)
-        }, page(query))))
+      ApiPrincipal.use((p) => activity.listSessions(tenant(p), commonFilters(query), page(query))))
     .handle("get", ({ params }) =>
       ApiPrincipal.use((p) =>
         Effect.gen(function*() {
@@ -48,12 +50,7 @@ export const EventsHandlers = HttpApiBuilder.group(ManagementApi, "events", Effe
       ApiPrincipal.use((p) =>
         activity.listEvents(tenant(p), {
           session_id: query.session_id,
-          user_id: query.user_id,
-          project_id: query.project_id,
-          model: query.model,
-          adapter: query.adapter,
-          from: instant(query.from),
-          to: instant(query.to),
+          ...commonFilters(query),
           error_only: query.error_only === "true",
           action: query.action,
           type: query.type

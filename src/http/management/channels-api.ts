@@ -1,12 +1,10 @@
 import { Schema } from "effect"
-import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
 import { Channel, ChannelKind, coalesceBounds, maxAddresses } from "../../domain/channels.ts"
 import { Conflict, NotFound, Unprocessable } from "../../domain/errors.ts"
 import { TestOutcome } from "../../domain/webhooks.ts"
-import { Envelope, ManagementAuth, PageQuery, pageOf, RequiredScope } from "../contract.ts"
+import { getEndpoint, IdParams, listEndpoint, managementGroup, Name, requires } from "./endpoints.ts"
 
-const Id = { id: Schema.String }
-const Name = Schema.String.pipe(Schema.check(Schema.isMinLength(1), Schema.isMaxLength(200)))
 const Url = Schema.String.pipe(Schema.check(Schema.isMinLength(1), Schema.isMaxLength(2048))).annotate({
   description: "chat kinds: the incoming-webhook URL (https; its host must resolve to public addresses only, as for " +
     "webhooks); a secret: stored encrypted, shown redacted to its origin"
@@ -44,44 +42,40 @@ const unprocessable = "422 codes: validation_error, url_not_allowed (the webhook
 
 export class ChannelsGroup extends HttpApiGroup.make("channels")
   .add(
-    HttpApiEndpoint.get("list", "/channels", { query: PageQuery, success: pageOf(Channel) })
-      .annotate(RequiredScope, { resource: "webhooks", access: "read" }),
+    listEndpoint("/channels", Channel).annotateMerge(requires("webhooks", "read")),
     HttpApiEndpoint.post("create", "/channels", {
       payload: CreateChannel,
       success: Channel.pipe(HttpApiSchema.status(201)),
       error: Unprocessable
-    })
-      .annotate(RequiredScope, { resource: "webhooks", access: "write" })
-      .annotateMerge(OpenApi.annotations({
-        description: "Creates a notification channel of the key's environment: a chat incoming webhook (`url`) or e-mail " +
-          `recipients (\`addresses\`). ${unprocessable}`
-      })),
-    HttpApiEndpoint.get("get", "/channels/:id", { params: Id, success: Channel, error: NotFound })
-      .annotate(RequiredScope, { resource: "webhooks", access: "read" }),
+    }).annotateMerge(requires(
+      "webhooks",
+      "write",
+      "Creates a notification channel of the key's environment: a chat incoming webhook (`url`) or e-mail " +
+        `recipients (\`addresses\`). ${unprocessable}`
+    )),
+    getEndpoint("/channels/:id", Channel).annotateMerge(requires("webhooks", "read")),
     HttpApiEndpoint.patch("update", "/channels/:id", {
-      params: Id,
+      params: IdParams,
       payload: UpdateChannel,
       success: Channel,
       error: [NotFound, Unprocessable]
-    })
-      .annotate(RequiredScope, { resource: "webhooks", access: "write" })
-      .annotateMerge(OpenApi.annotations({ description: `Changes a channel; \`enabled: true\` re-enables a failing one. ${unprocessable}` })),
-    HttpApiEndpoint.delete("delete", "/channels/:id", { params: Id, success: HttpApiSchema.NoContent, error: [NotFound, Conflict] })
-      .annotate(RequiredScope, { resource: "webhooks", access: "write" })
-      .annotateMerge(OpenApi.annotations({
-        description: "Deletes the channel with its queued messages, and takes it out of the org's alert_channels. " +
+    }).annotateMerge(requires("webhooks", "write", `Changes a channel; \`enabled: true\` re-enables a failing one. ${unprocessable}`)),
+    HttpApiEndpoint.delete("delete", "/channels/:id", { params: IdParams, success: HttpApiSchema.NoContent, error: [NotFound, Conflict] })
+      .annotateMerge(requires(
+        "webhooks",
+        "write",
+        "Deletes the channel with its queued messages, and takes it out of the org's alert_channels. " +
           "409 channel_in_use while a rule's action_config.channels names it."
-      })),
-    HttpApiEndpoint.post("test", "/channels/:id/test", { params: Id, success: TestOutcome, error: NotFound })
-      .annotate(RequiredScope, { resource: "webhooks", access: "write" })
-      .annotateMerge(OpenApi.annotations({
-        description: "Sends a test message to the channel now (once, not retried, not queued; the URL policy applies) and " +
+      )),
+    HttpApiEndpoint.post("test", "/channels/:id/test", { params: IdParams, success: TestOutcome, error: NotFound })
+      .annotateMerge(requires(
+        "webhooks",
+        "write",
+        "Sends a test message to the channel now (once, not retried, not queued; the URL policy applies) and " +
           "answers the outcome. status_code is the chat service's HTTP status; null for e-mail."
-      }))
+      ))
   )
-  .middleware(ManagementAuth)
-  .middleware(Envelope)
-  .annotateMerge(OpenApi.annotations({
+  .pipe(managementGroup({
     title: "Notification channels",
     description: "Where messages for people go: Slack (and compatible), Microsoft Teams and Discord incoming webhooks, and " +
       "e-mail. A notify rule names its channels in action_config.channels; the org's alert_channels (PATCH /org) get " +

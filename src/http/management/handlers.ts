@@ -115,6 +115,13 @@ export const ProjectsHandlers = HttpApiBuilder.group(ManagementApi, "projects", 
       Effect.andThen(liveKeyForBothEnvironments, ApiPrincipal.use((p) => tenancy.deleteProject(p.orgId, params.id))))
 }))
 
+/** Revokes a key of the caller's environment by its id, which must be of the kind the path names. */
+const revoke = (tenancy: Tenancy["Service"], id: string, prefix: string, kind: string) =>
+  ApiPrincipal.use((p) =>
+    id.startsWith(`${prefix}_`)
+      ? tenancy.revokeKey(id, { orgId: p.orgId, environment: p.environment })
+      : Effect.fail(NotFound.of(`${kind} ${id} not found`)))
+
 export const ApiKeysHandlers = HttpApiBuilder.group(ManagementApi, "apiKeys", Effect.fn(function*(handlers) {
   const tenancy = yield* Tenancy
   return handlers
@@ -134,11 +141,7 @@ export const ApiKeysHandlers = HttpApiBuilder.group(ManagementApi, "apiKeys", Ef
           )
           return { ...record, key }
         })))
-    .handle("revoke", ({ params }) =>
-      ApiPrincipal.use((p) =>
-        params.id.startsWith(`${IdPrefix.apiKey}_`)
-          ? tenancy.revokeKey(params.id, { orgId: p.orgId, environment: p.environment })
-          : Effect.fail(NotFound.of(`API key ${params.id} not found`))))
+    .handle("revoke", ({ params }) => revoke(tenancy, params.id, IdPrefix.apiKey, "API key"))
 }))
 
 export const LicenseKeysHandlers = HttpApiBuilder.group(ManagementApi, "licenseKeys", Effect.fn(function*(handlers) {
@@ -152,11 +155,7 @@ export const LicenseKeysHandlers = HttpApiBuilder.group(ManagementApi, "licenseK
           Effect.map(({ key, record }) => ({ ...record, key })),
           Effect.catchTag("NotFound", Effect.die)
         )))
-    .handle("revoke", ({ params }) =>
-      ApiPrincipal.use((p) =>
-        params.id.startsWith(`${IdPrefix.licenseKey}_`)
-          ? tenancy.revokeKey(params.id, { orgId: p.orgId, environment: p.environment })
-          : Effect.fail(NotFound.of(`license key ${params.id} not found`))))
+    .handle("revoke", ({ params }) => revoke(tenancy, params.id, IdPrefix.licenseKey, "license key"))
 }))
 
 export const ManagementHandlers = Layer.mergeAll(

@@ -1,12 +1,11 @@
 import { Schema } from "effect"
-import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
 import { NotFound, Unprocessable } from "../../domain/errors.ts"
 import { BudgetStatus } from "../../domain/budgets.ts"
 import { ActionConfig, conditionSchemas, Rule, RuleAction, RuleScope, RuleType } from "../../domain/rules.ts"
-import { Envelope, ManagementAuth, PageQuery, pageOf, RequiredScope } from "../contract.ts"
+import { getEndpoint, IdParams, listEndpoint, managementGroup, Name, requires } from "./endpoints.ts"
 import { BooleanParam } from "../query.ts"
 
-const Name = Schema.String.pipe(Schema.check(Schema.isMinLength(1), Schema.isMaxLength(200)))
 const Priority = Schema.Int.pipe(Schema.check(Schema.isBetween({ minimum: -1_000_000, maximum: 1_000_000 })))
   .annotate({ description: "lower runs first; ties: older rule first (default 100)" })
 const ScopeId = Schema.String.annotate({
@@ -65,20 +64,17 @@ const conditionForTypeWhenBoth = Schema.makeFilter((_: unknown) => true, {
   })
 })
 
+/** The filters of the rule lists (rules, budgets) besides their type. */
+const ruleFilters = {
+  scope: Schema.optional(RuleScope),
+  scope_id: Schema.optional(Schema.String),
+  enabled: Schema.optional(BooleanParam)
+}
+
 export class RulesGroup extends HttpApiGroup.make("rules")
   .add(
-    HttpApiEndpoint.get("list", "/rules", {
-      query: {
-        ...PageQuery,
-        type: Schema.optional(RuleType),
-        scope: Schema.optional(RuleScope),
-        scope_id: Schema.optional(Schema.String),
-        enabled: Schema.optional(BooleanParam)
-      },
-      success: pageOf(Rule)
-    }).annotate(RequiredScope, { resource: "rules", access: "read" }),
-    HttpApiEndpoint.get("get", "/rules/:id", { params: { id: Schema.String }, success: Rule, error: NotFound })
-      .annotate(RequiredScope, { resource: "rules", access: "read" }),
+    listEndpoint("/rules", Rule, { type: Schema.optional(RuleType), ...ruleFilters }).annotateMerge(requires("rules", "read")),
+    getEndpoint("/rules/:id", Rule).annotateMerge(requires("rules", "read")),
     HttpApiEndpoint.post("create", "/rules", {
       payload: Schema.Struct({
         name: Name,
@@ -93,9 +89,9 @@ export class RulesGroup extends HttpApiGroup.make("rules")
       }).pipe(Schema.check(conditionForTypeWhenBoth)).pipe(Schema.check(conditionForType)),
       success: Rule.pipe(HttpApiSchema.status(201)),
       error: Unprocessable
-    }).annotate(RequiredScope, { resource: "rules", access: "write" }),
+    }).annotateMerge(requires("rules", "write")),
     HttpApiEndpoint.put("update", "/rules/:id", {
-      params: { id: Schema.String },
+      params: IdParams,
       payload: Schema.Struct({
         name: Schema.optionalKey(Name),
         type: Schema.optionalKey(RuleType),
@@ -109,16 +105,11 @@ export class RulesGroup extends HttpApiGroup.make("rules")
       }).annotate({ description: "only the fields sent change; the result must still be a valid rule" }),
       success: Rule,
       error: [NotFound, Unprocessable]
-    }).annotate(RequiredScope, { resource: "rules", access: "write" }),
-    HttpApiEndpoint.delete("remove", "/rules/:id", {
-      params: { id: Schema.String },
-      success: HttpApiSchema.NoContent,
-      error: NotFound
-    }).annotate(RequiredScope, { resource: "rules", access: "write" })
+    }).annotateMerge(requires("rules", "write")),
+    HttpApiEndpoint.delete("remove", "/rules/:id", { params: IdParams, success: HttpApiSchema.NoContent, error: NotFound })
+      .annotateMerge(requires("rules", "write"))
   )
-  .middleware(ManagementAuth)
-  .middleware(Envelope)
-  .annotateMerge(OpenApi.annotations({
+  .pipe(managementGroup({
     title: "Rules",
     description: "Policies evaluated on every signal: budgets, model filters, per-user limits, org policies"
   }))
@@ -126,20 +117,10 @@ export class RulesGroup extends HttpApiGroup.make("rules")
 
 export class BudgetsGroup extends HttpApiGroup.make("budgets")
   .add(
-    HttpApiEndpoint.get("list", "/budgets", {
-      query: {
-        ...PageQuery,
-        type: Schema.optional(Schema.Literals(["budget", "user_limit"])),
-        scope: Schema.optional(RuleScope),
-        scope_id: Schema.optional(Schema.String),
-        enabled: Schema.optional(BooleanParam)
-      },
-      success: pageOf(BudgetStatus)
-    }).annotate(RequiredScope, { resource: "rules", access: "read" })
+    listEndpoint("/budgets", BudgetStatus, { type: Schema.optional(Schema.Literals(["budget", "user_limit"])), ...ruleFilters })
+      .annotateMerge(requires("rules", "read"))
   )
-  .middleware(ManagementAuth)
-  .middleware(Envelope)
-  .annotateMerge(OpenApi.annotations({
+  .pipe(managementGroup({
     title: "Budgets",
     description: "Where each budget and per-user limit (rules of type budget and user_limit) stands in its current window, " +
       "in the order and pages of the rules list"

@@ -1,10 +1,9 @@
 import { Schema } from "effect"
-import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
 import { NotFound, Unprocessable } from "../../domain/errors.ts"
 import { Alert, RaisedEvent, TestOutcome, Webhook, WebhookDelivery, WebhookEventType } from "../../domain/webhooks.ts"
-import { Envelope, ManagementAuth, PageQuery, pageOf, RequiredScope } from "../contract.ts"
-
-const Id = { id: Schema.String }
+import { PageQuery, pageOf } from "../contract.ts"
+import { IdParams, listEndpoint, managementGroup, requires } from "./endpoints.ts"
 
 const CreateWebhook = Schema.Struct({
   url: Schema.String.pipe(Schema.check(Schema.isMinLength(1), Schema.isMaxLength(2048))).annotate({
@@ -20,40 +19,43 @@ const CreateWebhook = Schema.Struct({
 
 export class WebhooksGroup extends HttpApiGroup.make("webhooks")
   .add(
-    HttpApiEndpoint.get("list", "/webhooks", { query: PageQuery, success: pageOf(Webhook) })
-      .annotate(RequiredScope, { resource: "webhooks", access: "read" }),
+    listEndpoint("/webhooks", Webhook).annotateMerge(requires("webhooks", "read")),
     HttpApiEndpoint.post("create", "/webhooks", {
       payload: CreateWebhook,
       success: Webhook.pipe(HttpApiSchema.status(201)),
       error: Unprocessable
-    })
-      .annotate(RequiredScope, { resource: "webhooks", access: "write" })
-      .annotateMerge(OpenApi.annotations({
-        description: "Registers a webhook. 422 codes: unknown_event, secret_too_short, url_not_allowed, validation_error."
-      })),
-    HttpApiEndpoint.delete("delete", "/webhooks/:id", { params: Id, success: HttpApiSchema.NoContent, error: NotFound })
-      .annotate(RequiredScope, { resource: "webhooks", access: "write" })
-      .annotateMerge(OpenApi.annotations({ description: "Deletes the webhook; nothing more is delivered to it." })),
-    HttpApiEndpoint.post("test", "/webhooks/:id/test", { params: Id, success: TestOutcome, error: NotFound })
-      .annotate(RequiredScope, { resource: "webhooks", access: "write" })
-      .annotateMerge(OpenApi.annotations({
-        description: "Delivers a signed test session.started event now (once, not retried, not queued) and answers the outcome."
-      })),
-    HttpApiEndpoint.get("deliveries", "/webhooks/:id/deliveries", { params: Id, query: PageQuery, success: pageOf(WebhookDelivery), error: NotFound })
-      .annotate(RequiredScope, { resource: "webhooks", access: "read" })
-      .annotateMerge(OpenApi.annotations({
-        description: "Extension: the events queued for this webhook, newest first, each with its status and every attempt " +
-          "(status code or error, and when the next one is due)."
-      })),
-    HttpApiEndpoint.post("enable", "/webhooks/:id/enable", { params: Id, success: Webhook, error: NotFound })
-      .annotate(RequiredScope, { resource: "webhooks", access: "write" })
-      .annotateMerge(OpenApi.annotations({
-        description: "Re-enables a failing webhook: clears `failing` and resumes delivery of what queued meanwhile, oldest first."
-      }))
+    }).annotateMerge(requires(
+      "webhooks",
+      "write",
+      "Registers a webhook. 422 codes: unknown_event, secret_too_short, url_not_allowed, validation_error."
+    )),
+    HttpApiEndpoint.delete("delete", "/webhooks/:id", { params: IdParams, success: HttpApiSchema.NoContent, error: NotFound })
+      .annotateMerge(requires("webhooks", "write", "Deletes the webhook; nothing more is delivered to it.")),
+    HttpApiEndpoint.post("test", "/webhooks/:id/test", { params: IdParams, success: TestOutcome, error: NotFound })
+      .annotateMerge(requires(
+        "webhooks",
+        "write",
+        "Delivers a signed test session.started event now (once, not retried, not queued) and answers the outcome."
+      )),
+    HttpApiEndpoint.get("deliveries", "/webhooks/:id/deliveries", {
+      params: IdParams,
+      query: PageQuery,
+      success: pageOf(WebhookDelivery),
+      error: NotFound
+    }).annotateMerge(requires(
+      "webhooks",
+      "read",
+      "Extension: the events queued for this webhook, newest first, each with its status and every attempt " +
+        "(status code or error, and when the next one is due)."
+    )),
+    HttpApiEndpoint.post("enable", "/webhooks/:id/enable", { params: IdParams, success: Webhook, error: NotFound })
+      .annotateMerge(requires(
+        "webhooks",
+        "write",
+        "Re-enables a failing webhook: clears `failing` and resumes delivery of what queued meanwhile, oldest first."
+      ))
   )
-  .middleware(ManagementAuth)
-  .middleware(Envelope)
-  .annotateMerge(OpenApi.annotations({
+  .pipe(managementGroup({
     title: "Webhooks",
     description: "Signed event notifications (spec §6). Each delivery is a POST of the JSON envelope {id, type, org_id, ts, data} " +
       "with X-Service-Signature: sha256=<hex HMAC-SHA256 of the body keyed with the secret>; the payload shapes are in " +
@@ -63,12 +65,9 @@ export class WebhooksGroup extends HttpApiGroup.make("webhooks")
 
 export class AlertsGroup extends HttpApiGroup.make("alerts")
   .add(
-    HttpApiEndpoint.get("list", "/alerts", { query: PageQuery, success: pageOf(Alert) })
-      .annotate(RequiredScope, { resource: "admin", access: "read" })
+    listEndpoint("/alerts", Alert).annotateMerge(requires("admin", "read"))
   )
-  .middleware(ManagementAuth)
-  .middleware(Envelope)
-  .annotateMerge(OpenApi.annotations({
+  .pipe(managementGroup({
     title: "Alerts",
     description: "Alerts for the org's admins, newest first: webhook.failing when a webhook's deliveries are paused, " +
       "channel.failing when a notification channel's messages are. Each is also sent to the org's alert_channels (PATCH /org)."
@@ -77,19 +76,16 @@ export class AlertsGroup extends HttpApiGroup.make("alerts")
 
 export class WebhookEventsGroup extends HttpApiGroup.make("webhookEvents")
   .add(
-    HttpApiEndpoint.get("list", "/webhook-events", {
-      query: { ...PageQuery, type: Schema.optional(WebhookEventType.annotate({ description: "only events of this type" })) },
-      success: pageOf(RaisedEvent)
-    })
-      .annotate(RequiredScope, { resource: "webhooks", access: "read" })
-      .annotateMerge(OpenApi.annotations({
-        description: "Extension: the events the service raised for the org (what webhooks are sent: budget warnings, " +
-          "budgets exceeded, anomalies, rule firings, sessions), newest first, whether or not a webhook subscribes."
-      }))
+    listEndpoint("/webhook-events", RaisedEvent, {
+      type: Schema.optional(WebhookEventType.annotate({ description: "only events of this type" }))
+    }).annotateMerge(requires(
+      "webhooks",
+      "read",
+      "Extension: the events the service raised for the org (what webhooks are sent: budget warnings, " +
+        "budgets exceeded, anomalies, rule firings, sessions), newest first, whether or not a webhook subscribes."
+    ))
   )
-  .middleware(ManagementAuth)
-  .middleware(Envelope)
-  .annotateMerge(OpenApi.annotations({
+  .pipe(managementGroup({
     title: "Webhook events",
     description: "The webhook events of the org, readable without a webhook (the dashboard's alerts)."
   }))
