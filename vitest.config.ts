@@ -1,9 +1,11 @@
 import { defineConfig } from "vitest/config"
 
-// Three tiers, one folder each. `unit` is pure (no database, broker, server, process or
-// real-time wait) and runs in seconds; `integration` talks to a real PostgreSQL or Kafka, or
-// needs real time or real garbage collection; `e2e` starts the service and talks HTTP to it.
-// Only the tiers that need them start the services (and, for e2e, install the external tools).
+// Three tiers, one folder each. `unit` is pure (no database, broker, server or process, and no
+// wait on real time past a fraction of a second) and runs in seconds; `integration` talks to a
+// real PostgreSQL or Kafka, or needs real time, real garbage collection or a child process; `e2e`
+// starts the service and talks HTTP to it. Only the tiers that need them start the services (and,
+// for e2e, install the external tools). The unit tier reuses its workers across files: most of
+// its time went to each file importing effect afresh.
 const services = "test/support/global-setup.ts"
 
 export default defineConfig({
