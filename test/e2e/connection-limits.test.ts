@@ -1,6 +1,7 @@
 import { connect, type Socket } from "node:net"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { bootstrapOrg, startServer, type TestServer } from "../support/harness.ts"
+import { waitFor } from "../support/wait.ts"
 
 /** Everything the server sends on a raw connection until it closes it (or `giveUpMs` passes). */
 const untilClosed = (socket: Socket, giveUpMs: number) =>
@@ -68,8 +69,14 @@ describe("connection limits", () => {
       })
       expect(res).toMatch(/^HTTP\/1\.1 200 /)
       held.pop()!.destroy()
-      await new Promise((r) => setTimeout(r, 100))
-      expect((await fetch(`${server.baseUrl}/healthz`, { headers: { connection: "close" } })).status).toBe(200)
+      // Served once the server has seen the close; until then a request is refused (429, or a reset
+      // when the refusal arrives before the request is written).
+      const served = await waitFor(
+        () => fetch(`${server.baseUrl}/healthz`, { headers: { connection: "close" } }).then((r) => r.status, () => 0),
+        (status) => status === 200,
+        { timeoutMs: 10_000, what: "a connection to be served again" }
+      )
+      expect(served).toBe(200)
     } finally {
       for (const s of held) s.destroy()
     }

@@ -186,7 +186,8 @@ describe.each(logVariants())("goals over %s", (_name, logEnv) => {
     const first = await send({ prompt: "write a haiku about autumn", tokens_in: 100 })
     for (const tokens of [100, 100, 100, 100]) await send({ prompt: "what is the capital of peru", tokens_in: tokens })
     await send({ prompt: "recommend some jazz records", tokens_in: 5000 })
-    // A drift signal would be appended right after its batch; give it time, then look.
+    // Checks that something does not happen, so it waits: a drift signal would be appended right
+    // after its batch and projected a batch later (the drift test above sees it well within 1 s).
     await new Promise((r) => setTimeout(r, 1_000))
     await send({}, "post-tool")
     const session = (await goals("GET", `/sessions/${first.session_id}`, undefined, key)).body

@@ -41,7 +41,10 @@ describe("keep-alive connections", () => {
     try {
       const first = await postSignal(server, org.license_key, agent)
       expect(first).toMatchObject({ status: 200, keepAlive: "timeout=65", reusedSocket: false })
-      await new Promise((r) => setTimeout(r, 6_000))
+      // Checks that the server does not close it, so it waits: on Node's default a server closes an
+      // idle connection at 6 s (keepAliveTimeout 5 s plus its 1 s buffer; measured). A wait of exactly
+      // 6 s raced that close; half a second past it, the test fails on the default (checked).
+      await new Promise((r) => setTimeout(r, 6_500))
       // The client honours the server's hint, so it reuses the connection only if the server kept it.
       const second = await postSignal(server, org.license_key, agent)
       expect(second).toMatchObject({ status: 200, reusedSocket: true })

@@ -1,8 +1,8 @@
-import pg from "pg"
 import { describe, expect, it } from "vitest"
 import { sendSignals } from "../../adapters/src/client.js"
 import { decide } from "../../adapters/src/hook.js"
-import { bootstrapOrg, call, startServer } from "../support/harness.ts"
+import { blockO3 } from "../support/block-rule.ts"
+import { bootstrapOrg, call, withServerAndDatabase } from "../support/harness.ts"
 import { waitFor } from "../support/wait.ts"
 
 /**
@@ -13,20 +13,10 @@ import { waitFor } from "../support/wait.ts"
  * lock goes, what was in flight lands, and sending again under the same key counts it once.
  */
 describe("while the signal log does not take appends", () => {
-  it("a stateless block is still a block, on both endpoints and in the adapter", { timeout: 90_000 }, async () => {
-    const server = await startServer({ env: { LOG_PARTITIONS: "4" } })
-    const locker = new pg.Client({ connectionString: server.databaseUrl })
-    await locker.connect()
-    try {
+  it("a stateless block is still a block, on both endpoints and in the adapter", { timeout: 90_000 }, () =>
+    withServerAndDatabase({ LOG_PARTITIONS: "4" }, async (server, locker) => {
       const org = await bootstrapOrg(server.databaseUrl, "log-down", "team")
-      const rule = await call(server, "POST", "/api/v1/rules", {
-        key: org.api_key_live!,
-        body: {
-          scope: "org", scope_id: org.org_id, name: "No o3", type: "model_filter", action: "block",
-          action_config: { message: "o3 is not allowed" }, condition: { model: { in: ["o3"] } }
-        }
-      })
-      expect(rule.status).toBe(201)
+      const rule = await blockO3(server, org)
       const signal = (model: string, key: string) => ({ type: "post-tool", adapter: "claude-code", session_id: "s1", metadata: { model, tokens_in: 10 }, idempotency_key: key })
       expect((await call(server, "POST", "/engine/v1/signals", { key: org.license_key, body: signal("gpt-4o", "warm-up") })).body.ok).toBe(true)
 
@@ -46,17 +36,17 @@ describe("while the signal log does not take appends", () => {
 
       // The appends timed out in flight: whether they land is not known, and the answers say so.
       expect(blocked.status).toBe(503)
-      expect(blocked.body).toMatchObject({ code: "outcome_unknown", status: 503, verdicts: [{ ok: false, action: "block", rule_id: rule.body.id, message: "o3 is not allowed" }] })
+      expect(blocked.body).toMatchObject({ code: "outcome_unknown", status: 503, verdicts: [{ ok: false, action: "block", rule_id: rule, message: "o3 is not allowed" }] })
       expect(blocked.body.error).toMatch(/may be recorded: send them again with their idempotency keys/)
       expect(blocked.body.request_id).toMatch(/^req_/)
       expect(allowed.status).toBe(503)
       expect(allowed.body.code).toBe("outcome_unknown")
       expect(allowed.body.verdicts).toBeUndefined()
       expect(batch.status).toBe(503)
-      expect(batch.body.verdicts).toEqual([{ ok: false, action: "block", rule_id: rule.body.id, message: "o3 is not allowed" }, null, null])
+      expect(batch.body.verdicts).toEqual([{ ok: false, action: "block", rule_id: rule, message: "o3 is not allowed" }, null, null])
 
       // The adapter, failing open, blocks all the same (and spools the signal: it is unreachable).
-      expect(adapter).toMatchObject({ kind: "unreachable", reason: "HTTP 503 outcome_unknown", blocked: { rule_id: rule.body.id } })
+      expect(adapter).toMatchObject({ kind: "unreachable", reason: "HTTP 503 outcome_unknown", blocked: { rule_id: rule } })
       const settings = { url: target.url, license_key: org.license_key, fail_mode: "open" as const, send_prompts: false, timeout_ms: 3000, project_id: undefined }
       expect(decide(adapter, settings)).toEqual({ kind: "block", message: "o3 is not allowed" })
 
@@ -70,26 +60,12 @@ describe("while the signal log does not take appends", () => {
         { what: "the in-flight signals to land" }
       )
       expect(events.body.data.length).toBe(6) // warm-up, k-o3, k-4o (once), b-o3, b-4o, a-o3
-    } finally {
-      await locker.end().catch(() => undefined)
-      await server.stop()
-    }
-  })
+    }))
 
-  it("says 'not accepted' only when the log refused the signals, and then they are not there", { timeout: 60_000 }, async () => {
-    const server = await startServer({ env: { LOG_PARTITIONS: "4" } })
-    const admin = new pg.Client({ connectionString: server.databaseUrl })
-    await admin.connect()
-    try {
+  it("says 'not accepted' only when the log refused the signals, and then they are not there", { timeout: 60_000 }, () =>
+    withServerAndDatabase({ LOG_PARTITIONS: "4" }, async (server, admin) => {
       const org = await bootstrapOrg(server.databaseUrl, "log-refuses", "team")
-      const rule = await call(server, "POST", "/api/v1/rules", {
-        key: org.api_key_live!,
-        body: {
-          scope: "org", scope_id: org.org_id, name: "No o3", type: "model_filter", action: "block",
-          action_config: { message: "o3 is not allowed" }, condition: { model: { in: ["o3"] } }
-        }
-      })
-      expect(rule.status).toBe(201)
+      const rule = await blockO3(server, org)
       const signal = (model: string) => ({ type: "post-tool", adapter: "claude-code", session_id: "s1", metadata: { model, tokens_in: 10 } })
       // Every new row of the log refused by the database: the statement fails, nothing commits.
       await admin.query("ALTER TABLE signal_log ADD CONSTRAINT refuse_all CHECK (false) NOT VALID")
@@ -101,7 +77,7 @@ describe("while the signal log does not take appends", () => {
       expect(refused.status).toBe(503)
       expect(refused.body).toMatchObject({ code: "log_unavailable", status: 503 })
       expect(refused.body.error).toMatch(/were not accepted/)
-      expect(blocked.body).toMatchObject({ code: "log_unavailable", verdicts: [{ ok: false, action: "block", rule_id: rule.body.id }] })
+      expect(blocked.body).toMatchObject({ code: "log_unavailable", verdicts: [{ ok: false, action: "block", rule_id: rule }] })
       // Told "not accepted", and indeed not there: the next signal is the org's first event.
       const next = await call(server, "POST", "/engine/v1/signals", { key: org.license_key, body: signal("gpt-4o") })
       expect(next.status).toBe(200)
@@ -110,9 +86,5 @@ describe("while the signal log does not take appends", () => {
         (r) => r.status === 200 && r.body.data.length >= 1
       )
       expect(events.body.data.map((e: { signal_id: string }) => e.signal_id)).toEqual([next.body.signal_id])
-    } finally {
-      await admin.end().catch(() => undefined)
-      await server.stop()
-    }
-  })
+    }))
 })

@@ -49,6 +49,7 @@ const signal = (org: Org, model: string) =>
     key: org.license_key,
     body: { type: "post-tool", adapter: "claude-code", session_id: "n-1", metadata: { model, tokens_in: 10, tokens_out: 1 } }
   })
+/** Waits out further dispatcher rounds, for tests that check nothing more is sent: no condition marks "never". */
 const settle = (ms = 500) => new Promise((r) => setTimeout(r, ms))
 
 describe("channels API", () => {

@@ -3,6 +3,7 @@ import { join } from "node:path"
 import { describe, expect, it } from "vitest"
 import { partitionForKey } from "../../src/log/murmur2.ts"
 import { owners, usersWithKeys } from "../support/cluster.ts"
+import { blockO3 } from "../support/block-rule.ts"
 import { bootstrapOrg, call, freshDatabase, startServer, type TestServer } from "../support/harness.ts"
 import { childEnv, logVariants } from "../support/log-variants.ts"
 import { freePort } from "../support/ports.ts"
@@ -133,19 +134,12 @@ describe.each(logVariants())("answers without a verdict over %s", (_name, logEnv
     const server = await startServer({ env: { ...logEnv(), INGEST_WAIT: "0 millis" } })
     try {
       const org = await bootstrapOrg(server.databaseUrl, "no-wait", "team")
-      const rule = await call(server, "POST", "/api/v1/rules", {
-        key: org.api_key_live!,
-        body: {
-          scope: "org", scope_id: org.org_id, name: "No o3", type: "model_filter", action: "block",
-          action_config: { message: "o3 is not allowed" }, condition: { model: { in: ["o3"] } }
-        }
-      })
-      expect(rule.status).toBe(201)
+      const rule = await blockO3(server, org)
       const signal = (metadata: Record<string, unknown>) =>
         call(server, "POST", "/engine/v1/signals", { key: org.license_key, body: { type: "post-tool", adapter: "claude-code", session_id: "s1", metadata } })
       // Rules are judged by the cache, reloaded on a change: the block is in force once it has loaded.
       const blocked = await waitFor(() => signal({ model: "o3", tokens_in: 10 }), (r) => r.body.ok === false, { what: "the rule to load" })
-      expect(blocked.body).toMatchObject({ ok: false, action: "block", rule_id: rule.body.id, message: "o3 is not allowed" })
+      expect(blocked.body).toMatchObject({ ok: false, action: "block", rule_id: rule, message: "o3 is not allowed" })
       const allowed = await signal({ model: "gpt-4o", tokens_in: 10 })
       expect(allowed.body).toMatchObject({ ok: true, action: "pending", reason: "timeout" })
       expect(allowed.body.message).toBeTypeOf("string")
@@ -153,7 +147,7 @@ describe.each(logVariants())("answers without a verdict over %s", (_name, logEnv
         key: org.license_key,
         body: { signals: [{ type: "post-tool", adapter: "claude-code", session_id: "s1", metadata: { model: "o3" } }, { type: "post-tool", adapter: "claude-code", session_id: "s1", metadata: { model: "gpt-4o" } }] }
       })
-      expect(batch.body.results[0]).toMatchObject({ ok: false, action: "block", rule_id: rule.body.id })
+      expect(batch.body.results[0]).toMatchObject({ ok: false, action: "block", rule_id: rule })
       // The batch's own fold may judge its second signal before its answer goes out (one append,
       // one fold); when it has not, the answer says why.
       const second = batch.body.results[1]
@@ -188,14 +182,7 @@ describe.each(logVariants())("two nodes, one killed and restarted, over %s", (_n
       await waitFor(() => readiness(baseB), (r) => r.status === 200, { timeoutMs: 60_000, what: "node B to be ready" })
       const org = await bootstrapOrg(databaseUrl, "restart-two", "team")
       const users = await usersWithKeys({ baseUrl: baseB } as TestServer, org, 8, "restart.test")
-      const rule = await call({ baseUrl: baseB }, "POST", "/api/v1/rules", {
-        key: org.api_key_live!,
-        body: {
-          scope: "org", scope_id: org.org_id, name: "No o3", type: "model_filter", action: "block",
-          action_config: { message: "o3 is not allowed" }, condition: { model: { in: ["o3"] } }
-        }
-      })
-      expect(rule.status).toBe(201)
+      await blockO3({ baseUrl: baseB }, org)
       // A user over a per-user budget, whose partition A owns: while nobody owns it the budget
       // cannot be judged (pending, saying why); how soon it is enforced again is measured.
       const owned = await owners(databaseUrl)

@@ -474,7 +474,7 @@ describe("webhook delivery across a restart", () => {
       expect(attempts.map((a) => [a.attempt, a.status_code])).toEqual([[1, 500], [2, 500], [3, 200]])
       expect(receiver.received).toHaveLength(3)
       expect(new Set(receiver.events().map((e) => e.id)).size).toBe(1)
-      // Nothing else turns up later either.
+      // Nothing else turns up later either: a repeat would come at a dispatcher round (poll 20 ms).
       await new Promise((r) => setTimeout(r, 300))
       expect(receiver.received).toHaveLength(3)
     } finally {

@@ -13,10 +13,6 @@ declare module "vitest" {
     adminDatabaseUrl: string
     /** Bootstrap servers of a real Kafka broker. */
     kafkaBrokers: string
-    /** The bin folder of the coding tools' real CLIs (claude, codex, gemini, copilot), for the adapters' tests. */
-    codingToolsBin: string
-    /** Schemathesis's `st` command, for the OpenAPI documents' fuzzing test. */
-    schemathesisBin: string
   }
 }
 
@@ -56,37 +52,40 @@ const kafka = async (dir: string) => {
   }
 }
 
-/**
- * The coding tools' CLIs: `CODING_TOOLS_BIN`, or infra/coding-tools/install.sh (a cache outside
- * the repository; nothing to do once it holds the pinned versions).
- */
-const codingTools = async () => {
-  const given = process.env.CODING_TOOLS_BIN
-  if (given) return given
-  const { stdout } = await run("bash", [join(import.meta.dirname, "..", "..", "infra", "coding-tools", "install.sh")], {
-    maxBuffer: 16 * 1024 * 1024
-  })
-  return stdout.trim().split("\n").at(-1) ?? ""
-}
-
-/** Schemathesis: `SCHEMATHESIS_BIN`, or infra/schemathesis/install.sh (a virtualenv in the same cache). */
-const schemathesis = async () => {
-  const given = process.env.SCHEMATHESIS_BIN
-  if (given) return given
-  const { stdout } = await run("bash", [join(import.meta.dirname, "..", "..", "infra", "schemathesis", "install.sh")])
-  return stdout.trim().split("\n").at(-1) ?? ""
-}
-
-/** One real PostgreSQL and one real Kafka broker for the whole run, the coding tools' CLIs and Schemathesis. */
-export default async function setup(project: TestProject) {
+const start = async () => {
   const dir = mkdtempSync(join(tmpdir(), "signal-engine-test-"))
-  const [pg, broker, tools, st] = await Promise.all([postgres(dir), kafka(dir), codingTools(), schemathesis()])
-  project.provide("adminDatabaseUrl", pg.url)
-  project.provide("kafkaBrokers", broker.brokers)
-  project.provide("codingToolsBin", tools)
-  project.provide("schemathesisBin", st)
+  const [pg, broker] = await Promise.all([postgres(dir), kafka(dir)])
+  return {
+    adminDatabaseUrl: pg.url,
+    kafkaBrokers: broker.brokers,
+    stop: async () => {
+      await Promise.allSettled([pg.stop(), broker.stop()])
+      rmSync(dir, { recursive: true, force: true })
+    }
+  }
+}
+
+interface Shared {
+  users: number
+  readonly started: ReturnType<typeof start>
+}
+
+// The integration and e2e tiers both name this file, and vitest runs a project's global setup
+// once per project: a run of both shares one PostgreSQL and one broker, kept on globalThis
+// because each project may load this module afresh.
+const key = Symbol.for("signal-engine.test-services")
+const registry = globalThis as { [key]?: Shared }
+
+/** One real PostgreSQL and one real Kafka broker for the whole run, whichever tiers it holds. */
+export default async function setup(project: TestProject) {
+  const shared = registry[key] ??= { users: 0, started: start() }
+  shared.users++
+  const services = await shared.started
+  project.provide("adminDatabaseUrl", services.adminDatabaseUrl)
+  project.provide("kafkaBrokers", services.kafkaBrokers)
   return async () => {
-    await Promise.allSettled([pg.stop(), broker.stop()])
-    rmSync(dir, { recursive: true, force: true })
+    if (--shared.users > 0) return
+    delete registry[key]
+    await services.stop()
   }
 }

@@ -1,6 +1,7 @@
 import { ConfigProvider, Effect, Exit, Fiber, Layer, Scope } from "effect"
 import { SqlClient } from "effect/sql"
 import { randomBytes } from "node:crypto"
+import pg from "pg"
 import { inject } from "vitest"
 import { AppConfig } from "../../src/config.ts"
 import type { Plan } from "../../src/domain/plans.ts"
@@ -141,4 +142,23 @@ export const call = async (
     // not JSON; the assertions will show the text
   }
   return { status: response.status, headers: response.headers, body: parsed }
+}
+
+/**
+ * Runs `body` with a server on a database of its own and a direct connection to that database
+ * (to lock or alter what the server uses under it); closes both afterwards, whatever happens.
+ */
+export const withServerAndDatabase = async <A>(
+  env: Record<string, string>,
+  body: (server: TestServer, database: pg.Client) => Promise<A>
+): Promise<A> => {
+  const server = await startServer({ env })
+  const database = new pg.Client({ connectionString: server.databaseUrl })
+  try {
+    await database.connect()
+    return await body(server, database)
+  } finally {
+    await database.end().catch(() => undefined)
+    await server.stop()
+  }
 }

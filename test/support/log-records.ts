@@ -20,3 +20,30 @@ export const signalRecord = (user: string, n: number): SignalRecord => ({
   session_timeout_s: 1800,
   cost: { usd: n / 1000, estimated: true, model_known: false }
 })
+
+let seq = 0
+
+/**
+ * A post-tool signal of user_a at `at` (ms) with a fresh signal id, anything else as given:
+ * the fold's tests build their logs from it.
+ */
+export const signalAt = (over: Partial<SignalRecord> & { readonly at: number }): SignalRecord => {
+  const { at, ...rest } = over
+  seq++
+  return {
+    v: 1,
+    kind: "signal",
+    org_id: "org_1",
+    environment: "live",
+    user_id: "user_a",
+    ts: new Date(at).toISOString(),
+    signal_id: `sig_${seq.toString(16).padStart(32, "0")}`,
+    type: "post-tool",
+    adapter: "claude-code",
+    client_session_id: "cs-1",
+    metadata: {},
+    session_timeout_s: 1800,
+    cost: { usd: 0, estimated: false, model_known: false },
+    ...rest
+  }
+}

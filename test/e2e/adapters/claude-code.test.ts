@@ -2,6 +2,7 @@ import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync
 import { join } from "node:path"
 import { afterEach, describe, expect, it } from "vitest"
 import { freePort } from "../../support/ports.ts"
+import { blockMarkerCommand, blockModel, expectBlockedPromptSignal, expectOneMarkerPreTool, markerMessage } from "./blocks.ts"
 import { cli, run, startWorld, type World } from "./support.ts"
 
 /**
@@ -118,27 +119,19 @@ describe("the Claude Code adapter, with the real claude CLI", () => {
   it("a prompt under a model_filter block never reaches the model, and the user sees the rule's message", perTest, async () => {
     const w = await setUp()
     const message = "claude-sonnet-4-5 is not approved in this org: switch to the approved model"
-    const rule = await w.rule({ name: "no sonnet 4.5", type: "model_filter", condition: { model: { in: [model] } }, action: "block", action_config: { message } })
-    await w.ruleInForce(rule.id, { type: "user-prompt", metadata: { model } })
+    await blockModel(w, model, "no sonnet 4.5", message)
     const ran = await claude(w, "refactor the parser")
     expect(ran.stdout).toContain(message)
     expect(ran.stdout).not.toContain("All done.")
     expect(w.model.modelCalls()).toEqual([])
-    const session = await sessionWhere(w, (s) => s.signals.some((x: any) => x.type === "user-prompt"), "the blocked prompt's signal")
-    const prompt = session.signals.find((x: any) => x.type === "user-prompt")
-    expect(prompt.metadata.model).toBe(model)
     // Prompt text stays on the machine unless the settings say otherwise; its length goes.
-    expect(prompt.metadata.prompt).toBeUndefined()
-    expect(prompt.metadata.prompt_chars).toBe("refactor the parser".length)
+    await expectBlockedPromptSignal(w, "claude-code", model, "refactor the parser")
   })
 
   it("a Bash call under an org_policy blocked_commands block never runs, and the model is told why", perTest, async () => {
     const w = await setUp()
-    const marker = join(w.workdir, "blocked-marker.txt")
-    w.model.script = { shell: `touch ${marker}`, finalText: "All done.", usage }
-    const message = "touching marker files is forbidden by the org"
-    const rule = await w.rule({ name: "no markers", type: "org_policy", condition: { blocked_commands: ["touch *blocked-marker"] }, action: "block", action_config: { message } })
-    await w.ruleInForce(rule.id, { type: "pre-tool", metadata: { tool_name: "Bash", command: "touch /elsewhere/blocked-marker.txt" } })
+    const marker = await blockMarkerCommand(w, "Bash", usage)
+    const message = markerMessage
     const ran = await claude(w, "create the marker file")
     expect(ran.code, ran.stderr).toBe(0)
     expect(existsSync(marker)).toBe(false)
@@ -150,9 +143,7 @@ describe("the Claude Code adapter, with the real claude CLI", () => {
     expect(JSON.stringify(results[0].content)).toContain(message)
     expect(ran.stdout).toContain("All done.")
     const session = await sessionWhere(w, (s) => s.signals.some((x: any) => x.type === "stop"), "the session's stop")
-    const preTool = session.signals.filter((x: any) => x.type === "pre-tool")
-    expect(preTool).toHaveLength(1)
-    expect(preTool[0].metadata).toMatchObject({ tool_name: "Bash", command: `touch ${marker}` })
+    expectOneMarkerPreTool(session, "Bash", marker)
     // The tool never ran: no post-tool signal.
     expect(session.signals.some((x: any) => x.type === "post-tool")).toBe(false)
   })

@@ -3,6 +3,7 @@ import { join } from "node:path"
 import { afterEach, describe, expect, inject, it } from "vitest"
 import { startServer, type TestServer } from "../../support/harness.ts"
 import { waitFor } from "../../support/wait.ts"
+import { blockMarkerCommand, blockModel, expectBlockedPromptSignal, expectOneMarkerPreTool, markerMessage } from "./blocks.ts"
 import { cli, run, startWorld, type World } from "./support.ts"
 
 /**
@@ -115,29 +116,21 @@ describe("the Copilot CLI adapter, with the real copilot CLI", () => {
   it("a prompt under a model_filter block never reaches the model, and the user sees the rule's message", perTest, async () => {
     const w = await setUp()
     const message = "gpt-4.1 is not approved in this org: switch to the approved model"
-    const rule = await w.rule({ name: "no gpt-4.1", type: "model_filter", condition: { model: { in: [model] } }, action: "block", action_config: { message } })
-    await w.ruleInForce(rule.id, { type: "user-prompt", metadata: { model } })
+    await blockModel(w, model, "no gpt-4.1", message)
     const ran = await copilot(w, "refactor the parser")
     // Copilot prints a refused prompt's reason as a warning on stderr and exits 1.
     expect(ran.stderr).toContain(message)
     expect(ran.code).toBe(1)
     expect(ran.stdout).not.toContain("All done.")
     expect(w.model.modelCalls()).toEqual([])
-    const session = await sessionWhere(w, (s) => s.signals.some((x: any) => x.type === "user-prompt"), "the blocked prompt's signal")
-    const prompt = session.signals.find((x: any) => x.type === "user-prompt")
     // The model comes from the session's own log (session.start), before any model call.
-    expect(prompt.metadata.model).toBe(model)
-    expect(prompt.metadata.prompt).toBeUndefined()
-    expect(prompt.metadata.prompt_chars).toBe("refactor the parser".length)
+    await expectBlockedPromptSignal(w, "copilot-cli", model, "refactor the parser")
   })
 
   it("a shell call under an org_policy blocked_commands block never runs, and the model is told why", perTest, async () => {
     const w = await setUp()
-    const marker = join(w.workdir, "blocked-marker.txt")
-    w.model.script = { shell: `touch ${marker}`, finalText: "All done.", usage }
-    const message = "touching marker files is forbidden by the org"
-    const rule = await w.rule({ name: "no markers", type: "org_policy", condition: { blocked_commands: ["touch *blocked-marker"] }, action: "block", action_config: { message } })
-    await w.ruleInForce(rule.id, { type: "pre-tool", metadata: { tool_name: "bash", command: "touch /elsewhere/blocked-marker.txt" } })
+    const marker = await blockMarkerCommand(w, "bash", usage)
+    const message = markerMessage
     const ran = await copilot(w, "create the marker file")
     expect(ran.code, ran.stderr).toBe(0)
     expect(existsSync(marker)).toBe(false)
@@ -151,9 +144,7 @@ describe("the Copilot CLI adapter, with the real copilot CLI", () => {
     expect(JSON.stringify(results[0].content)).toContain(message)
     expect(ran.stdout).toContain("All done.")
     const session = await sessionWhere(w, (s) => s.signals.some((x: any) => x.type === "session-end"), "the session's end")
-    const preTool = session.signals.filter((x: any) => x.type === "pre-tool")
-    expect(preTool).toHaveLength(1)
-    expect(preTool[0].metadata).toMatchObject({ tool_name: "bash", command: `touch ${marker}` })
+    expectOneMarkerPreTool(session, "bash", marker)
     expect(session.signals.some((x: any) => x.type === "post-tool")).toBe(false)
   })
 

@@ -3,6 +3,7 @@ import { join } from "node:path"
 import { afterEach, describe, expect, it } from "vitest"
 import { startServer } from "../../support/harness.ts"
 import { waitFor } from "../../support/wait.ts"
+import { blockMarkerCommand, blockModel, expectBlockedPromptSignal, expectOneMarkerPreTool, markerMessage } from "./blocks.ts"
 import { cli, run, startWorld, type World } from "./support.ts"
 
 /**
@@ -102,26 +103,18 @@ describe("the Gemini CLI adapter, with the real gemini CLI", () => {
   it("a prompt under a model_filter block never reaches the model, and the user sees the rule's message", perTest, async () => {
     const w = await setUp()
     const message = "gemini-2.5-flash is not approved in this org: use the approved model"
-    const rule = await w.rule({ name: "no flash", type: "model_filter", condition: { model: { in: [model] } }, action: "block", action_config: { message } })
-    await w.ruleInForce(rule.id, { type: "user-prompt", metadata: { model } })
+    await blockModel(w, model, "no flash", message)
     const ran = await gemini(w, "refactor the parser")
     expect(ran.stderr).toContain(`Agent execution stopped: ${message}`)
     expect(ran.stdout).not.toContain("All done.")
     expect(w.model.modelCalls()).toEqual([])
-    const session = await sessionWhere(w, (s) => s.signals.some((x: any) => x.type === "user-prompt"), "the blocked prompt's signal")
-    const prompt = session.signals.find((x: any) => x.type === "user-prompt")
-    expect(prompt.metadata.model).toBe(model)
-    expect(prompt.metadata.prompt).toBeUndefined()
-    expect(prompt.metadata.prompt_chars).toBe("refactor the parser".length)
+    await expectBlockedPromptSignal(w, "gemini-cli", model, "refactor the parser")
   })
 
   it("a shell call under an org_policy blocked_commands block never runs, and the model is told why", perTest, async () => {
     const w = await setUp()
-    const marker = join(w.workdir, "blocked-marker.txt")
-    w.model.script = { shell: `touch ${marker}`, finalText: "All done.", usage }
-    const message = "touching marker files is forbidden by the org"
-    const rule = await w.rule({ name: "no markers", type: "org_policy", condition: { blocked_commands: ["touch *blocked-marker"] }, action: "block", action_config: { message } })
-    await w.ruleInForce(rule.id, { type: "pre-tool", metadata: { tool_name: "run_shell_command", command: "touch /elsewhere/blocked-marker.txt" } })
+    const marker = await blockMarkerCommand(w, "run_shell_command", usage)
+    const message = markerMessage
     const ran = await gemini(w, "create the marker file")
     expect(ran.code, ran.stderr).toBe(0)
     expect(existsSync(marker)).toBe(false)
@@ -133,9 +126,7 @@ describe("the Gemini CLI adapter, with the real gemini CLI", () => {
     expect(JSON.stringify(responses[0].functionResponse.response)).toContain(message)
     expect(ran.stdout).toContain("All done.")
     const session = await sessionWhere(w, (s) => s.signals.some((x: any) => x.type === "stop"), "the session's stop")
-    const preTool = session.signals.filter((x: any) => x.type === "pre-tool")
-    expect(preTool).toHaveLength(1)
-    expect(preTool[0].metadata).toMatchObject({ tool_name: "run_shell_command", command: `touch ${marker}` })
+    expectOneMarkerPreTool(session, "run_shell_command", marker)
     expect(session.signals.some((x: any) => x.type === "post-tool" && x.metadata.command === `touch ${marker}` && !x.metadata.error)).toBe(false)
   })
 
