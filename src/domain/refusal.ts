@@ -25,3 +25,11 @@ export type AnyRefusal = InstanceType<ReturnType<typeof Refusal<string, RefusalS
 
 export const isRefusal = (u: unknown): u is AnyRefusal =>
   u instanceof Error && "_tag" in u && "status" in u && "code" in u && typeof (u as { status: unknown }).status === "number"
+
+/** A refusal for an id that names nothing of the tenant: "`noun` `id` not found", 404. */
+export const NotFoundRefusal = <const Tag extends string>(tag: Tag, noun: string) =>
+  class extends Refusal(tag, 404, "not_found") {
+    constructor(id: string) {
+      super(`${noun} ${id} not found`)
+    }
+  }

@@ -1,7 +1,7 @@
 import { Schema } from "effect"
 import { Environment } from "./environments.ts"
 import { Plan } from "./plans.ts"
-import { Refusal } from "./refusal.ts"
+import { NotFoundRefusal, Refusal } from "./refusal.ts"
 import { Scope } from "./scopes.ts"
 
 /** Tenancy resources as the management API shows them. Timestamps are ISO 8601 strings in UTC. */
@@ -92,29 +92,13 @@ export class OrgNotFound extends Refusal("OrgNotFound", 404, "not_found") {
   }
 }
 
-export class UserNotFound extends Refusal("UserNotFound", 404, "not_found") {
-  constructor(userId: string) {
-    super(`user ${userId} not found`)
-  }
-}
+export class UserNotFound extends NotFoundRefusal("UserNotFound", "user") {}
 
-export class TeamNotFound extends Refusal("TeamNotFound", 404, "not_found") {
-  constructor(teamId: string) {
-    super(`team ${teamId} not found`)
-  }
-}
+export class TeamNotFound extends NotFoundRefusal("TeamNotFound", "team") {}
 
-export class ProjectNotFound extends Refusal("ProjectNotFound", 404, "not_found") {
-  constructor(projectId: string) {
-    super(`project ${projectId} not found`)
-  }
-}
+export class ProjectNotFound extends NotFoundRefusal("ProjectNotFound", "project") {}
 
-export class KeyNotFound extends Refusal("KeyNotFound", 404, "not_found") {
-  constructor(keyId: string) {
-    super(`key ${keyId} not found`)
-  }
-}
+export class KeyNotFound extends NotFoundRefusal("KeyNotFound", "key") {}
 
 /** A unique name (a user's e-mail, a team's or project's name) is taken; `what` names it. */
 export class NameTaken extends Refusal("NameTaken", 409, "already_exists") {
