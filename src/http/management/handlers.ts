@@ -50,7 +50,7 @@ const liveKeyForBothEnvironments = Effect.gen(function*() {
 
 export const OrgHandlers = HttpApiBuilder.group(ManagementApi, "org", Effect.fn(function*(handlers) {
   const tenancy = serviceOnTheWire(yield* Tenancy)
-  const channels = yield* Channels
+  const channels = serviceOnTheWire(yield* Channels)
   return handlers
     .handle("get", () =>
       Effect.gen(function*() {
