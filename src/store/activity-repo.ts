@@ -11,19 +11,15 @@ import {
   UnknownCursor,
   type UsageReport
 } from "../domain/activity.ts"
-import type { Environment } from "../domain/environments.ts"
 import { decodePosition, encodePosition, type Position } from "../domain/keyset.ts"
 import type { Page } from "../domain/pagination.ts"
 import { type Count, type EventRow, num, type SessionRow, type SignalRow, toEvent, toSession, toSignal } from "./activity-rows.ts"
+import type { Tenant } from "./tenant-pages.ts"
 import { makeUsage, type UsageQuery } from "./usage-repo.ts"
 
 export type { UsageQuery } from "./usage-repo.ts"
 
-/** Every query is confined to one org and one environment: the caller's. */
-export interface Tenant {
-  readonly orgId: string
-  readonly environment: Environment
-}
+export type { Tenant } from "./tenant-pages.ts"
 
 /** A page request of a time-ordered list. `order` is what the client asked for, if anything. */
 export interface ListRequest {

@@ -16,11 +16,11 @@ import {
   UnknownAlertChannels
 } from "../domain/channels.ts"
 import { makeId } from "../domain/ids.ts"
-import { decodeCursor, type Page, toPage } from "../domain/pagination.ts"
+import type { Page } from "../domain/pagination.ts"
 import { UrlRefused } from "../domain/webhooks.ts"
 import { DeliveryPolicy } from "./delivery-policy.ts"
 import { SecretBox } from "./secret-box.ts"
-import type { PageRequest, Tenant } from "./webhooks-repo.ts"
+import { type PageRequest, type Tenant, tenantPage } from "./tenant-pages.ts"
 
 interface ChannelRow {
   readonly id: string
@@ -131,13 +131,7 @@ export class Channels extends Context.Service<Channels, {
       })
 
       const list = Effect.fn("Channels.list")(function*(tenant: Tenant, page: PageRequest) {
-        const after = page.cursor === undefined ? undefined : decodeCursor(page.cursor)
-        const rows = yield* sql<ChannelRow>`
-          SELECT ${sql.literal(columns)} FROM channels
-          WHERE org_id = ${tenant.orgId} AND environment = ${tenant.environment}
-            ${after === undefined ? sql`` : sql`AND id < ${after}`}
-          ORDER BY id DESC LIMIT ${page.limit + 1}`.pipe(Effect.orDie)
-        return toPage(rows.map(toChannel), page.limit, (c) => c.id)
+        return yield* tenantPage(sql, { table: "channels", columns }, tenant, page, toChannel)
       })
 
       const getRow = (tenant: Tenant, id: string) =>

@@ -1,5 +1,6 @@
 import { Duration, Effect } from "effect"
-import type { SqlClient } from "effect/sql"
+import type { SqlClient, Statement } from "effect/sql"
+import type { AttemptOutcome, AttemptResult } from "../domain/delivery.ts"
 import type { Environment } from "../domain/environments.ts"
 import { makeId } from "../domain/ids.ts"
 import { enqueueAlert } from "./notification-outbox.ts"
@@ -10,6 +11,15 @@ import { enqueueAlert } from "./notification-outbox.ts"
  * items go out in order; released at once by a dispatcher that stops cleanly, or left to expire
  * by one that crashed; and turned failing, once, with an alert, when an item is given up.
  */
+/** The dispatcher's side of an outbox, of webhooks (Webhooks) or channels (Notifications). */
+export interface OutboxDispatch<Target, Item, Limits> {
+  /** Leases targets with due items (as many as `limits` says), each with its due items, oldest first. */
+  readonly claim: (limits: Limits) => Effect.Effect<ReadonlyArray<Target>>
+  /** Records an attempt and when the next is due; `stale` when the lease was lost and another recorded it. */
+  readonly recordAttempt: (target: Target, item: Item, attemptedAt: Date, result: AttemptResult) => Effect.Effect<AttemptOutcome>
+  readonly release: (targetId: string) => Effect.Effect<void>
+}
+
 export interface Outbox {
   /** The targets' table and its outbox's, with the outbox's column naming the target. */
   readonly targets: "webhooks" | "channels"
@@ -52,6 +62,32 @@ export const nextAttemptAt = (sql: SqlClient.SqlClient, delayMs: number | undefi
   delayMs === undefined
     ? otherwise === "NULL" ? sql`NULL::timestamptz` : sql`next_attempt_at`
     : sql`now() + ${delayMs}::double precision * interval '1 millisecond'`
+
+/**
+ * Inside the caller's transaction: records attempt number `attempt` on the item `item.where`
+ * names, with its status and when the next is due (`extra` sets the outbox's own columns).
+ * Guarded on the attempt count: when the lease was lost (it expired) and another dispatcher
+ * recorded the attempt, this records nothing and answers false.
+ */
+export const recordOnItem = (
+  sql: SqlClient.SqlClient,
+  outbox: Outbox,
+  item: { readonly where: Statement.Fragment; readonly attempts: number },
+  attempt: { readonly number: number; readonly status: string; readonly next: Statement.Fragment; readonly at: Date },
+  result: AttemptResult,
+  extra: Statement.Fragment
+) =>
+  sql`
+    UPDATE ${sql(outbox.items)} SET
+      attempts = ${attempt.number},
+      status = ${attempt.status},
+      next_attempt_at = ${attempt.next},
+      last_attempt_at = ${attempt.at},
+      last_error = ${result.error},
+      delivered_at = ${result.delivered ? sql`now()` : sql`NULL`}
+      ${extra}
+    WHERE ${item.where} AND attempts = ${item.attempts} AND status = 'pending'
+    RETURNING 1 AS ok`.pipe(Effect.map((rows) => rows.length > 0))
 
 /**
  * Inside the caller's transaction: turns the target failing, once (only the transition raises

@@ -1,11 +1,11 @@
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import type { ChannelKind, ChannelTarget } from "../domain/channels.ts"
-import { type AttemptOutcome, type AttemptResult, judgeAttempt } from "../domain/delivery.ts"
+import { type AttemptResult, judgeAttempt } from "../domain/delivery.ts"
 import type { Environment } from "../domain/environments.ts"
 import type { NotificationFacts } from "../domain/notification-text.ts"
 import { maxAttempts } from "../domain/webhooks.ts"
-import { channelOutbox, leaseDue, nextAttemptAt, releaseLease, turnFailing } from "./delivery-outbox.ts"
+import { channelOutbox, leaseDue, nextAttemptAt, type OutboxDispatch, recordOnItem, releaseLease, turnFailing } from "./delivery-outbox.ts"
 import { DeliveryPolicy } from "./delivery-policy.ts"
 import { SecretBox } from "./secret-box.ts"
 
@@ -37,16 +37,10 @@ export interface ClaimedMessage {
  * next with its next attempt time from the webhooks' delay table, and the fifth failure of a
  * message turns its channel failing, once, with an alert.
  */
-export class Notifications extends Context.Service<Notifications, {
-  readonly claim: (limits: { readonly channels: number; readonly perChannel: number }) => Effect.Effect<ReadonlyArray<ClaimedChannel>>
-  readonly recordAttempt: (
-    channel: ClaimedChannel,
-    message: ClaimedMessage,
-    attemptedAt: Date,
-    result: AttemptResult
-  ) => Effect.Effect<AttemptOutcome>
-  readonly release: (channelId: string) => Effect.Effect<void>
-}>()("signal-engine/store/Notifications") {
+export class Notifications extends Context.Service<
+  Notifications,
+  OutboxDispatch<ClaimedChannel, ClaimedMessage, { readonly channels: number; readonly perChannel: number }>
+>()("signal-engine/store/Notifications") {
   static readonly layer = Layer.effect(
     Notifications,
     Effect.gen(function*() {
@@ -105,18 +99,15 @@ export class Notifications extends Context.Service<Notifications, {
         const attempt = message.attempts + 1
         const { delayMs, outcome, status } = judgeAttempt(attempt, result, policy.retryScale)
         return yield* sql.withTransaction(Effect.gen(function*() {
-          // Guarded on the attempt count, as for webhooks: a lost lease records nothing twice.
-          const updated = yield* sql`
-            UPDATE notifications SET
-              attempts = ${attempt},
-              status = ${status},
-              next_attempt_at = ${nextAttemptAt(sql, delayMs, "next_attempt_at")},
-              last_attempt_at = ${attemptedAt},
-              last_error = ${result.error},
-              delivered_at = ${result.delivered ? sql`now()` : sql`NULL`}
-            WHERE id = ${message.id} AND attempts = ${message.attempts} AND status = 'pending'
-            RETURNING 1 AS ok`
-          if (updated.length === 0) return "stale" as const
+          const recorded = yield* recordOnItem(
+            sql,
+            channelOutbox,
+            { where: sql`id = ${message.id}`, attempts: message.attempts },
+            { number: attempt, status, next: nextAttemptAt(sql, delayMs, "next_attempt_at"), at: attemptedAt },
+            result,
+            sql``
+          )
+          if (!recorded) return "stale" as const
           if (outcome === "gave-up") {
             yield* turnFailing(sql, channelOutbox, channel, {
               type: "channel.failing",

@@ -1,15 +1,11 @@
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
-import type { Environment } from "../domain/environments.ts"
 import { makeId } from "../domain/ids.ts"
 import { decodeCursor, type Page, toPage } from "../domain/pagination.ts"
 import { type Condition, type Rule, type RuleAction, RuleNotFound, type RuleScope, RuleTeamMissing, type RuleType } from "../domain/rules.ts"
-import type { PageRequest } from "./tenancy-repo.ts"
+import type { PageRequest, Tenant } from "./tenant-pages.ts"
 
-export interface Tenant {
-  readonly orgId: string
-  readonly environment: Environment
-}
+export type { Tenant } from "./tenant-pages.ts"
 
 export interface RuleFields {
   readonly name: string

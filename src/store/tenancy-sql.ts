@@ -6,10 +6,7 @@ import { NameTaken } from "../domain/tenancy.ts"
 
 /** What the tenancy repositories share: timestamps, pages, and the checks of ids and names. */
 
-export interface PageRequest {
-  readonly limit: number
-  readonly cursor: string | undefined
-}
+export type { PageRequest } from "./tenant-pages.ts"
 
 export const iso = (d: Date | string | null): string | null => (d === null ? null : new Date(d).toISOString())
 export const isoNN = (d: Date | string): string => new Date(d).toISOString()

@@ -3,7 +3,7 @@ import type { SqlClient } from "effect/sql"
 import { UnknownCursor, type UsageGroup, type UsageGroupBy, type UsageReport, type UsageTotals } from "../domain/activity.ts"
 import { isStorableText } from "../domain/text.ts"
 import { type Count, iso, num } from "./activity-rows.ts"
-import type { Tenant } from "./activity-repo.ts"
+import type { Tenant } from "./tenant-pages.ts"
 
 /** A usage report's question: the instants are normalized (parseInstant), `from` before `to`. */
 export interface UsageQuery {

@@ -1,9 +1,9 @@
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import type { Environment } from "../domain/environments.ts"
-import { type AttemptOutcome, type AttemptResult, judgeAttempt } from "../domain/delivery.ts"
+import { type AttemptResult, judgeAttempt } from "../domain/delivery.ts"
 import { makeId } from "../domain/ids.ts"
-import { decodeCursor, type Page, toPage } from "../domain/pagination.ts"
+import type { Page } from "../domain/pagination.ts"
 import {
   type Alert,
   isWebhookEventType,
@@ -18,21 +18,14 @@ import {
   webhookEventTypes,
   WebhookNotFound
 } from "../domain/webhooks.ts"
-import { leaseDue, nextAttemptAt, releaseLease, turnFailing, webhookOutbox } from "./delivery-outbox.ts"
+import { leaseDue, nextAttemptAt, type OutboxDispatch, recordOnItem, releaseLease, turnFailing, webhookOutbox } from "./delivery-outbox.ts"
 import { DeliveryPolicy } from "./delivery-policy.ts"
 import { SecretBox } from "./secret-box.ts"
+import { type PageRequest, type Tenant, tenantPage } from "./tenant-pages.ts"
 
 export type { AttemptOutcome } from "../domain/delivery.ts"
 
-export interface Tenant {
-  readonly orgId: string
-  readonly environment: Environment
-}
-
-export interface PageRequest {
-  readonly limit: number
-  readonly cursor: string | undefined
-}
+export type { PageRequest, Tenant } from "./tenant-pages.ts"
 
 const webhookPrefix = "wh"
 
@@ -90,16 +83,9 @@ export class Webhooks extends Context.Service<Webhooks, {
   /** The URL and the decrypted secret, for the test endpoint. */
   readonly target: (tenant: Tenant, id: string) => Effect.Effect<{ readonly url: string; readonly secret: string }, WebhookNotFound>
   readonly listAlerts: (tenant: Tenant, page: PageRequest) => Effect.Effect<Page<Alert>>
-  /** Leases up to `webhooks` webhooks with due deliveries, each with up to `perWebhook` of them. */
-  readonly claim: (limits: { readonly webhooks: number; readonly perWebhook: number }) => Effect.Effect<ReadonlyArray<ClaimedWebhook>>
-  readonly recordAttempt: (
-    webhook: ClaimedWebhook,
-    delivery: ClaimedDelivery,
-    attemptedAt: Date,
-    result: AttemptResult
-  ) => Effect.Effect<AttemptOutcome>
-  readonly release: (webhookId: string) => Effect.Effect<void>
-}>()("signal-engine/store/Webhooks") {
+} & OutboxDispatch<ClaimedWebhook, ClaimedDelivery, { readonly webhooks: number; readonly perWebhook: number }>>()(
+  "signal-engine/store/Webhooks"
+) {
   static readonly layer = Layer.effect(
     Webhooks,
     Effect.gen(function*() {
@@ -127,13 +113,7 @@ export class Webhooks extends Context.Service<Webhooks, {
       })
 
       const list = Effect.fn("Webhooks.list")(function*(tenant: Tenant, page: PageRequest) {
-        const after = page.cursor === undefined ? undefined : decodeCursor(page.cursor)
-        const rows = yield* sql<WebhookRow>`
-          SELECT ${sql.literal(webhookColumns)} FROM webhooks
-          WHERE org_id = ${tenant.orgId} AND environment = ${tenant.environment}
-            ${after === undefined ? sql`` : sql`AND id < ${after}`}
-          ORDER BY id DESC LIMIT ${page.limit + 1}`.pipe(Effect.orDie)
-        return toPage(rows.map(toWebhook), page.limit, (w) => w.id)
+        return yield* tenantPage(sql, { table: "webhooks", columns: webhookColumns }, tenant, page, toWebhook)
       })
 
       const notFound = (id: string) => new WebhookNotFound(id)
@@ -171,22 +151,18 @@ export class Webhooks extends Context.Service<Webhooks, {
       })
 
       const listAlerts = Effect.fn("Webhooks.listAlerts")(function*(tenant: Tenant, page: PageRequest) {
-        const after = page.cursor === undefined ? undefined : decodeCursor(page.cursor)
-        const rows = yield* sql<{
-          readonly id: string
-          readonly type: string
-          readonly message: string
-          readonly data: Readonly<Record<string, unknown>>
-          readonly created_at: Date
-        }>`
-          SELECT id, type, message, data, created_at FROM alerts
-          WHERE org_id = ${tenant.orgId} AND environment = ${tenant.environment}
-            ${after === undefined ? sql`` : sql`AND id < ${after}`}
-          ORDER BY id DESC LIMIT ${page.limit + 1}`.pipe(Effect.orDie)
-        return toPage(
-          rows.map((r) => ({ ...r, data: { ...r.data }, created_at: new Date(r.created_at).toISOString() })),
-          page.limit,
-          (a) => a.id
+        return yield* tenantPage(
+          sql,
+          { table: "alerts", columns: "id, type, message, data, created_at" },
+          tenant,
+          page,
+          (r: {
+            readonly id: string
+            readonly type: string
+            readonly message: string
+            readonly data: Readonly<Record<string, unknown>>
+            readonly created_at: Date
+          }): Alert => ({ ...r, data: { ...r.data }, created_at: new Date(r.created_at).toISOString() })
         )
       })
 
@@ -243,21 +219,16 @@ export class Webhooks extends Context.Service<Webhooks, {
         const { delayMs, outcome, status } = judgeAttempt(attempt, result, policy.retryScale)
         const next = nextAttemptAt(sql, delayMs, "NULL")
         return yield* sql.withTransaction(Effect.gen(function*() {
-          // Guarded on the attempt count: if this lease was lost (it expired) and another
-          // dispatcher recorded the attempt, this one records nothing.
-          const updated = yield* sql`
-            UPDATE webhook_deliveries SET
-              attempts = ${attempt},
-              status = ${status},
-              next_attempt_at = coalesce(${next}, next_attempt_at),
-              last_attempt_at = ${attemptedAt},
-              last_status = ${result.status_code},
-              last_error = ${result.error},
-              delivered_at = ${result.delivered ? sql`now()` : sql`NULL`}
-            WHERE webhook_id = ${webhook.id} AND event_id = ${delivery.event_id} AND attempts = ${delivery.attempts}
-              AND status = 'pending'
-            RETURNING 1 AS ok`
-          if (updated.length === 0) return "stale" as const
+          const recorded = yield* recordOnItem(
+            sql,
+            webhookOutbox,
+            { where: sql`webhook_id = ${webhook.id} AND event_id = ${delivery.event_id}`, attempts: delivery.attempts },
+            // A given-up delivery keeps its last due time; its attempt row says there is no next.
+            { number: attempt, status, next: nextAttemptAt(sql, delayMs, "next_attempt_at"), at: attemptedAt },
+            result,
+            sql`, last_status = ${result.status_code}`
+          )
+          if (!recorded) return "stale" as const
           yield* sql`
             INSERT INTO webhook_attempts (webhook_id, event_id, attempt, attempted_at, finished_at, status_code, error, next_attempt_at)
             VALUES (${webhook.id}, ${delivery.event_id}, ${attempt}, ${attemptedAt}, now(), ${result.status_code},
