@@ -30,8 +30,9 @@ import { WebhookDeliveries } from "./store/webhook-deliveries-repo.ts"
 import { WebhookEvents } from "./store/webhook-events-repo.ts"
 import { WebhookConfig } from "./webhooks/config.ts"
 import { WebhookDispatcher } from "./webhooks/dispatcher.ts"
-import { SecretBox } from "./webhooks/secret-box.ts"
+import { SecretBox } from "./store/secret-box.ts"
 import { NotificationConfig } from "./notifications/config.ts"
+import { DeliveryPolicyLive } from "./notifications/delivery-policy.ts"
 import { NotificationDispatcher } from "./notifications/dispatcher.ts"
 import { Mailer } from "./notifications/mailer.ts"
 import { Channels } from "./store/channels-repo.ts"
@@ -46,10 +47,10 @@ const Migrated = Layer.effectDiscard(migrate.pipe(Effect.orDie)).pipe(Layer.prov
 
 /**
  * Webhooks, notification channels and their configuration; secrets (webhook secrets, chat URLs)
- * are sealed with the key SecretBox holds.
+ * are sealed with the key SecretBox holds, and the repositories apply the delivery side's policy.
  */
 const WebhooksStore = Layer.mergeAll(Webhooks.layer, Channels.layer, Notifications.layer, Mailer.layer).pipe(
-  Layer.provide(SecretBox.layer),
+  Layer.provide(Layer.merge(SecretBox.layer, DeliveryPolicyLive)),
   Layer.provideMerge(Layer.merge(WebhookConfig.layer, NotificationConfig.layer))
 )
 

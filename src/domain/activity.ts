@@ -1,5 +1,6 @@
 import { Schema } from "effect"
 import { Timestamp } from "./tenancy.ts"
+import { NotFoundRefusal, Refusal } from "./refusal.ts"
 
 /**
  * Sessions and events as the two APIs show them (spec §2.2, §2.3, §2.5, §2.6). They are read
@@ -148,4 +149,22 @@ export interface UsageReport {
   readonly data: ReadonlyArray<UsageGroup>
   readonly cursor: string
   readonly has_more: boolean
+}
+
+export class SessionNotFound extends NotFoundRefusal("SessionNotFound", "session") {}
+
+export class EventNotFound extends NotFoundRefusal("EventNotFound", "event") {}
+
+/** A cursor this endpoint did not return. */
+export class UnknownCursor extends Refusal("UnknownCursor", 400, "invalid_parameters") {
+  constructor() {
+    super("the cursor is not one this endpoint returned")
+  }
+}
+
+/** An `order` that contradicts the listing its cursor continues. */
+export class CursorOrderMismatch extends Refusal("CursorOrderMismatch", 400, "invalid_parameters") {
+  constructor(order: Order) {
+    super(`the cursor continues a listing in ${order} order; pass order=${order} or start again without a cursor`)
+  }
 }

@@ -1,5 +1,6 @@
 import { Schema } from "effect"
 import { Timestamp } from "./tenancy.ts"
+import { NotFoundRefusal, Refusal } from "./refusal.ts"
 
 /**
  * Notification channels: where messages for people go. Chat channels post to an incoming-webhook
@@ -7,6 +8,13 @@ import { Timestamp } from "./tenancy.ts"
  */
 export const ChannelKind = Schema.Literals(["slack", "teams", "discord", "email"])
 export type ChannelKind = typeof ChannelKind.Type
+
+/** Where one channel's messages go: its decrypted URL (chat) or its recipients (e-mail). */
+export interface ChannelTarget {
+  readonly kind: ChannelKind
+  readonly url: string | null
+  readonly addresses: ReadonlyArray<string>
+}
 
 export const isChatKind = (kind: ChannelKind): boolean => kind !== "email"
 
@@ -99,4 +107,33 @@ export const channelIdsOf = (
   }
   if (channels.length > 20) return { problem: "action_config.channels: at most 20 channels" }
   return { ids: [...new Set(channels as ReadonlyArray<string>)] }
+}
+
+export class ChannelNotFound extends NotFoundRefusal("ChannelNotFound", "channel") {}
+
+/** A channel's fields break the rules of channelProblems. */
+export class ChannelInvalid extends Refusal("ChannelInvalid", 422, "validation_error") {
+  constructor(problems: ReadonlyArray<string>) {
+    super(problems.join("; "))
+  }
+}
+
+export class SmtpNotConfigured extends Refusal("SmtpNotConfigured", 422, "smtp_not_configured") {
+  constructor() {
+    super("e-mail channels need the operator to configure SMTP_URL")
+  }
+}
+
+/** A channel cannot go while rules name it. */
+export class ChannelInUse extends Refusal("ChannelInUse", 409, "channel_in_use") {
+  constructor(channelId: string, ruleIds: ReadonlyArray<string>) {
+    super(`channel ${channelId} is named by rule(s) ${ruleIds.join(", ")}: take it out of their action_config.channels first`)
+  }
+}
+
+/** Alert channels named that are not channels of the org. */
+export class UnknownAlertChannels extends Refusal("UnknownAlertChannels", 422, "validation_error") {
+  constructor(channelIds: ReadonlyArray<string>) {
+    super(`alert_channels: no channel ${channelIds.join(", ")} in this org`)
+  }
 }

@@ -1,4 +1,5 @@
 import { Schema } from "effect"
+import { NotFoundRefusal, Refusal } from "./refusal.ts"
 
 /**
  * Rules (spec §2.1). The condition's shape depends on the rule type and must match it exactly;
@@ -164,4 +165,13 @@ export const semanticProblems = (rule: {
     }
   }
   return problems
+}
+
+export class RuleNotFound extends NotFoundRefusal("RuleNotFound", "rule") {}
+
+/** A rule scoped to a team that is not (or no longer) of the org. */
+export class RuleTeamMissing extends Refusal("RuleTeamMissing", 422, "validation_error") {
+  constructor(teamId: string) {
+    super(`scope_id: no team ${teamId} in this org`)
+  }
 }

@@ -1,6 +1,7 @@
 import { Schema } from "effect"
 import { Environment } from "./environments.ts"
 import { Plan } from "./plans.ts"
+import { NotFoundRefusal, Refusal } from "./refusal.ts"
 import { Scope } from "./scopes.ts"
 
 /** Tenancy resources as the management API shows them. Timestamps are ISO 8601 strings in UTC. */
@@ -81,3 +82,60 @@ export const LicenseKey = Schema.Struct({
   revoked_at: Schema.NullOr(Timestamp)
 })
 export type LicenseKey = typeof LicenseKey.Type
+
+/* The refusals of tenancy requests (src/domain/refusal.ts). */
+
+export class OrgNotFound extends Refusal("OrgNotFound", 404, "not_found") {
+  /** `name`: the org was looked for by id or name (the CLI's way). */
+  constructor(idOrName: string, by: "id" | "name" = "id") {
+    super(by === "id" ? `org ${idOrName} not found` : `no org with id or name ${idOrName}`)
+  }
+}
+
+export class UserNotFound extends NotFoundRefusal("UserNotFound", "user") {}
+
+export class TeamNotFound extends NotFoundRefusal("TeamNotFound", "team") {}
+
+export class ProjectNotFound extends NotFoundRefusal("ProjectNotFound", "project") {}
+
+export class KeyNotFound extends NotFoundRefusal("KeyNotFound", "key") {}
+
+/** A unique name (a user's e-mail, a team's or project's name) is taken; `what` names it. */
+export class NameTaken extends Refusal("NameTaken", 409, "already_exists") {
+  constructor(what: string) {
+    super(`${what} already exists`)
+  }
+}
+
+/** Ids in a request that are not of the org (`field` is the request's field). */
+export class UnknownReference extends Refusal("UnknownReference", 422, "unknown_reference") {
+  constructor(field: "team_ids" | "member_ids" | "user_id", ids: ReadonlyArray<string>) {
+    super(`unknown ${field}: ${ids.join(", ")}`)
+  }
+}
+
+/** A deactivated user was asked to be in a team or to get a key. */
+export class UserDeactivated extends Refusal("UserDeactivated", 409, "user_deactivated") {
+  static asMembers(userIds: ReadonlyArray<string>) {
+    return new UserDeactivated(`deactivated user(s) cannot be team members: ${userIds.join(", ")}`)
+  }
+  static inTeams(userId: string) {
+    return new UserDeactivated(`user ${userId} is deactivated and can be in no team; reactivate it first`)
+  }
+  static forKey(userId: string) {
+    return new UserDeactivated(`user ${userId} is deactivated; reactivate it before giving it a key`)
+  }
+}
+
+/** A team cannot go while rules are scoped to it. */
+export class TeamInUse extends Refusal("TeamInUse", 409, "team_in_use") {
+  constructor(teamId: string, ruleIds: ReadonlyArray<string>) {
+    super(`rules are scoped to team ${teamId}: ${ruleIds.join(", ")}; delete or re-scope them first`)
+  }
+}
+
+export class LiveKeysNotOnPlan extends Refusal("LiveKeysNotOnPlan", 422, "plan_requires_test_keys") {
+  constructor(plan: Plan) {
+    super(`live keys require the team plan or higher; this org is on ${plan}`)
+  }
+}

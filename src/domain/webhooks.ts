@@ -2,6 +2,7 @@ import { createHash } from "node:crypto"
 import { Schema } from "effect"
 import type { Environment } from "./environments.ts"
 import { Timestamp } from "./tenancy.ts"
+import { NotFoundRefusal, Refusal } from "./refusal.ts"
 
 /** The webhook event types of spec §6.1. */
 export const WebhookEventType = Schema.Literals([
@@ -234,4 +235,31 @@ export const retryDelaysMs: ReadonlyArray<number> = [30_000, 300_000, 1_800_000,
 export const retryDelayAfter = (attempt: number, scale: number): number | undefined => {
   const d = retryDelaysMs[attempt - 1]
   return d === undefined || attempt >= maxAttempts ? undefined : Math.max(0, Math.round(d * scale))
+}
+
+export class WebhookNotFound extends NotFoundRefusal("WebhookNotFound", "webhook") {}
+
+export class UnknownWebhookEvent extends Refusal("UnknownWebhookEvent", 422, "unknown_event") {
+  constructor(names: ReadonlyArray<string>) {
+    super(`unknown event name(s): ${names.join(", ")}; expected some of ${webhookEventTypes.join(", ")}`)
+  }
+}
+
+export class NoWebhookEvents extends Refusal("NoWebhookEvents", 422, "validation_error") {
+  constructor() {
+    super("events must name at least one event")
+  }
+}
+
+export class SecretTooShort extends Refusal("SecretTooShort", 422, "secret_too_short") {
+  constructor() {
+    super(`secret must have at least ${minSecretLength} characters`)
+  }
+}
+
+/** A URL the SSRF policy refuses (src/webhooks/url-policy.ts), for a webhook or a chat channel (`field`). */
+export class UrlRefused extends Refusal("UrlRefused", 422, "url_not_allowed") {
+  constructor(reason: string, field?: string) {
+    super(field === undefined ? reason : `${field}: ${reason}`)
+  }
 }

@@ -1,6 +1,6 @@
 import { Context, Duration, Effect, Layer, Option, Redacted } from "effect"
 import { createTransport } from "nodemailer"
-import type { AttemptResult } from "../webhooks/delivery.ts"
+import type { AttemptResult } from "../domain/delivery.ts"
 import { WebhookConfig } from "../webhooks/config.ts"
 import { NotificationConfig } from "./config.ts"
 

@@ -1,18 +1,12 @@
 import { Effect } from "effect"
-import type { ChannelKind } from "../domain/channels.ts"
+import type { ChannelTarget } from "../domain/channels.ts"
 import type { Rendered } from "../domain/notification-text.ts"
-import type { AttemptResult } from "../webhooks/delivery.ts"
+import type { AttemptResult } from "../domain/delivery.ts"
 import { deliverVetted, postJson } from "../webhooks/delivery.ts"
 import { WebhookConfig } from "../webhooks/config.ts"
 import { chatBody, emailMessage } from "./formats.ts"
 import { Mailer } from "./mailer.ts"
 
-/** Where one channel's messages go: its decrypted URL (chat) or its recipients (e-mail). */
-export interface ChannelTarget {
-  readonly kind: ChannelKind
-  readonly url: string | null
-  readonly addresses: ReadonlyArray<string>
-}
 
 /**
  * One attempt to send a rendered message to a channel. Chat URLs pass the webhooks' SSRF policy

@@ -1,16 +1,26 @@
-import { Context, Effect, Layer, Option } from "effect"
+import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
-import { type Channel, type ChannelDraft, channelProblems, coalesceBounds, isChatKind, redactUrl } from "../domain/channels.ts"
-import type { ChannelKind } from "../domain/channels.ts"
-import { Conflict, NotFound, Unprocessable } from "../domain/errors.ts"
+import {
+  type Channel,
+  type ChannelDraft,
+  ChannelInUse,
+  ChannelInvalid,
+  type ChannelKind,
+  ChannelNotFound,
+  channelProblems,
+  type ChannelTarget,
+  coalesceBounds,
+  isChatKind,
+  redactUrl,
+  SmtpNotConfigured,
+  UnknownAlertChannels
+} from "../domain/channels.ts"
 import { makeId } from "../domain/ids.ts"
-import { decodeCursor, type Page, toPage } from "../domain/pagination.ts"
-import { NotificationConfig } from "../notifications/config.ts"
-import type { ChannelTarget } from "../notifications/send.ts"
-import { WebhookConfig } from "../webhooks/config.ts"
-import { SecretBox } from "../webhooks/secret-box.ts"
-import { vetUrl } from "../webhooks/url-policy.ts"
-import type { PageRequest, Tenant } from "./webhooks-repo.ts"
+import type { Page } from "../domain/pagination.ts"
+import { UrlRefused } from "../domain/webhooks.ts"
+import { DeliveryPolicy } from "./delivery-policy.ts"
+import { SecretBox } from "./secret-box.ts"
+import { type PageRequest, type Tenant, tenantPage } from "./tenant-pages.ts"
 
 interface ChannelRow {
   readonly id: string
@@ -54,50 +64,50 @@ export interface ChannelPatch {
   readonly enabled?: boolean | undefined
 }
 
+/** Why a channel's fields are refused. */
+type ChannelProblem = ChannelInvalid | UrlRefused | SmtpNotConfigured
+
 /**
  * Notification channels of a tenant (org and environment), and the org's choice of channels for
- * admin alerts. A chat URL is validated against the webhooks' URL policy (SSRF) and sealed with
- * their key; only its origin is kept in clear, for display.
+ * admin alerts. A chat URL is validated against the webhooks' URL policy (SSRF, DeliveryPolicy)
+ * and sealed with their key; only its origin is kept in clear, for display.
  */
 export class Channels extends Context.Service<Channels, {
-  readonly create: (tenant: Tenant, input: ChannelInput) => Effect.Effect<Channel, Unprocessable>
+  readonly create: (tenant: Tenant, input: ChannelInput) => Effect.Effect<Channel, ChannelProblem>
   readonly list: (tenant: Tenant, page: PageRequest) => Effect.Effect<Page<Channel>>
-  readonly get: (tenant: Tenant, id: string) => Effect.Effect<Channel, NotFound>
+  readonly get: (tenant: Tenant, id: string) => Effect.Effect<Channel, ChannelNotFound>
   /** Changes the fields given; `enabled: true` also clears `failing` and makes what queued due at once. */
-  readonly update: (tenant: Tenant, id: string, patch: ChannelPatch) => Effect.Effect<Channel, NotFound | Unprocessable>
+  readonly update: (tenant: Tenant, id: string, patch: ChannelPatch) => Effect.Effect<Channel, ChannelNotFound | ChannelProblem>
   /** 409 channel_in_use while a rule names it. */
-  readonly remove: (tenant: Tenant, id: string) => Effect.Effect<void, NotFound | Conflict>
-  readonly target: (tenant: Tenant, id: string) => Effect.Effect<{ readonly channel: Channel; readonly target: ChannelTarget }, NotFound>
+  readonly remove: (tenant: Tenant, id: string) => Effect.Effect<void, ChannelNotFound | ChannelInUse>
+  readonly target: (tenant: Tenant, id: string) => Effect.Effect<{ readonly channel: Channel; readonly target: ChannelTarget }, ChannelNotFound>
   /** The ids among `ids` that are not channels of the tenant. */
   readonly missing: (tenant: Tenant, ids: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<string>>
   readonly alertChannels: (orgId: string) => Effect.Effect<ReadonlyArray<string>>
   /** Replaces the org's alert channels; ids that are not channels of the org are 422. */
-  readonly setAlertChannels: (orgId: string, ids: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<string>, Unprocessable>
+  readonly setAlertChannels: (orgId: string, ids: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<string>, UnknownAlertChannels>
 }>()("signal-engine/store/Channels") {
   static readonly layer = Layer.effect(
     Channels,
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
       const box = yield* SecretBox
-      const webhookConfig = yield* WebhookConfig
-      const config = yield* NotificationConfig
+      const policy = yield* DeliveryPolicy
 
       /** The draft's problems (422), the URL policy included. */
       const check = Effect.fnUntraced(function*(draft: ChannelDraft, newUrl: string | undefined) {
         const problems = [...channelProblems(draft)]
         if (problems.length === 0 && newUrl !== undefined) {
-          const verdict = yield* vetUrl(newUrl, webhookConfig.allowedHosts)
-          if (verdict._tag === "Refused") return yield* Unprocessable.of(`url: ${verdict.reason}`, "url_not_allowed")
+          const refusal = yield* policy.urlRefusal(newUrl)
+          if (refusal !== undefined) return yield* new UrlRefused(refusal, "url")
         }
-        if (problems.length === 0 && draft.kind === "email" && Option.isNone(config.smtpUrl)) {
-          return yield* Unprocessable.of("e-mail channels need the operator to configure SMTP_URL", "smtp_not_configured")
-        }
-        if (problems.length > 0) return yield* Unprocessable.of(problems.join("; "), "validation_error")
+        if (problems.length === 0 && draft.kind === "email" && !policy.emailConfigured) return yield* new SmtpNotConfigured()
+        if (problems.length > 0) return yield* new ChannelInvalid(problems)
       })
 
       const textArray = (items: ReadonlyArray<string>) =>
         sql`ARRAY(SELECT jsonb_array_elements_text(${JSON.stringify(items)}::jsonb))`
-      const notFound = (id: string) => NotFound.of(`channel ${id} not found`)
+      const notFound = (id: string) => new ChannelNotFound(id)
       const where = (tenant: Tenant, id: string) =>
         sql`id = ${id} AND org_id = ${tenant.orgId} AND environment = ${tenant.environment}`
 
@@ -121,13 +131,7 @@ export class Channels extends Context.Service<Channels, {
       })
 
       const list = Effect.fn("Channels.list")(function*(tenant: Tenant, page: PageRequest) {
-        const after = page.cursor === undefined ? undefined : decodeCursor(page.cursor)
-        const rows = yield* sql<ChannelRow>`
-          SELECT ${sql.literal(columns)} FROM channels
-          WHERE org_id = ${tenant.orgId} AND environment = ${tenant.environment}
-            ${after === undefined ? sql`` : sql`AND id < ${after}`}
-          ORDER BY id DESC LIMIT ${page.limit + 1}`.pipe(Effect.orDie)
-        return toPage(rows.map(toChannel), page.limit, (c) => c.id)
+        return yield* tenantPage(sql, { table: "channels", columns }, tenant, page, toChannel)
       })
 
       const getRow = (tenant: Tenant, id: string) =>
@@ -184,10 +188,7 @@ export class Channels extends Context.Service<Channels, {
             AND jsonb_typeof(action_config->'channels') = 'array' AND action_config->'channels' ? ${id}
           ORDER BY id LIMIT 10`.pipe(Effect.orDie)
         if (users.length > 0) {
-          return yield* Conflict.of(
-            `channel ${id} is named by rule(s) ${users.map((r) => r.id).join(", ")}: take it out of their action_config.channels first`,
-            "channel_in_use"
-          )
+          return yield* new ChannelInUse(id, users.map((r) => r.id))
         }
         // Its queued messages and its place among the org's alert channels go with it (cascade).
         const rows = yield* sql`DELETE FROM channels WHERE ${where(tenant, id)} RETURNING id`.pipe(Effect.orDie)
@@ -221,7 +222,7 @@ export class Channels extends Context.Service<Channels, {
           SELECT id FROM channels WHERE org_id = ${orgId} AND id IN ${sql.in(wanted)}`.pipe(Effect.orDie)
         const unknown = wanted.filter((id) => !known.some((k) => k.id === id))
         if (unknown.length > 0) {
-          return yield* Unprocessable.of(`alert_channels: no channel ${unknown.join(", ")} in this org`, "validation_error")
+          return yield* new UnknownAlertChannels(unknown)
         }
         yield* sql.withTransaction(Effect.gen(function*() {
           yield* sql`DELETE FROM org_alert_channels WHERE org_id = ${orgId}`

@@ -1,16 +1,13 @@
-import { Context, Duration, Effect, Layer } from "effect"
+import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
-import type { ChannelKind } from "../domain/channels.ts"
+import type { ChannelKind, ChannelTarget } from "../domain/channels.ts"
+import { type AttemptResult, judgeAttempt } from "../domain/delivery.ts"
 import type { Environment } from "../domain/environments.ts"
-import { makeId } from "../domain/ids.ts"
 import type { NotificationFacts } from "../domain/notification-text.ts"
-import { maxAttempts, retryDelayAfter } from "../domain/webhooks.ts"
-import type { ChannelTarget } from "../notifications/send.ts"
-import type { AttemptResult } from "../webhooks/delivery.ts"
-import { WebhookConfig } from "../webhooks/config.ts"
-import { SecretBox } from "../webhooks/secret-box.ts"
-import { enqueueAlert } from "./notification-outbox.ts"
-import type { AttemptOutcome } from "./webhooks-repo.ts"
+import { maxAttempts } from "../domain/webhooks.ts"
+import { channelOutbox, leaseDue, nextAttemptAt, type OutboxDispatch, recordOnItem, releaseLease, turnFailing } from "./delivery-outbox.ts"
+import { DeliveryPolicy } from "./delivery-policy.ts"
+import { SecretBox } from "./secret-box.ts"
 
 /** A channel leased by a dispatcher, with its due messages, oldest first. */
 export interface ClaimedChannel {
@@ -40,26 +37,19 @@ export interface ClaimedMessage {
  * next with its next attempt time from the webhooks' delay table, and the fifth failure of a
  * message turns its channel failing, once, with an alert.
  */
-export class Notifications extends Context.Service<Notifications, {
-  readonly claim: (limits: { readonly channels: number; readonly perChannel: number }) => Effect.Effect<ReadonlyArray<ClaimedChannel>>
-  readonly recordAttempt: (
-    channel: ClaimedChannel,
-    message: ClaimedMessage,
-    attemptedAt: Date,
-    result: AttemptResult
-  ) => Effect.Effect<AttemptOutcome>
-  readonly release: (channelId: string) => Effect.Effect<void>
-}>()("signal-engine/store/Notifications") {
+export class Notifications extends Context.Service<
+  Notifications,
+  OutboxDispatch<ClaimedChannel, ClaimedMessage, { readonly channels: number; readonly perChannel: number }>
+>()("signal-engine/store/Notifications") {
   static readonly layer = Layer.effect(
     Notifications,
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
-      const config = yield* WebhookConfig
+      const policy = yield* DeliveryPolicy
       const box = yield* SecretBox
-      const leaseMs = (perChannel: number) => perChannel * Duration.toMillis(config.timeout) + 5_000
 
       const claim = Effect.fn("Notifications.claim")(function*(limits: { readonly channels: number; readonly perChannel: number }) {
-        const leased = yield* sql<{
+        const leased = yield* leaseDue<{
           readonly id: string
           readonly org_id: string
           readonly environment: Environment
@@ -68,18 +58,12 @@ export class Notifications extends Context.Service<Notifications, {
           readonly url_ciphertext: string | null
           readonly addresses: ReadonlyArray<string>
           readonly coalesce_s: number
-        }>`
-          WITH due AS (
-            SELECT c.id FROM channels c
-            WHERE c.enabled AND NOT c.failing AND c.leased_until < now()
-              AND EXISTS (SELECT 1 FROM notifications n
-                WHERE n.channel_id = c.id AND n.status = 'pending' AND n.next_attempt_at <= now())
-            ORDER BY c.leased_until
-            LIMIT ${limits.channels}
-            FOR UPDATE SKIP LOCKED)
-          UPDATE channels c SET leased_until = now() + ${leaseMs(limits.perChannel)}::double precision * interval '1 millisecond'
-          FROM due WHERE c.id = due.id
-          RETURNING c.id, c.org_id, c.environment, c.name, c.kind, c.url_ciphertext, c.addresses, c.coalesce_s`.pipe(Effect.orDie)
+        }>(
+          sql,
+          channelOutbox,
+          { targets: limits.channels, perTarget: limits.perChannel, attemptTimeout: policy.attemptTimeout },
+          ["id", "org_id", "environment", "name", "kind", "url_ciphertext", "addresses", "coalesce_s"]
+        )
         if (leased.length === 0) return []
         const messages = yield* sql<ClaimedMessage & { readonly channel_id: string }>`
           SELECT channel_id, id, attempts, facts, firings, summary, user_label FROM (
@@ -113,43 +97,33 @@ export class Notifications extends Context.Service<Notifications, {
         result: AttemptResult
       ) {
         const attempt = message.attempts + 1
-        const delay = result.delivered ? undefined : retryDelayAfter(attempt, config.retryScale)
-        const outcome: AttemptOutcome = result.delivered ? "delivered" : delay !== undefined ? "retry" : "gave-up"
-        const next = delay === undefined ? sql`next_attempt_at` : sql`now() + ${delay}::double precision * interval '1 millisecond'`
+        const { delayMs, outcome, status } = judgeAttempt(attempt, result, policy.retryScale)
         return yield* sql.withTransaction(Effect.gen(function*() {
-          // Guarded on the attempt count, as for webhooks: a lost lease records nothing twice.
-          const updated = yield* sql`
-            UPDATE notifications SET
-              attempts = ${attempt},
-              status = ${outcome === "delivered" ? "delivered" : outcome === "retry" ? "pending" : "failed"},
-              next_attempt_at = ${next},
-              last_attempt_at = ${attemptedAt},
-              last_error = ${result.error},
-              delivered_at = ${result.delivered ? sql`now()` : sql`NULL`}
-            WHERE id = ${message.id} AND attempts = ${message.attempts} AND status = 'pending'
-            RETURNING 1 AS ok`
-          if (updated.length === 0) return "stale" as const
-          if (outcome !== "gave-up") return outcome
-          const turned = yield* sql`
-            UPDATE channels SET failing = true, failing_since = now() WHERE id = ${channel.id} AND NOT failing RETURNING id`
-          if (turned.length > 0) {
-            const id = makeId("alert")
-            const message_ = `notification channel ${channel.id} (“${channel.name}”, ${channel.target.kind}) is failing: ` +
-              `${maxAttempts} attempts to send message ${message.id} failed (last: ${result.error ?? "unknown"}); messages are ` +
-              `paused until it is re-enabled with PATCH /api/v1/channels/${channel.id} {"enabled": true}`
-            const data = { channel_id: channel.id, kind: channel.target.kind, notification_id: message.id, last_error: result.error }
-            yield* sql`
-              INSERT INTO alerts (id, org_id, environment, type, message, data)
-              VALUES (${id}, ${channel.org_id}, ${channel.environment}, 'channel.failing', ${message_}, ${JSON.stringify(data)}::jsonb)`
-            yield* enqueueAlert(sql, { id, org_id: channel.org_id, environment: channel.environment, type: "channel.failing", message: message_, data, except: channel.id })
-            yield* Effect.logWarning(message_).pipe(Effect.annotateLogs({ org_id: channel.org_id, channel_id: channel.id }))
+          const recorded = yield* recordOnItem(
+            sql,
+            channelOutbox,
+            { where: sql`id = ${message.id}`, attempts: message.attempts },
+            { number: attempt, status, next: nextAttemptAt(sql, delayMs, "next_attempt_at"), at: attemptedAt },
+            result,
+            sql``
+          )
+          if (!recorded) return "stale" as const
+          if (outcome === "gave-up") {
+            yield* turnFailing(sql, channelOutbox, channel, {
+              type: "channel.failing",
+              message: `notification channel ${channel.id} (“${channel.name}”, ${channel.target.kind}) is failing: ` +
+                `${maxAttempts} attempts to send message ${message.id} failed (last: ${result.error ?? "unknown"}); messages are ` +
+                `paused until it is re-enabled with PATCH /api/v1/channels/${channel.id} {"enabled": true}`,
+              data: { channel_id: channel.id, kind: channel.target.kind, notification_id: message.id, last_error: result.error },
+              except: channel.id
+            })
           }
           return outcome
         })).pipe(Effect.orDie)
       })
 
       const release = Effect.fn("Notifications.release")(function*(channelId: string) {
-        yield* sql`UPDATE channels SET leased_until = now() WHERE id = ${channelId}`.pipe(Effect.orDie)
+        yield* releaseLease(sql, channelOutbox, channelId)
       })
 
       return Notifications.of({ claim, recordAttempt, release })

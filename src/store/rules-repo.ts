@@ -1,16 +1,11 @@
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
-import type { Environment } from "../domain/environments.ts"
-import { NotFound, Unprocessable } from "../domain/errors.ts"
 import { makeId } from "../domain/ids.ts"
 import { decodeCursor, type Page, toPage } from "../domain/pagination.ts"
-import type { Condition, Rule, RuleAction, RuleScope, RuleType } from "../domain/rules.ts"
-import type { PageRequest } from "./tenancy-repo.ts"
+import { type Condition, type Rule, type RuleAction, RuleNotFound, type RuleScope, RuleTeamMissing, type RuleType } from "../domain/rules.ts"
+import type { PageRequest, Tenant } from "./tenant-pages.ts"
 
-export interface Tenant {
-  readonly orgId: string
-  readonly environment: Environment
-}
+export type { Tenant } from "./tenant-pages.ts"
 
 export interface RuleFields {
   readonly name: string
@@ -57,11 +52,11 @@ const columns = "id, name, type, enabled, scope, scope_id, priority, condition, 
 /** Rules of an org's environment. SQL failures are defects. */
 export class Rules extends Context.Service<Rules, {
   /** Fails (422) when a team scope names a team deleted meanwhile. */
-  readonly create: (tenant: Tenant, fields: RuleFields) => Effect.Effect<Rule, Unprocessable>
-  readonly get: (tenant: Tenant, id: string) => Effect.Effect<Rule, NotFound>
+  readonly create: (tenant: Tenant, fields: RuleFields) => Effect.Effect<Rule, RuleTeamMissing>
+  readonly get: (tenant: Tenant, id: string) => Effect.Effect<Rule, RuleNotFound>
   readonly list: (tenant: Tenant, filter: RuleFilter, page: PageRequest) => Effect.Effect<Page<Rule>>
-  readonly replace: (tenant: Tenant, id: string, fields: RuleFields) => Effect.Effect<Rule, NotFound | Unprocessable>
-  readonly remove: (tenant: Tenant, id: string) => Effect.Effect<void, NotFound>
+  readonly replace: (tenant: Tenant, id: string, fields: RuleFields) => Effect.Effect<Rule, RuleNotFound | RuleTeamMissing>
+  readonly remove: (tenant: Tenant, id: string) => Effect.Effect<void, RuleNotFound>
   /** Whether `scope_id` names a user or team of the org (or is the org itself). */
   readonly scopeExists: (orgId: string, scope: Exclude<RuleScope, "project">, scopeId: string) => Effect.Effect<boolean>
 }>()("signal-engine/store/Rules") {
@@ -69,7 +64,7 @@ export class Rules extends Context.Service<Rules, {
     Rules,
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
-      const notFound = (id: string) => NotFound.of(`rule ${id} not found`)
+      const notFound = (id: string) => new RuleNotFound(id)
 
       /**
        * A team scope holds only while the team exists: checked in the writing statement, with the
@@ -80,7 +75,7 @@ export class Rules extends Context.Service<Rules, {
         f.scope === "team"
           ? sql`EXISTS (SELECT 1 FROM teams WHERE id = ${f.scope_id} AND org_id = ${tenant.orgId} FOR KEY SHARE)`
           : sql`true`
-      const teamGone = (f: RuleFields) => Unprocessable.of(`scope_id: no team ${f.scope_id} in this org`, "validation_error")
+      const teamGone = (f: RuleFields) => new RuleTeamMissing(f.scope_id)
 
       const create = Effect.fn("Rules.create")(function*(tenant: Tenant, f: RuleFields) {
         const rows = yield* sql<Row>`

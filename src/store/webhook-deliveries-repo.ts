@@ -1,9 +1,8 @@
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
-import { NotFound } from "../domain/errors.ts"
 import { decodeCursor, type Page, toPage } from "../domain/pagination.ts"
-import type { WebhookDelivery, WebhookEventType } from "../domain/webhooks.ts"
-import type { PageRequest, Tenant } from "./webhooks-repo.ts"
+import { type WebhookDelivery, type WebhookEventType, WebhookNotFound } from "../domain/webhooks.ts"
+import type { PageRequest, Tenant } from "./tenant-pages.ts"
 
 interface Row {
   readonly seq: string
@@ -28,7 +27,7 @@ const iso = (d: Date | string) => new Date(d).toISOString()
 /** What was delivered to a webhook and how each attempt went: the read side of the outbox. */
 export class WebhookDeliveries extends Context.Service<WebhookDeliveries, {
   /** The webhook's deliveries, newest event first, each with its attempts. */
-  readonly list: (tenant: Tenant, webhookId: string, page: PageRequest) => Effect.Effect<Page<WebhookDelivery>, NotFound>
+  readonly list: (tenant: Tenant, webhookId: string, page: PageRequest) => Effect.Effect<Page<WebhookDelivery>, WebhookNotFound>
 }>()("signal-engine/store/WebhookDeliveries") {
   static readonly layer = Layer.effect(
     WebhookDeliveries,
@@ -37,7 +36,7 @@ export class WebhookDeliveries extends Context.Service<WebhookDeliveries, {
       const list = Effect.fn("WebhookDeliveries.list")(function*(tenant: Tenant, webhookId: string, page: PageRequest) {
         const owned = yield* sql`SELECT 1 FROM webhooks
           WHERE id = ${webhookId} AND org_id = ${tenant.orgId} AND environment = ${tenant.environment}`.pipe(Effect.orDie)
-        if (owned.length === 0) return yield* NotFound.of(`webhook ${webhookId} not found`)
+        if (owned.length === 0) return yield* new WebhookNotFound(webhookId)
         // Events are ordered by the outbox's sequence (their ids are content hashes, not times).
         const after = page.cursor === undefined || page.cursor === "" ? undefined : decodeCursor(page.cursor)
         const rows = yield* sql<Row>`

@@ -2,7 +2,7 @@ import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { decodeCursor, type Page, toPage } from "../domain/pagination.ts"
 import type { RaisedEvent, WebhookEventType } from "../domain/webhooks.ts"
-import type { PageRequest, Tenant } from "./webhooks-repo.ts"
+import type { PageRequest, Tenant } from "./tenant-pages.ts"
 
 /**
  * What the service raised for an org (the outbox's events: budget warnings, anomalies, rule

@@ -1,4 +1,4 @@
-import { Config, Context, Duration, Effect, Layer, Option, type Redacted } from "effect"
+import { Config, Context, Duration, Effect, Layer } from "effect"
 
 /**
  * Webhook settings, read once at start-up:
@@ -8,7 +8,7 @@ import { Config, Context, Duration, Effect, Layer, Option, type Redacted } from 
  * - WEBHOOK_RETRY_SCALE: multiplies the retry delays (default 1; tests use e.g. 0.001).
  * - WEBHOOK_POLL_INTERVAL: how often an idle dispatcher looks for due deliveries (default 500 ms).
  * - WEBHOOK_WORKERS: concurrent dispatcher loops per node (default 4).
- * - WEBHOOK_SECRET_KEY: the AES-256 key that encrypts secrets at rest (32 bytes, hex or base64).
+ * (WEBHOOK_SECRET_KEY, the key of secrets at rest, is the store's: src/store/secret-box.ts.)
  */
 export class WebhookConfig extends Context.Service<WebhookConfig, {
   readonly allowedHosts: ReadonlySet<string>
@@ -16,7 +16,6 @@ export class WebhookConfig extends Context.Service<WebhookConfig, {
   readonly retryScale: number
   readonly pollInterval: Duration.Duration
   readonly workers: number
-  readonly secretKey: Option.Option<Redacted.Redacted<string>>
 }>()("signal-engine/webhooks/WebhookConfig") {
   static readonly layer = Layer.effect(
     WebhookConfig,
@@ -27,8 +26,7 @@ export class WebhookConfig extends Context.Service<WebhookConfig, {
         timeout: yield* Config.Duration("WEBHOOK_TIMEOUT").pipe(Config.withDefault(Duration.seconds(10))),
         retryScale: yield* Config.Number("WEBHOOK_RETRY_SCALE").pipe(Config.withDefault(1)),
         pollInterval: yield* Config.Duration("WEBHOOK_POLL_INTERVAL").pipe(Config.withDefault(Duration.millis(500))),
-        workers: yield* Config.Int("WEBHOOK_WORKERS").pipe(Config.withDefault(4)),
-        secretKey: yield* Config.option(Config.Redacted("WEBHOOK_SECRET_KEY"))
+        workers: yield* Config.Int("WEBHOOK_WORKERS").pipe(Config.withDefault(4))
       })
     })
   )

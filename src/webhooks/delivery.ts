@@ -1,17 +1,11 @@
 import { Duration, Effect } from "effect"
+import type { AttemptResult } from "../domain/delivery.ts"
 import { Agent as HttpAgent, request as httpRequest } from "node:http"
 import { Agent as HttpsAgent, request as httpsRequest } from "node:https"
 import type { LookupFunction } from "node:net"
 import { sign, signatureHeader } from "./signing.ts"
 import { vetUrl, type VettedUrl } from "./url-policy.ts"
 
-/** What one attempt came to. */
-export interface AttemptResult {
-  readonly delivered: boolean
-  readonly status_code: number | null
-  readonly latency_ms: number
-  readonly error: string | null
-}
 
 // Connections are reused across deliveries; a pooled socket is connected to an address that was vetted.
 const httpAgent = new HttpAgent({ keepAlive: true, maxSockets: 64 })

@@ -1,6 +1,5 @@
 import { Cause, Clock, Duration, Effect, Schedule, type Scope } from "effect"
-import type { AttemptOutcome } from "../store/webhooks-repo.ts"
-import type { AttemptResult } from "./delivery.ts"
+import type { AttemptOutcome, AttemptResult } from "../domain/delivery.ts"
 
 /**
  * What an outbox gives the lease loop: how to lease a round of targets (webhooks, channels),

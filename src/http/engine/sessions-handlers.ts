@@ -5,13 +5,14 @@ import { defaultPageSize } from "../../domain/pagination.ts"
 import type { LicensePrincipal } from "../../domain/principal.ts"
 import { Activity, type Tenant } from "../../store/activity-repo.ts"
 import { EnginePrincipal } from "../contract.ts"
+import { serviceOnTheWire } from "../refusals.ts"
 import { instant } from "../query.ts"
 import { EngineApi } from "./api.ts"
 
 const tenant = (p: LicensePrincipal): Tenant => ({ orgId: p.orgId, environment: p.environment })
 
 export const EngineSessionsHandlers = HttpApiBuilder.group(EngineApi, "sessions", Effect.fn(function*(handlers) {
-  const activity = yield* Activity
+  const activity = serviceOnTheWire(yield* Activity)
   return handlers
     .handle("list", ({ query }) =>
       EnginePrincipal.use((p) =>

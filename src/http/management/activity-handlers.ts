@@ -5,6 +5,7 @@ import { defaultPageSize } from "../../domain/pagination.ts"
 import type { ApiKeyPrincipal } from "../../domain/principal.ts"
 import { Activity, type SessionFilters, type Tenant } from "../../store/activity-repo.ts"
 import { ApiPrincipal } from "../contract.ts"
+import { serviceOnTheWire } from "../refusals.ts"
 import { instant } from "../query.ts"
 import { ManagementApi } from "./api.ts"
 import { eventIdFor } from "../../domain/projection-rows.ts"
@@ -28,7 +29,7 @@ const commonFilters = (query: SessionFilters): SessionFilters => ({
 })
 
 export const SessionsHandlers = HttpApiBuilder.group(ManagementApi, "sessions", Effect.fn(function*(handlers) {
-  const activity = yield* Activity
+  const activity = serviceOnTheWire(yield* Activity)
   return handlers
     .handle("list", ({ query }) =>
       ApiPrincipal.use((p) => activity.listSessions(tenant(p), commonFilters(query), page(query))))
@@ -44,7 +45,7 @@ export const SessionsHandlers = HttpApiBuilder.group(ManagementApi, "sessions", 
 }))
 
 export const EventsHandlers = HttpApiBuilder.group(ManagementApi, "events", Effect.fn(function*(handlers) {
-  const activity = yield* Activity
+  const activity = serviceOnTheWire(yield* Activity)
   return handlers
     .handle("list", ({ query }) =>
       ApiPrincipal.use((p) =>
@@ -64,7 +65,7 @@ export const EventsHandlers = HttpApiBuilder.group(ManagementApi, "events", Effe
 const defaultSpanMs = 30 * 24 * 3600 * 1000
 
 export const UsageHandlers = HttpApiBuilder.group(ManagementApi, "usage", Effect.fn(function*(handlers) {
-  const activity = yield* Activity
+  const activity = serviceOnTheWire(yield* Activity)
   return handlers
     .handle("report", ({ query }) =>
       ApiPrincipal.use((p) =>

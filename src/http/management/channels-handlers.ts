@@ -10,6 +10,7 @@ import { Channels } from "../../store/channels-repo.ts"
 import type { Tenant } from "../../store/webhooks-repo.ts"
 import { WebhookConfig } from "../../webhooks/config.ts"
 import { ApiPrincipal } from "../contract.ts"
+import { serviceOnTheWire } from "../refusals.ts"
 import { ManagementApi } from "./api.ts"
 
 const tenant = (p: ApiKeyPrincipal): Tenant => ({ orgId: p.orgId, environment: p.environment })
@@ -20,7 +21,7 @@ const page = (query: { readonly limit?: number | undefined; readonly cursor?: st
 })
 
 export const ChannelsHandlers = HttpApiBuilder.group(ManagementApi, "channels", Effect.fn(function*(handlers) {
-  const channels = yield* Channels
+  const channels = serviceOnTheWire(yield* Channels)
   const config = yield* NotificationConfig
   const webhookConfig = yield* WebhookConfig
   const mailer = yield* Mailer

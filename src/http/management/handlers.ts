@@ -10,6 +10,7 @@ import { holdsScope } from "../../domain/scopes.ts"
 import type { Org } from "../../domain/tenancy.ts"
 import { type OrgRecord, Tenancy } from "../../store/tenancy-repo.ts"
 import { ApiPrincipal } from "../contract.ts"
+import { type OnTheWire, serviceOnTheWire } from "../refusals.ts"
 import { EventsHandlers, SessionsHandlers, UsageHandlers } from "./activity-handlers.ts"
 import { AlertsHandlers, WebhookEventsHandlers, WebhooksHandlers } from "./webhooks-handlers.ts"
 import { ChannelsHandlers } from "./channels-handlers.ts"
@@ -48,8 +49,8 @@ const liveKeyForBothEnvironments = Effect.gen(function*() {
 })
 
 export const OrgHandlers = HttpApiBuilder.group(ManagementApi, "org", Effect.fn(function*(handlers) {
-  const tenancy = yield* Tenancy
-  const channels = yield* Channels
+  const tenancy = serviceOnTheWire(yield* Tenancy)
+  const channels = serviceOnTheWire(yield* Channels)
   return handlers
     .handle("get", () =>
       Effect.gen(function*() {
@@ -73,7 +74,7 @@ export const OrgHandlers = HttpApiBuilder.group(ManagementApi, "org", Effect.fn(
 }))
 
 export const UsersHandlers = HttpApiBuilder.group(ManagementApi, "users", Effect.fn(function*(handlers) {
-  const tenancy = yield* Tenancy
+  const tenancy = serviceOnTheWire(yield* Tenancy)
   return handlers
     .handle("list", ({ query }) => ApiPrincipal.use((p) => tenancy.listUsers(p.orgId, page(query))))
     .handle("get", ({ params }) => ApiPrincipal.use((p) => tenancy.getUser(p.orgId, params.id)))
@@ -95,7 +96,7 @@ export const UsersHandlers = HttpApiBuilder.group(ManagementApi, "users", Effect
 }))
 
 export const TeamsHandlers = HttpApiBuilder.group(ManagementApi, "teams", Effect.fn(function*(handlers) {
-  const tenancy = yield* Tenancy
+  const tenancy = serviceOnTheWire(yield* Tenancy)
   return handlers
     .handle("list", ({ query }) => ApiPrincipal.use((p) => tenancy.listTeams(p.orgId, page(query))))
     .handle("create", ({ payload }) => ApiPrincipal.use((p) => tenancy.createTeam(p.orgId, payload)))
@@ -107,7 +108,7 @@ export const TeamsHandlers = HttpApiBuilder.group(ManagementApi, "teams", Effect
 }))
 
 export const ProjectsHandlers = HttpApiBuilder.group(ManagementApi, "projects", Effect.fn(function*(handlers) {
-  const tenancy = yield* Tenancy
+  const tenancy = serviceOnTheWire(yield* Tenancy)
   return handlers
     .handle("list", ({ query }) => ApiPrincipal.use((p) => tenancy.listProjects(p.orgId, page(query))))
     .handle("create", ({ payload }) => ApiPrincipal.use((p) => tenancy.createProject(p.orgId, payload)))
@@ -116,14 +117,14 @@ export const ProjectsHandlers = HttpApiBuilder.group(ManagementApi, "projects", 
 }))
 
 /** Revokes a key of the caller's environment by its id, which must be of the kind the path names. */
-const revoke = (tenancy: Tenancy["Service"], id: string, prefix: string, kind: string) =>
+const revoke = (tenancy: OnTheWire<Tenancy["Service"]>, id: string, prefix: string, kind: string) =>
   ApiPrincipal.use((p) =>
     id.startsWith(`${prefix}_`)
       ? tenancy.revokeKey(id, { orgId: p.orgId, environment: p.environment })
       : Effect.fail(NotFound.of(`${kind} ${id} not found`)))
 
 export const ApiKeysHandlers = HttpApiBuilder.group(ManagementApi, "apiKeys", Effect.fn(function*(handlers) {
-  const tenancy = yield* Tenancy
+  const tenancy = serviceOnTheWire(yield* Tenancy)
   return handlers
     .handle("list", ({ query }) =>
       ApiPrincipal.use((p) => tenancy.listApiKeys(p.orgId, p.environment, page(query))))
@@ -145,7 +146,7 @@ export const ApiKeysHandlers = HttpApiBuilder.group(ManagementApi, "apiKeys", Ef
 }))
 
 export const LicenseKeysHandlers = HttpApiBuilder.group(ManagementApi, "licenseKeys", Effect.fn(function*(handlers) {
-  const tenancy = yield* Tenancy
+  const tenancy = serviceOnTheWire(yield* Tenancy)
   return handlers
     .handle("list", ({ query }) =>
       ApiPrincipal.use((p) => tenancy.listLicenseKeys(p.orgId, p.environment, page(query))))

@@ -8,6 +8,7 @@ import { Channels } from "../../store/channels-repo.ts"
 import { Budgets } from "../../store/budgets-repo.ts"
 import { type RuleFields, Rules, type Tenant } from "../../store/rules-repo.ts"
 import { ApiPrincipal } from "../contract.ts"
+import { serviceOnTheWire } from "../refusals.ts"
 import { ManagementApi } from "./api.ts"
 
 const tenantOfPrincipal = ApiPrincipal.use((p) => Effect.succeed<Tenant>({ orgId: p.orgId, environment: p.environment }))
@@ -18,8 +19,8 @@ const maxProjectIdLength = 200
 
 export const RulesHandlers = HttpApiBuilder.group(ManagementApi, "rules", (handlers) =>
   Effect.gen(function*() {
-    const rules = yield* Rules
-    const channels = yield* Channels
+    const rules = serviceOnTheWire(yield* Rules)
+    const channels = serviceOnTheWire(yield* Channels)
 
     /**
      * A draft becomes a rule only if its condition has its type's shape and every value makes sense
@@ -106,7 +107,7 @@ export const RulesHandlers = HttpApiBuilder.group(ManagementApi, "rules", (handl
 
 export const BudgetsHandlers = HttpApiBuilder.group(ManagementApi, "budgets", (handlers) =>
   Effect.gen(function*() {
-    const rules = yield* Rules
+    const rules = serviceOnTheWire(yield* Rules)
     const budgets = yield* Budgets
     return handlers.handle("list", ({ query }) =>
       Effect.gen(function*() {

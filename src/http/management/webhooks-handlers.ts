@@ -10,6 +10,7 @@ import { type Tenant, Webhooks } from "../../store/webhooks-repo.ts"
 import { WebhookConfig } from "../../webhooks/config.ts"
 import { deliver } from "../../webhooks/delivery.ts"
 import { ApiPrincipal } from "../contract.ts"
+import { serviceOnTheWire } from "../refusals.ts"
 import { ManagementApi } from "./api.ts"
 
 const tenant = (p: ApiKeyPrincipal): Tenant => ({ orgId: p.orgId, environment: p.environment })
@@ -40,9 +41,9 @@ const testPayload = (webhookId: string, orgId: string, now: Date) => {
 }
 
 export const WebhooksHandlers = HttpApiBuilder.group(ManagementApi, "webhooks", Effect.fn(function*(handlers) {
-  const webhooks = yield* Webhooks
+  const webhooks = serviceOnTheWire(yield* Webhooks)
   const config = yield* WebhookConfig
-  const deliveries = yield* WebhookDeliveries
+  const deliveries = serviceOnTheWire(yield* WebhookDeliveries)
   return handlers
     .handle("list", ({ query }) => ApiPrincipal.use((p) => webhooks.list(tenant(p), page(query))))
     .handle("deliveries", ({ params, query }) => ApiPrincipal.use((p) => deliveries.list(tenant(p), params.id, page(query))))
@@ -59,7 +60,7 @@ export const WebhooksHandlers = HttpApiBuilder.group(ManagementApi, "webhooks", 
 }))
 
 export const AlertsHandlers = HttpApiBuilder.group(ManagementApi, "alerts", Effect.fn(function*(handlers) {
-  const webhooks = yield* Webhooks
+  const webhooks = serviceOnTheWire(yield* Webhooks)
   return handlers.handle("list", ({ query }) => ApiPrincipal.use((p) => webhooks.listAlerts(tenant(p), page(query))))
 }))
 

@@ -1,7 +1,6 @@
-import { Context, Effect, Layer, Option, Redacted } from "effect"
+import { Config, Context, Effect, Layer, Option, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
 import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto"
-import { WebhookConfig } from "./config.ts"
 
 const settingName = "webhook_secret_key"
 
@@ -14,7 +13,7 @@ export const parseKey = (text: string): Buffer | undefined => {
 }
 
 /**
- * Webhook secrets at rest: AES-256-GCM, `v1.<iv>.<tag>.<ciphertext>` (base64url), a fresh
+ * Secrets at rest (webhook secrets, chat URLs): AES-256-GCM, `v1.<iv>.<tag>.<ciphertext>` (base64url), a fresh
  * 12-byte IV per secret. The key is WEBHOOK_SECRET_KEY; without it, a random key generated on
  * the first start and kept in the `settings` table (convenient for development; production sets
  * the variable so that a database dump alone does not reveal the secrets).
@@ -23,15 +22,16 @@ export class SecretBox extends Context.Service<SecretBox, {
   readonly seal: (plain: string) => string
   /** Dies when the secret was sealed with another key (WEBHOOK_SECRET_KEY changed). */
   readonly open: (sealed: string) => Effect.Effect<string>
-}>()("signal-engine/webhooks/SecretBox") {
+}>()("signal-engine/store/SecretBox") {
   static readonly layer = Layer.effect(
     SecretBox,
     Effect.gen(function*() {
-      const config = yield* WebhookConfig
+      // WEBHOOK_SECRET_KEY: the AES-256 key (32 bytes, hex or base64).
+      const secretKey = yield* Config.option(Config.Redacted("WEBHOOK_SECRET_KEY"))
       const sql = yield* SqlClient.SqlClient
       let key: Buffer
-      if (Option.isSome(config.secretKey)) {
-        const parsed = parseKey(Redacted.value(config.secretKey.value))
+      if (Option.isSome(secretKey)) {
+        const parsed = parseKey(Redacted.value(secretKey.value))
         if (parsed === undefined) return yield* Effect.die(new Error("WEBHOOK_SECRET_KEY must be 32 bytes, as 64 hex digits or base64"))
         key = parsed
       } else {
