@@ -39,14 +39,8 @@ export interface SessionFilters {
 }
 
 /** Filters of GET /events. */
-export interface EventFilters {
+export interface EventFilters extends SessionFilters {
   readonly session_id?: string | undefined
-  readonly user_id?: string | undefined
-  readonly project_id?: string | undefined
-  readonly model?: string | undefined
-  readonly adapter?: string | undefined
-  readonly from?: string | undefined
-  readonly to?: string | undefined
   readonly error_only?: boolean | undefined
   readonly action?: "block" | "warn" | "log" | "notify" | undefined
   readonly type?: string | undefined
