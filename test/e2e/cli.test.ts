@@ -48,7 +48,9 @@ describe("signal-engine admin", () => {
     expect(out.license_key_environment).toBe("test")
   })
 
-  it("create-user, create-api-key with scopes, create-license-key and revoke-key", async () => {
+  // Five CLI processes, each starting Node and connecting: on a loaded machine that is more than
+  // the suite's default 30 s.
+  it("create-user, create-api-key with scopes, create-license-key and revoke-key", { timeout: 90_000 }, async () => {
     const boot = JSON.parse(await cli(databaseUrl, "admin", "bootstrap", "--org", "keys-org", "--json"))
     const user = JSON.parse(await cli(databaseUrl, "admin", "create-user", "--org", "keys-org", "--email", "bo@keys.test", "--name", "Bo", "--team", boot.team_id, "--json"))
     expect(user).toMatchObject({ email: "bo@keys.test", team_ids: [boot.team_id] })
@@ -64,7 +66,7 @@ describe("signal-engine admin", () => {
     expect((await call(server, "GET", "/engine/v1/me", { key: license.key })).status).toBe(401)
   })
 
-  it("refuses unknown scopes and live keys on a plan without them, with a non-zero exit", async () => {
+  it("refuses unknown scopes and live keys on a plan without them, with a non-zero exit", { timeout: 90_000 }, async () => {
     await cli(databaseUrl, "admin", "bootstrap", "--org", "lite-org", "--plan", "lite")
     await expect(cli(databaseUrl, "admin", "create-api-key", "--org", "lite-org", "--env", "test", "--scopes", "rules:fly")).rejects.toThrow(/unknown scope/)
     await expect(cli(databaseUrl, "admin", "create-api-key", "--org", "lite-org", "--env", "live", "--scopes", "all")).rejects.toThrow(/team plan/)

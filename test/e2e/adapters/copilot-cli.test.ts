@@ -194,12 +194,15 @@ describe("the Copilot CLI adapter, with the real copilot CLI", () => {
       readdirSync(spool).filter((f) => f.endsWith(".json")).flatMap((f) => JSON.parse(readFileSync(join(spool, f), "utf8")).signals as Array<any>)
     const tokensIn = 2 * (usage.input + usage.cacheRead + usage.cacheWrite)
     // Copilot writes the log of its model calls as it exits, after its last hook: the usage is
-    // spooled too once the adapter has read it there.
-    const signals = await waitFor(async () => spooledSignals(), (all) => all.reduce((n, x) => n + Number(x.metadata?.tokens_in ?? 0), 0) === tokensIn, {
-      what: "the run's usage in the spool"
+    // spooled too once the adapter has read it there. Its sessionEnd hook may still be running
+    // when the process exits, so the spool is awaited until it holds every kind of signal.
+    const kinds = ["session-start", "user-prompt", "pre-tool", "post-tool", "stop", "session-end"]
+    const signals = await waitFor(async () => spooledSignals(), (all) =>
+      all.reduce((n, x) => n + Number(x.metadata?.tokens_in ?? 0), 0) === tokensIn && kinds.every((t) => all.some((x) => x.type === t)), {
+      what: "the run's signals and usage in the spool"
     })
     const types = new Set(signals.map((x) => x.type))
-    for (const t of ["session-start", "user-prompt", "pre-tool", "post-tool", "stop", "session-end"]) expect(types, t).toContain(t)
+    for (const t of kinds) expect(types, t).toContain(t)
 
     restarted = await startServer({ databaseUrl: w.server.databaseUrl })
     const flushed = await w.adapter(["flush"], { env: { SIGNAL_ENGINE_URL: restarted.baseUrl } })
