@@ -17,6 +17,8 @@ declare module "vitest" {
     codingToolsBin: string
     /** Schemathesis's `st` command, for the OpenAPI documents' fuzzing test. */
     schemathesisBin: string
+    /** The folder of docker-compose, helm and dockerfile-check, for the deployment files' tests. */
+    deployToolsBin: string
   }
 }
 
@@ -57,34 +59,33 @@ const kafka = async (dir: string) => {
 }
 
 /**
- * The coding tools' CLIs: `CODING_TOOLS_BIN`, or infra/coding-tools/install.sh (a cache outside
- * the repository; nothing to do once it holds the pinned versions).
+ * A tool from one of infra/'s install scripts: the path its variable names (one you already
+ * have), or the last line the script prints (it installs into a cache outside the repository,
+ * once; nothing to do once the cache holds the pinned versions).
  */
-const codingTools = async () => {
-  const given = process.env.CODING_TOOLS_BIN
+const installed = async (variable: string, script: string) => {
+  const given = process.env[variable]
   if (given) return given
-  const { stdout } = await run("bash", [join(import.meta.dirname, "..", "..", "infra", "coding-tools", "install.sh")], {
-    maxBuffer: 16 * 1024 * 1024
-  })
+  const { stdout } = await run("bash", [join(import.meta.dirname, "..", "..", "infra", script)], { maxBuffer: 16 * 1024 * 1024 })
   return stdout.trim().split("\n").at(-1) ?? ""
 }
 
-/** Schemathesis: `SCHEMATHESIS_BIN`, or infra/schemathesis/install.sh (a virtualenv in the same cache). */
-const schemathesis = async () => {
-  const given = process.env.SCHEMATHESIS_BIN
-  if (given) return given
-  const { stdout } = await run("bash", [join(import.meta.dirname, "..", "..", "infra", "schemathesis", "install.sh")])
-  return stdout.trim().split("\n").at(-1) ?? ""
-}
+/** The coding tools' CLIs. */
+const codingTools = () => installed("CODING_TOOLS_BIN", "coding-tools/install.sh")
+/** Schemathesis (a virtualenv in the same cache). */
+const schemathesis = () => installed("SCHEMATHESIS_BIN", "schemathesis/install.sh")
+/** docker-compose, helm and dockerfile-check (built with Go into the same cache). */
+const deployTools = () => installed("DEPLOY_TOOLS_BIN", "deploy-tools/install.sh")
 
-/** One real PostgreSQL and one real Kafka broker for the whole run, the coding tools' CLIs and Schemathesis. */
+/** One real PostgreSQL and one real Kafka broker for the whole run, the coding tools' CLIs, Schemathesis and the deployment tools. */
 export default async function setup(project: TestProject) {
   const dir = mkdtempSync(join(tmpdir(), "signal-engine-test-"))
-  const [pg, broker, tools, st] = await Promise.all([postgres(dir), kafka(dir), codingTools(), schemathesis()])
+  const [pg, broker, tools, st, deploy] = await Promise.all([postgres(dir), kafka(dir), codingTools(), schemathesis(), deployTools()])
   project.provide("adminDatabaseUrl", pg.url)
   project.provide("kafkaBrokers", broker.brokers)
   project.provide("codingToolsBin", tools)
   project.provide("schemathesisBin", st)
+  project.provide("deployToolsBin", deploy)
   return async () => {
     await Promise.allSettled([pg.stop(), broker.stop()])
     rmSync(dir, { recursive: true, force: true })
