@@ -74,8 +74,15 @@ const installed = async (variable: string, script: string) => {
 const codingTools = () => installed("CODING_TOOLS_BIN", "coding-tools/install.sh")
 /** Schemathesis (a virtualenv in the same cache). */
 const schemathesis = () => installed("SCHEMATHESIS_BIN", "schemathesis/install.sh")
-/** docker-compose, helm and dockerfile-check (built with Go into the same cache). */
-const deployTools = () => installed("DEPLOY_TOOLS_BIN", "deploy-tools/install.sh")
+/**
+ * docker-compose, helm and dockerfile-check (built with Go into the same cache). Without them
+ * (no Go, no root for apt-get) only the deployment files' tests fail, saying so; the rest runs.
+ */
+const deployTools = () =>
+  installed("DEPLOY_TOOLS_BIN", "deploy-tools/install.sh").catch((error: { readonly stderr?: string }) => {
+    console.error(`infra/deploy-tools/install.sh failed; the deployment files' tests will fail:\n${error.stderr ?? String(error)}`)
+    return ""
+  })
 
 /** One real PostgreSQL and one real Kafka broker for the whole run, the coding tools' CLIs, Schemathesis and the deployment tools. */
 export default async function setup(project: TestProject) {
