@@ -1,6 +1,7 @@
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { describe, expect, it } from "vitest"
+import { expectVerdictsThroughEveryNode } from "../support/cluster.ts"
 import { bootstrapOrg, call, freshDatabase, startServer, type TestServer, withStore } from "../support/harness.ts"
 import { logVariants } from "../support/log-variants.ts"
 import { waitFor } from "../support/wait.ts"
@@ -34,15 +35,7 @@ describe.each(logVariants())("two nodes over %s", (name, logEnv) => {
       expect(settled).toHaveLength(4)
       const org = await bootstrapOrg(databaseUrl, "cluster", "team")
       const keys = await licenseKeys(nodeA, org, 8)
-      const answers = await Promise.all(keys.flatMap((key) =>
-        [nodeA, nodeB].map((node) =>
-          call(node, "POST", "/engine/v1/signals", { key, body: { type: "post-tool", adapter: "claude-code", session_id: "c" } }))
-      ))
-      for (const answer of answers) {
-        expect(answer.status).toBe(200)
-        expect(answer.body.action).toBeUndefined()
-        expect(answer.body.session_id).toMatch(/^sess_/)
-      }
+      await expectVerdictsThroughEveryNode([nodeA, nodeB], keys)
     } finally {
       await nodeB.stop()
       await nodeA.stop()

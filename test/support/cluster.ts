@@ -1,5 +1,6 @@
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
+import { expect } from "vitest"
 import { call, type TestServer, withStore } from "./harness.ts"
 
 /** Which node owns which partition, as the nodes recorded it. */
@@ -16,3 +17,19 @@ export const usersWithKeys = async (server: TestServer, org: { readonly api_key_
     const key = await call(server, "POST", "/api/v1/license-keys", { key: org.api_key_live!, body: { user_id: user.body.id } })
     return { userId: user.body.id as string, keyId: key.body.id as string, key: key.body.key as string }
   }))
+
+/**
+ * Sends a signal of every key's user to every node, at once, and expects each to be answered
+ * with its verdict (not `pending`): whichever node gets it, the owner of the partition decides.
+ */
+export const expectVerdictsThroughEveryNode = async (nodes: ReadonlyArray<TestServer>, keys: ReadonlyArray<string>, sessionId = "c") => {
+  const answers = await Promise.all(keys.flatMap((key) =>
+    nodes.map((node) =>
+      call(node, "POST", "/engine/v1/signals", { key, body: { type: "post-tool", adapter: "claude-code", session_id: sessionId } }))
+  ))
+  for (const answer of answers) {
+    expect(answer.status).toBe(200)
+    expect(answer.body.action).toBeUndefined()
+    expect(answer.body.session_id).toMatch(/^sess_/)
+  }
+}

@@ -9,6 +9,8 @@ declare module "vitest" {
     codingToolsBin: string
     /** Schemathesis's `st` command, for the OpenAPI documents' fuzzing test. */
     schemathesisBin: string
+    /** The folder of docker-compose, helm and dockerfile-check, for the deployment files' tests. */
+    deployToolsBin: string
   }
 }
 
@@ -34,9 +36,27 @@ const schemathesis = async () => {
   return stdout.trim().split("\n").at(-1) ?? ""
 }
 
-/** The external tools the end-to-end tier drives: the coding tools' CLIs and Schemathesis. */
+/**
+ * docker-compose, helm and dockerfile-check: `DEPLOY_TOOLS_BIN`, or infra/deploy-tools/install.sh
+ * (built with Go into the same cache). Without them (no Go, no root for apt-get) only the
+ * deployment files' tests fail, saying so; the rest runs.
+ */
+const deployTools = async () => {
+  const given = process.env.DEPLOY_TOOLS_BIN
+  if (given) return given
+  try {
+    const { stdout } = await run("bash", [join(infra, "deploy-tools", "install.sh")], { maxBuffer: 16 * 1024 * 1024 })
+    return stdout.trim().split("\n").at(-1) ?? ""
+  } catch (error) {
+    console.error(`infra/deploy-tools/install.sh failed; the deployment files' tests will fail:\n${(error as { readonly stderr?: string }).stderr ?? String(error)}`)
+    return ""
+  }
+}
+
+/** The external tools the end-to-end tier drives: the coding tools' CLIs, Schemathesis, the deployment tools. */
 export default async function setup(project: TestProject) {
-  const [tools, st] = await Promise.all([codingTools(), schemathesis()])
+  const [tools, st, deploy] = await Promise.all([codingTools(), schemathesis(), deployTools()])
   project.provide("codingToolsBin", tools)
   project.provide("schemathesisBin", st)
+  project.provide("deployToolsBin", deploy)
 }
