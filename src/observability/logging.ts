@@ -6,11 +6,11 @@ import { RequestId } from "../http/request-id.ts"
 export const LogFormat = Config.Literals(["text", "json"], "LOG_FORMAT").pipe(Config.withDefault("text" as const))
 
 /**
- * Keys and secrets have recognisable shapes (API keys `<prefix>_live_…`, license keys `lic_…`,
- * webhook secrets `whsec_…`, bearer credentials): whatever a message or an error carries, a line
- * never prints one.
+ * Keys have recognisable shapes (API keys `<prefix>_live_…`, license keys `lic_…`, and whatever
+ * follows `Bearer`): whatever a message or an error carries, a line never prints one. (Webhook
+ * secrets and chat URLs have no shape; nothing logs them.)
  */
-const secretShapes = /\b(?:[a-z0-9]+_(?:live|test)_[0-9a-f]{32}|lic_[0-9a-f]{20}|whsec_[A-Za-z0-9+/=_-]{8,})\b|(?<=bearer\s+)\S+/gi
+const secretShapes = /\b(?:[a-z0-9]+_(?:live|test)_[0-9a-f]{32}|lic_[0-9a-f]{20})\b|(?<=bearer\s+)[A-Za-z0-9._~+/=-]+/gi
 export const scrubSecrets = (text: string): string => text.replace(secretShapes, "[redacted]")
 
 const messageText = (message: unknown): string => {
