@@ -1,6 +1,6 @@
 import { NodeServices } from "@effect/platform-node"
 import type { PgClient } from "@effect/sql-pg"
-import { Config, Console, Effect, Layer, Option } from "effect"
+import { Config, Console, Effect, Layer, Logger, Option } from "effect"
 import type { SqlClient } from "effect/sql"
 import { AppConfig } from "./config.ts"
 import { Authenticator } from "./http/auth.ts"
@@ -21,7 +21,7 @@ import { Goals } from "./store/goals-repo.ts"
 import { VerdictRegistry } from "./engine/verdicts.ts"
 import { KafkaLog } from "./log/kafka-log.ts"
 import { PgLog } from "./log/pg-log.ts"
-import type { SignalLog } from "./log/signal-log.ts"
+import { SignalLog } from "./log/signal-log.ts"
 import { Projections } from "./store/projections.ts"
 import { ServingLock } from "./store/replay-lock.ts"
 import { RefuseAfterUnfinishedReplay } from "./store/unfinished-replays.ts"
@@ -37,6 +37,10 @@ import { NotificationDispatcher } from "./notifications/dispatcher.ts"
 import { Mailer } from "./notifications/mailer.ts"
 import { Channels } from "./store/channels-repo.ts"
 import { Notifications } from "./store/notifications-repo.ts"
+import { LogFormat, LoggingLive } from "./observability/logging.ts"
+import { makeMetrics, Metrics } from "./observability/metrics.ts"
+import { MetricsPort, MetricsServer } from "./observability/metrics-server.ts"
+import { TracingLive } from "./observability/tracing.ts"
 
 /**
  * The one place Layers are wired. `Database` → migrated schema → repositories → HTTP.
@@ -84,6 +88,12 @@ const DemoBootstrap = Layer.effectDiscard(
     const tenancy = yield* Tenancy
     if (!config.demoBootstrap || (yield* tenancy.countOrgs) > 0) return
     const creds = yield* tenancy.bootstrap({ org: "demo", plan: "team", apiKeyPrefix: config.apiKeyPrefix })
+    if ((yield* LogFormat) === "json") {
+      // Log lines go to a log store: they carry no key.
+      return yield* Effect.logInfo(
+        "created the demo org; its keys are not logged with LOG_FORMAT=json: create them with signal-engine admin create-api-key / create-license-key"
+      ).pipe(Effect.annotateLogs({ org_id: creds.org_id, user_id: creds.user_id, team_id: creds.team_id }))
+    }
     yield* Console.log(
       [
         "",
@@ -104,14 +114,49 @@ const ListenBanner = Layer.effectDiscard(
   Effect.gen(function*() {
     const config = yield* AppConfig
     const db = yield* DatabaseInfo
+    const log = yield* SignalLog
+    const owned = (yield* Engine.use((engine) => engine.partitions)).map((p) => p.partition)
+    const metricsPort = yield* MetricsPort
     const scheme = Option.isSome(config.tls) ? "https" : "http"
     const shown = config.host === "0.0.0.0" ? "localhost" : config.host
+    if ((yield* LogFormat) === "json") {
+      return yield* Effect.logInfo("signal-engine listening").pipe(Effect.annotateLogs({
+        address: `${scheme}://${config.host}:${config.port}`,
+        log: log.name,
+        log_partitions: log.partitions,
+        partitions_owned: owned,
+        database: db.description,
+        metrics: Option.match(metricsPort, { onNone: () => "off", onSome: (port) => `:${port}/metrics` })
+      }))
+    }
     yield* Console.log(`signal-engine listening on ${scheme}://${shown}:${config.port} (bound to ${config.host})`)
     yield* Console.log(`  dashboard      ${scheme}://${shown}:${config.port}/ (sign in with an API key)`)
     yield* Console.log(`  management API ${scheme}://${shown}:${config.port}/api/v1   engine API ${scheme}://${shown}:${config.port}/engine/v1`)
     if (Option.isSome(config.tls)) yield* Console.log(`  plain HTTP on port ${config.redirectPort} redirects to HTTPS`)
     yield* Console.log(`  database: ${db.description}`)
+    yield* Console.log(`  signal log: ${log.name}, ${log.partitions} partitions (owned now: ${owned.length === 0 ? "none yet" : owned.join(",")})`)
+    if (Option.isSome(metricsPort)) yield* Console.log(`  metrics: GET /metrics on port ${metricsPort.value}`)
   })
+).pipe(Layer.orDie)
+
+/** The last line a stopping service writes, once everything else has closed. */
+const StopLine = Layer.effectDiscard(
+  Effect.gen(function*() {
+    const loggers = yield* Logger.CurrentLoggers
+    yield* Effect.addFinalizer(() =>
+      Effect.logInfo("signal-engine stopped: requests drained, partitions released; exiting").pipe(
+        Effect.provideService(Logger.CurrentLoggers, loggers)
+      )
+    )
+  })
+)
+
+/** Metrics (a registry per service), traces (when OTLP is configured), the log format and the stop line. */
+const Observability = Layer.mergeAll(
+  Layer.effect(Metrics, Effect.sync(makeMetrics)),
+  TracingLive,
+  LoggingLive,
+  StopLine.pipe(Layer.provide(LoggingLive))
 )
 
 /** Everything the HTTP app needs, over a given database layer. */
@@ -126,11 +171,12 @@ export const appLayer = <E, R>(database: Layer.Layer<DatabaseInfo | SqlClient.Sq
         Layer.provide(Layer.orDie(ServingLock))
       ))
   ).pipe(Layer.provideMerge(database))
-  return Layer.mergeAll(serveApp, ListenBanner).pipe(
+  return Layer.mergeAll(serveApp, ListenBanner, MetricsServer).pipe(
     Layer.provide(HttpServerLive),
     Layer.provide(DemoBootstrap),
     Layer.provideMerge(core),
-    Layer.provideMerge(AppConfig.layer)
+    Layer.provideMerge(AppConfig.layer),
+    Layer.provide(Observability)
   )
 }
 

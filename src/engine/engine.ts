@@ -11,6 +11,7 @@ import { ScopeTotals } from "./scope-totals.ts"
 import { foldSettings } from "./fold-settings.ts"
 import type { Outcome, Verdict } from "../domain/verdict.ts"
 import { VerdictRegistry } from "./verdicts.ts"
+import { Metrics, secondsSince } from "../observability/metrics.ts"
 
 /** The internal route a node answers verdicts of its partitions on (for the proxy path). */
 export const internalVerdictPath = (signalId: string) => `/internal/v1/verdicts/${encodeURIComponent(signalId)}`
@@ -90,22 +91,38 @@ export class Engine extends Context.Service<Engine, {
       const settings = yield* foldSettings
       const context = yield* Effect.context<import("../store/projections.ts").Projections>()
       const workers = new Map<number, PartitionWorker>()
+      const metrics = yield* Metrics
 
       const handler: PartitionHandler = {
         assigned: (partition) =>
-          makePartitionWorker({ log: log.name, partition, timers: true, rules, shared, settings }).pipe(
+          makePartitionWorker({ log: log.name, partition, timers: true, rules, shared, settings, metrics }).pipe(
             Effect.provideContext(context),
             Effect.tap(() => cluster.claim(log.name, partition)),
             Effect.map((worker) => {
               workers.set(partition, worker)
               return worker.nextOffset()
-            })
+            }),
+            Effect.tap((next) =>
+              Effect.logInfo(`partition ${partition} of ${log.name} assigned; folding from offset ${next}`).pipe(
+                Effect.annotateLogs({ partition, owned: [...workers.keys()].sort((a, b) => a - b).join(",") })
+              )
+            )
           ),
         batch: (partition, entries) =>
           Effect.gen(function*() {
             const worker = workers.get(partition)
             if (!worker) return yield* Effect.die(`batch for partition ${partition}, which this node does not own`)
-            const done = yield* worker.process(entries, yield* Clock.currentTimeMillis)
+            const done = yield* worker.process(entries, yield* Clock.currentTimeMillis).pipe(
+              Effect.withSpan("PartitionWorker.batch", {
+                attributes: {
+                  "signal_engine.log": log.name,
+                  "signal_engine.partition": partition,
+                  "signal_engine.first_offset": entries[0]?.offset ?? -1,
+                  "signal_engine.last_offset": entries[entries.length - 1]?.offset ?? -1,
+                  "signal_engine.records": entries.length
+                }
+              })
+            )
             yield* verdicts.complete(done.outcomes)
             // A drift the fold detected becomes a goal-drift signal of the user, like any other.
             if (done.drifts.length > 0) {
@@ -121,7 +138,7 @@ export class Engine extends Context.Service<Engine, {
               workers.delete(partition)
             }),
             cluster.release(log.name, partition)
-          )
+          ).pipe(Effect.andThen(Effect.logInfo(`partition ${partition} of ${log.name} released`).pipe(Effect.annotateLogs({ partition }))))
       }
 
       yield* Effect.forkScoped(Effect.scoped(Effect.andThen(log.run(handler), Effect.never)))
@@ -246,12 +263,25 @@ export class Engine extends Context.Service<Engine, {
         return { ok: false, signal_id: record.signal_id, action: "block", rule_id: rule.id, ...(typeof message === "string" ? { message } : {}) }
       }
 
+      /** Counts what each accepted signal was answered, and how long its answer took. */
+      const measure = (records: ReadonlyArray<SignalRecord>, submitted: ReadonlyArray<Submitted>, started: number) => {
+        const seconds = secondsSince(started)
+        for (let i = 0; i < submitted.length; i++) {
+          const s = submitted[i]!
+          const action = s._tag === "Pending" ? "pending" : s.verdict.action ?? "allow"
+          metrics.signalsAccepted.inc({ type: records[i]!.type, action })
+          metrics.verdictLatency.observe(seconds)
+        }
+        return submitted
+      }
+
       const submitMany = Effect.fnUntraced(function*(records: ReadonlyArray<SignalRecord>) {
         const judged = records.map(atAcceptance)
+        const started = performance.now()
         const outcomes = yield* appendAndWait(records, signalId, judged.map((j) => j !== undefined)).pipe(
           Effect.mapError((e) => new NotAppended({ message: e.message, notWritten: e.notWritten === true, judged }))
         )
-        return outcomes.map((outcome, i): Submitted => {
+        return measure(records, outcomes.map((outcome, i): Submitted => {
           const block = judged[i]
           if (typeof outcome !== "string" && "signal_id" in outcome) {
             return block === undefined || !outcome.ok || outcome.duplicate === true
@@ -261,7 +291,7 @@ export class Engine extends Context.Service<Engine, {
           return block === undefined
             ? { _tag: "Pending", signal_id: records[i]!.signal_id, reason: typeof outcome === "string" ? outcome : "timeout" }
             : { _tag: "Judged", verdict: block }
-        })
+        }), started)
       })
 
       const submitGoal = Effect.fnUntraced(function*(record: GoalRecord) {

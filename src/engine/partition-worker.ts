@@ -9,6 +9,7 @@ import { defaultFoldSettings, emptyUserState, type FoldSettings, type UserState 
 import type { KnownEvent, Outcome } from "../domain/verdict.ts"
 import type { LogEntry } from "../log/signal-log.ts"
 import { Projections } from "../store/projections.ts"
+import { type EngineMetrics, secondsSince } from "../observability/metrics.ts"
 import { driftSignal } from "./drift-signal.ts"
 import { makePartitionCounts } from "./partition-counts.ts"
 import type { RuleCache } from "./rule-cache.ts"
@@ -89,6 +90,8 @@ export const makePartitionWorker = Effect.fnUntraced(function*(options: {
    * every batch, since a replay interrupted half-way is run again from the start anyway.
    */
   readonly deferSnapshots?: boolean | undefined
+  /** Where commit durations are recorded (the live engine's). */
+  readonly metrics?: EngineMetrics | undefined
 }) {
   const projections = yield* Projections
   const notify = options.notify ?? true
@@ -103,6 +106,7 @@ export const makePartitionWorker = Effect.fnUntraced(function*(options: {
   /** The counter keys of each actor's last signal, reused by its next. */
   const scopeKeys = makeScopeKeys()
   const counts = yield* makePartitionCounts(projections, options.partition, options.shared)
+  const commitDuration = options.metrics?.commitDuration.labels({ partition: String(options.partition) })
 
   const trackTimers = (userId: string, state: UserState) => {
     if (!options.timers) return
@@ -142,24 +146,29 @@ export const makePartitionWorker = Effect.fnUntraced(function*(options: {
       const loaded = yield* projections.loadActors(users.filter((u) => !actors.has(u)))
       const states = new Map<string, UserState>()
       for (const u of users) states.set(u, actors.get(u)?.state ?? loaded.get(u) ?? emptyUserState)
-      const folded = foldBatch(entries, states, yield* firstCopies(entries), {
-        partition: options.partition,
-        settings,
-        rules: options.rules,
-        notify,
-        projectFrom: options.projectFrom,
-        committed: counts.committed,
-        others: counts.others,
-        reportedBefore: counts.reportedBefore,
-        scopeKeys: scopeKeys.keysOf
-      })
-      // The fold did not yield: from here until the commit, the node's other partitions read the
-      // batch's counts, so a signal they fold after a crossing sees it. A batch that failed keeps
-      // them visible until it is folded again (its records are durable and will count); a fenced
-      // one drops them.
-      counts.lend(folded.counts)
+      const known = yield* firstCopies(entries)
+      const folded = yield* Effect.sync(() => {
+        const folded = foldBatch(entries, states, known, {
+          partition: options.partition,
+          settings,
+          rules: options.rules,
+          notify,
+          projectFrom: options.projectFrom,
+          committed: counts.committed,
+          others: counts.others,
+          reportedBefore: counts.reportedBefore,
+          scopeKeys: scopeKeys.keysOf
+        })
+        // In the fold's own step, with no yield between: from here until the commit, the node's
+        // other partitions read the batch's counts, so a signal they fold after a crossing sees
+        // it. A batch that failed keeps them visible until it is folded again (its records are
+        // durable and will count); a fenced one drops them.
+        counts.lend(folded.counts)
+        return folded
+      }).pipe(Effect.withSpan("PartitionWorker.fold"))
       const scopes = scopeUsageRows(folded.counts, options.partition, options.rules?.watched)
       const nextOffset = entries[entries.length - 1]!.offset + 1
+      const commitStarted = performance.now()
       const outcome = yield* projections.commitBatch({
         log: options.log,
         partition: options.partition,
@@ -176,7 +185,8 @@ export const makePartitionWorker = Effect.fnUntraced(function*(options: {
         watch: scopes.watch,
         // The other nodes add this commit's counts as soon as it commits.
         announce: options.shared ? announcementsOf(scopes.announced) : undefined
-      })
+      }).pipe(Effect.withSpan("PartitionWorker.commit"))
+      commitDuration?.observe(secondsSince(commitStarted))
       if (outcome._tag === "Fenced") {
         counts.drop()
         return "fenced" as const

@@ -36,6 +36,8 @@ export class VerdictRegistry extends Context.Service<VerdictRegistry, {
   readonly complete: (outcomes: ReadonlyArray<Outcome>) => Effect.Effect<void>
   /** The outcome of a record, waiting up to `timeout` for it. */
   readonly await: (id: string, timeout: Duration.Input) => Effect.Effect<Option.Option<Outcome>>
+  /** How many records' outcomes are waited for now (metrics). */
+  readonly waiting: () => number
 }>()("signal-engine/engine/VerdictRegistry") {
   static readonly layer = Layer.effect(
     VerdictRegistry,
@@ -111,6 +113,7 @@ export class VerdictRegistry extends Context.Service<VerdictRegistry, {
       return VerdictRegistry.of({
         register,
         cancel,
+        waiting: () => waiting.size,
         complete: (outcomes) =>
           Effect.sync(() => {
             const now = Date.now()

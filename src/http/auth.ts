@@ -4,6 +4,7 @@ import { Forbidden, Unauthorized } from "../domain/errors.ts"
 import type { Environment } from "../domain/environments.ts"
 import { allowsLiveKeys, type EngineFeature, minimumPlanFor, type Plan, planHasFeature } from "../domain/plans.ts"
 import type { ApiKeyPrincipal, LicensePrincipal } from "../domain/principal.ts"
+import { RequestFacts } from "./request-facts.ts"
 import { SignalLimits } from "./engine/signal-limits.ts"
 import { hasScope } from "../domain/scopes.ts"
 import { RuleCache } from "../engine/rule-cache.ts"
@@ -178,7 +179,11 @@ export const authorizeEngine = (
           `${feature} is not available on the ${principal.plan} plan (requires ${minimumPlanFor(feature)} or higher)`,
           "feature_not_available"
         ))
-        : Effect.succeed(principal)))
+        : Effect.map(Effect.service(RequestFacts), (facts) => {
+          facts.org_id = principal.orgId
+          facts.user_id = principal.userId
+          return principal
+        })))
 
 /**
  * Engine: a valid license key, on a plan that includes the endpoint's feature; for the signal

@@ -1,5 +1,5 @@
 import { isUtf8 } from "node:buffer"
-import { Cause, Effect, Option } from "effect"
+import { Cause, Config, Effect, Option } from "effect"
 import { HttpRouter, HttpServerError, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HttpApiError } from "effect/http-api"
 import {
@@ -22,6 +22,8 @@ import { RateLimiter, type RateDecision } from "../store/rate-limits.ts"
 import { Authenticator } from "./auth.ts"
 import { bearerCredential } from "./bearer.ts"
 import { Draining } from "./draining.ts"
+import { Metrics, secondsSince } from "../observability/metrics.ts"
+import { RequestFacts } from "./request-facts.ts"
 import { RequestId } from "./request-id.ts"
 import { ResponseHeaders } from "./response-headers.ts"
 import type { RouteTable } from "./route-table.ts"
@@ -152,6 +154,10 @@ export const gateway = <E = never, R = never>(routes: RouteTable, direct?: Effec
       const limiter = yield* RateLimiter
       const draining = yield* Draining
       const directRoutes = direct === undefined ? [] : yield* direct
+      const metrics = yield* Metrics
+      const managementRefusals = metrics.rateLimited.labels({ api: "management" })
+      /** An access line per request (ACCESS_LOG, default off: the ingest path would log every signal). */
+      const accessLog = yield* Config.Boolean("ACCESS_LOG").pipe(Config.withDefault(false))
 
       const failureResponse = (cause: Cause.Cause<unknown>, requestId: string) =>
         Effect.gen(function*() {
@@ -202,7 +208,9 @@ export const gateway = <E = never, R = never>(routes: RouteTable, direct?: Effec
 
       return (httpEffect) =>
         Effect.gen(function*() {
+          const started = performance.now()
           const requestId = makeRequestId()
+          const facts: RequestFacts = {}
           const request = yield* HttpServerRequest.HttpServerRequest
           const path = pathOf(request.url)
           const directRoute = directRoutes.find((r) => r.method === request.method && r.path === path)
@@ -218,7 +226,8 @@ export const gateway = <E = never, R = never>(routes: RouteTable, direct?: Effec
             Effect.map((response) => completeEnvelope(response, requestId)),
             Effect.map((response) => (Object.keys(extraHeaders).length === 0 ? response : HttpServerResponse.setHeaders(response, extraHeaders))),
             Effect.provideService(RequestId, requestId),
-            Effect.provideService(ResponseHeaders, extraHeaders)
+            Effect.provideService(ResponseHeaders, extraHeaders),
+            Effect.provideService(RequestFacts, facts)
           )
 
           let response: HttpServerResponse.HttpServerResponse
@@ -228,6 +237,7 @@ export const gateway = <E = never, R = never>(routes: RouteTable, direct?: Effec
             // guessing that is throttled). No key at all is answered 401 (or the public OpenAPI
             // document) before any throttling: it costs no lookup, and it is not an attempt.
             const address = `ip:${Option.getOrElse(request.remoteAddress, () => "unknown")}`
+            if (auth._tag === "Valid") facts.org_id = auth.principal.orgId
             const decision = auth._tag === "Valid"
               ? yield* limiter.consume(
                 `org:${auth.principal.orgId}:${auth.principal.environment}`,
@@ -239,6 +249,7 @@ export const gateway = <E = never, R = never>(routes: RouteTable, direct?: Effec
             if (decision.allowed) {
               response = HttpServerResponse.setHeaders(yield* serve, rateHeaders(decision))
             } else {
+              managementRefusals.inc()
               const refused = TooManyRequests.of(`rate limit of ${decision.limit} requests exceeded; retry in ${decision.retryAfter} s`)
               response = envelopeResponse(envelopeOf(refused, requestId), {
                 ...rateHeaders(decision),
@@ -249,6 +260,21 @@ export const gateway = <E = never, R = never>(routes: RouteTable, direct?: Effec
             response = yield* serve
           }
           const withId = HttpServerResponse.setHeader(response, "x-request-id", requestId)
+          // The route's template, not the path: a label per id would grow without bound.
+          const template = directRoute ? directRoute.path : routes.templateOf(request.method, path)
+          const seconds = secondsSince(started)
+          metrics.httpRequests.inc({ method: request.method, route: template, status: response.status })
+          metrics.httpDuration.observe({ method: request.method, route: template }, seconds)
+          if (accessLog) {
+            yield* Effect.logInfo("request").pipe(Effect.annotateLogs({
+              request_id: requestId,
+              method: request.method,
+              route: template,
+              status: response.status,
+              duration_ms: Math.round(seconds * 1e4) / 10,
+              ...facts
+            }))
+          }
           return draining.started() ? HttpServerResponse.setHeader(withId, "connection", "close") : withId
         })
     }),

@@ -29,6 +29,7 @@ import { ManagementApi } from "./management/api.ts"
 import { ManagementHandlers } from "./management/handlers.ts"
 import { RequestId } from "./request-id.ts"
 import { makeRouteTable } from "./route-table.ts"
+import { untracedRequest } from "../observability/tracing.ts"
 
 export const openApiPaths = {
   management: "/api/v1/openapi.json",
@@ -276,9 +277,11 @@ export const serveApp = Layer.unwrap(
     const config = yield* AppConfig
     const serve = HttpRouter.serve(AppRoutes, { disableLogger: true, disableListenLog: true }).pipe(
       Layer.provide(Layer.succeed(HttpIncomingMessage.MaxBodySize, ByteSize.bytes(config.maxBodyBytes))),
-      Layer.provide(Layer.succeed(HttpMiddleware.TracerDisabledWhen, () => true))
+      // Traced only when OTLP is configured (TracingLive); never the probes.
+      Layer.provide(Layer.succeed(HttpMiddleware.TracerDisabledWhen, untracedRequest))
     )
-    const drainFirst = Layer.effectDiscard(Effect.flatMap(Draining, (draining) => Effect.addFinalizer(() => draining.start)))
+    const drainFirst = Layer.effectDiscard(Effect.flatMap(Draining, (draining) =>
+      Effect.addFinalizer(() => Effect.andThen(Effect.logInfo("signal-engine stopping: draining requests"), draining.start))))
     return drainFirst.pipe(Layer.provide(serve), Layer.provideMerge(Draining.layer))
   })
 )

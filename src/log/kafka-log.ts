@@ -5,6 +5,7 @@ import { makeKafkaAppend } from "./kafka-producer.ts"
 import { makeKafkaReader } from "./kafka-reader.ts"
 import { ensureTopic, pingCluster } from "./kafka-topic.ts"
 import { makeLocalRecords } from "./local-records.ts"
+import { Metrics } from "../observability/metrics.ts"
 import { makeSignalLog, SignalLog } from "./signal-log.ts"
 
 /**
@@ -26,7 +27,8 @@ const make = Effect.gen(function*() {
     append,
     reader: makeKafkaReader(client),
     consumer: makeKafkaConsumer(client, local),
-    ping: pingCluster(client)
+    ping: pingCluster(client),
+    metrics: yield* Metrics
   })
 })
 

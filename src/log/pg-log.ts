@@ -5,6 +5,7 @@ import { makePgConsumer } from "./pg-log-consumer.ts"
 import { makePgReader } from "./pg-log-reader.ts"
 import { makePgAppend } from "./pg-log-writer.ts"
 import { LogMisconfigured, LogPartitions } from "./shared.ts"
+import { Metrics } from "../observability/metrics.ts"
 import { makeSignalLog, SignalLog } from "./signal-log.ts"
 
 /**
@@ -50,7 +51,8 @@ const make = Effect.gen(function*() {
     append,
     reader: makePgReader(sql, partitions),
     consumer: yield* makePgConsumer(sql, partitions, local),
-    ping
+    ping,
+    metrics: yield* Metrics
   })
 })
 

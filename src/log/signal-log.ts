@@ -1,5 +1,6 @@
-import { Context, type Effect, type Option, Schema, type Scope } from "effect"
+import { Context, Effect, Exit, type Option, Schema, type Scope } from "effect"
 import type { LogRecord } from "../domain/records.ts"
+import { type EngineMetrics, secondsSince } from "../observability/metrics.ts"
 import { partitionForKey } from "./murmur2.ts"
 
 /** A record as read back from the log: where it is, and what it says. */
@@ -86,9 +87,34 @@ export class SignalLog extends Context.Service<SignalLog, {
 export type SignalLogService = (typeof SignalLog)["Service"]
 
 /**
+ * An append timed and counted (metrics), in a span `SignalLog.append` that names where its first
+ * record went (so a trace joins a request to the batch that folds its signal).
+ */
+const measured = (name: string, append: SignalLogService["append"], metrics: EngineMetrics): SignalLogService["append"] => {
+  const duration = metrics.appendDuration.labels({ log: name })
+  const errors = metrics.appendErrors.labels({ log: name })
+  return (records) =>
+    Effect.suspend(() => {
+      const started = performance.now()
+      return append(records).pipe(
+        Effect.tap((results) =>
+          results.length === 0 ? Effect.void : Effect.annotateCurrentSpan({
+            "signal_engine.partition": results[0]!.partition,
+            "signal_engine.offset": results[0]!.offset
+          })
+        ),
+        Effect.onExit((exit) =>
+          Effect.sync(() => (Exit.isSuccess(exit) ? duration.observe(secondsSince(started)) : errors.inc()))
+        ),
+        Effect.withSpan("SignalLog.append", { attributes: { "signal_engine.log": name, "signal_engine.records": records.length } })
+      )
+    })
+}
+
+/**
  * A SignalLog of an implementation's parts: its writer (`append`), its reader (outside any
  * consumer), its consumer and its `ping`. Every log places a key the same way, so the partitioner
- * is built here.
+ * is built here, and every append is measured here.
  */
 export const makeSignalLog = (parts: {
   readonly name: string
@@ -97,12 +123,13 @@ export const makeSignalLog = (parts: {
   readonly reader: Pick<SignalLogService, "readPartition" | "startOffsets" | "endOffsets">
   readonly consumer: Pick<SignalLogService, "run" | "assignment">
   readonly ping: SignalLogService["ping"]
+  readonly metrics: EngineMetrics
 }): SignalLogService =>
   SignalLog.of({
     name: parts.name,
     partitions: parts.partitions,
     partitionFor: (key) => partitionForKey(key, parts.partitions),
-    append: parts.append,
+    append: measured(parts.name, parts.append, parts.metrics),
     ...parts.reader,
     ...parts.consumer,
     ping: parts.ping

@@ -14,7 +14,7 @@ export class DatabaseInfo extends Context.Service<DatabaseInfo, {
   readonly description: string
 }>()("signal-engine/store/DatabaseInfo") {}
 
-const poolConfig = {
+export const poolConfig = {
   maxConnections: 20,
   idleTimeout: "60 seconds",
   connectTimeout: "10 seconds",

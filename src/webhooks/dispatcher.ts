@@ -1,4 +1,5 @@
 import { Effect, Layer } from "effect"
+import { Metrics } from "../observability/metrics.ts"
 import { Webhooks } from "../store/webhooks-repo.ts"
 import { WebhookConfig } from "./config.ts"
 import { deliver } from "./delivery.ts"
@@ -18,12 +19,14 @@ export const WebhookDispatcher = Layer.effectDiscard(
   Effect.gen(function*() {
     const config = yield* WebhookConfig
     const webhooks = yield* Webhooks
+    const deliveries = (yield* Metrics).webhookDeliveries
     yield* superviseOutbox({
       name: "webhook",
       claim: webhooks.claim(roundLimits),
       items: (webhook) => webhook.deliveries,
       send: (webhook, delivery) => deliver(webhook.url, delivery.body, webhook.secret, config),
-      record: webhooks.recordAttempt,
+      record: (webhook, delivery, attemptedAt, result) =>
+        Effect.tap(webhooks.recordAttempt(webhook, delivery, attemptedAt, result), (outcome) => Effect.sync(() => deliveries.inc({ outcome }))),
       release: (webhook) => webhooks.release(webhook.id)
     }, config)
   })

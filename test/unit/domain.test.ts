@@ -207,7 +207,9 @@ describe("route table", () => {
       list: { method: "GET", path: "/api/v1/rules" },
       create: { method: "POST", path: "/api/v1/rules" },
       update: { method: "PUT", path: "/api/v1/rules/:id" },
-      remove: { method: "DELETE", path: "/api/v1/rules/:id" }
+      remove: { method: "DELETE", path: "/api/v1/rules/:id" },
+      one: { method: "GET", path: "/api/v1/users/:id" },
+      me: { method: "GET", path: "/api/v1/users/me" }
     } } } }],
     [{ method: "GET", path: "/healthz" }]
   )
@@ -216,5 +218,14 @@ describe("route table", () => {
     expect(table.methodsFor("/api/v1/rules/rule_1")).toEqual(["DELETE", "PUT"])
     expect(table.methodsFor("/api/v1/rules/rule_1/x")).toEqual([])
     expect(table.methodsFor("/healthz")).toEqual(["GET"])
+  })
+  it("names a request's route by its template (metrics labels), literal paths before parameters", () => {
+    expect(table.templateOf("DELETE", "/api/v1/rules/rule_1")).toBe("/api/v1/rules/:id")
+    expect(table.templateOf("GET", "/api/v1/users/me")).toBe("/api/v1/users/me")
+    expect(table.templateOf("GET", "/api/v1/users/user_1")).toBe("/api/v1/users/:id")
+    expect(table.templateOf("HEAD", "/healthz")).toBe("/healthz")
+    // A wrong method still names the path's route (answered 405); an unknown path none.
+    expect(table.templateOf("POST", "/api/v1/rules/rule_1")).toBe("/api/v1/rules/:id")
+    expect(table.templateOf("GET", "/api/v1/rules/rule_1/x")).toBe("unmatched")
   })
 })

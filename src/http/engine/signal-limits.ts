@@ -2,6 +2,7 @@ import { Config, Context, Effect, Layer, Schedule } from "effect"
 import { TooManyRequests } from "../../domain/errors.ts"
 import { engineSignalBuckets, type SignalBucket } from "../../domain/plans.ts"
 import type { LicensePrincipal } from "../../domain/principal.ts"
+import { Metrics } from "../../observability/metrics.ts"
 import { ResponseHeaders } from "../response-headers.ts"
 
 interface Bucket {
@@ -31,6 +32,7 @@ export class SignalLimits extends Context.Service<SignalLimits, {
     Effect.gen(function*() {
       const scale = yield* Config.Number("ENGINE_RATE_LIMIT_SCALE").pipe(Config.withDefault(1))
       const buckets = new Map<string, Bucket>()
+      const refusals = (yield* Metrics).rateLimited.labels({ api: "engine" })
       const scaled = (b: SignalBucket): SignalBucket => ({ perSecond: b.perSecond * scale, burst: Math.max(1, Math.round(b.burst * scale)) })
       // A plan's scaled limits, worked out once: every signal request asks for them.
       const byPlan = new Map<LicensePrincipal["plan"], { readonly key: SignalBucket; readonly org: SignalBucket }>()
@@ -81,6 +83,7 @@ export class SignalLimits extends Context.Service<SignalLimits, {
           if (short === undefined) return
           const wait = Math.max(1, Math.ceil((Math.min(signals, short.limit.burst) - short.bucket.tokens) / short.limit.perSecond))
           headers["retry-after"] = String(wait)
+          refusals.inc()
           return yield* TooManyRequests.of(
             signals > short.limit.burst
               ? `${signals} signals in one request are more than ${short.what} may send at once (${short.limit.burst}); send fewer per request`

@@ -1,0 +1,104 @@
+import { Context } from "effect"
+import { Counter, Gauge, Histogram, Registry } from "prom-client"
+
+/** Seconds buckets for what a request waits on (a verdict, an append): 1 ms to 10 s. */
+const latencyBuckets = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
+
+/**
+ * The service's Prometheus metrics (prom-client), one registry per running service. Counters and
+ * histograms are updated where their event happens (a label lookup and an add, no allocation of
+ * ours); gauges of state (lag, actors, backlog) are set when /metrics is scraped
+ * (src/observability/metrics-server.ts). Names are prefixed `signal_engine_`.
+ */
+export const makeMetrics = () => {
+  const registry = new Registry()
+  const registers = [registry]
+  const counter = <L extends string = never>(name: string, help: string, labelNames: ReadonlyArray<L> = []) =>
+    new Counter<L>({ name, help, labelNames, registers })
+  const gauge = <L extends string = never>(name: string, help: string, labelNames: ReadonlyArray<L> = []) =>
+    new Gauge<L>({ name, help, labelNames, registers })
+  const histogram = <L extends string = never>(name: string, help: string, labelNames: ReadonlyArray<L> = []) =>
+    new Histogram<L>({ name, help, labelNames, buckets: latencyBuckets, registers })
+  return {
+    registry,
+    signalsAccepted: counter(
+      "signal_engine_signals_accepted_total",
+      "Signals accepted into the log, by signal type and the action answered (allow, block, warn, log, notify, pending)",
+      ["type", "action"]
+    ),
+    verdictLatency: histogram(
+      "signal_engine_verdict_latency_seconds",
+      "From a signal's append to its answer (its verdict, or pending at INGEST_WAIT)"
+    ),
+    pendingVerdicts: gauge("signal_engine_pending_verdicts", "Requests waiting now for the verdict of a signal in the log"),
+    appendDuration: histogram(
+      "signal_engine_log_append_duration_seconds",
+      "Appends to the signal log (one append carries a request's records), by log",
+      ["log"]
+    ),
+    appendErrors: counter("signal_engine_log_append_errors_total", "Appends the signal log did not confirm, by log", ["log"]),
+    consumerLag: gauge(
+      "signal_engine_consumer_lag_records",
+      "Records of an owned partition not yet folded: the log's end offset minus the partition's next offset",
+      ["partition"]
+    ),
+    commitDuration: histogram(
+      "signal_engine_partition_commit_duration_seconds",
+      "A batch's commit of projections, actor states and offset, by partition",
+      ["partition"]
+    ),
+    partitionsOwned: gauge("signal_engine_partitions_owned", "Partitions of the log this node owns"),
+    partitionsFailing: gauge(
+      "signal_engine_partitions_failing",
+      "Owned partitions whose batch keeps failing to commit (retried until it does)"
+    ),
+    actors: gauge("signal_engine_actors_in_memory", "Users whose actor is in memory, by partition", ["partition"]),
+    sessionTimers: gauge("signal_engine_session_timers", "Session inactivity timers running, by partition", ["partition"]),
+    webhookDeliveries: counter(
+      "signal_engine_webhook_deliveries_total",
+      "Webhook delivery attempts by this node, by outcome (delivered, retry, gave-up, stale)",
+      ["outcome"]
+    ),
+    webhookBacklog: gauge(
+      "signal_engine_webhook_backlog",
+      "Webhook deliveries not yet delivered nor given up (all nodes: read from the database)"
+    ),
+    webhooksFailing: gauge(
+      "signal_engine_webhooks_failing",
+      "Webhooks paused as failing until re-enabled (all nodes: read from the database)"
+    ),
+    rateLimited: counter(
+      "signal_engine_rate_limited_total",
+      "Requests refused with 429 for a rate limit, by API (management, engine)",
+      ["api"]
+    ),
+    dbPoolMax: gauge("signal_engine_db_pool_max_connections", "The most connections this node's pool opens to PostgreSQL"),
+    dbConnections: gauge(
+      "signal_engine_db_connections",
+      "Connections of signal-engine nodes to the database, by state (active, idle, ...), from pg_stat_activity",
+      ["state"]
+    ),
+    httpRequests: counter(
+      "signal_engine_http_requests_total",
+      "HTTP requests answered, by method, route template and status",
+      ["method", "route", "status"]
+    ),
+    httpDuration: histogram(
+      "signal_engine_http_request_duration_seconds",
+      "HTTP request durations, by method and route template",
+      ["method", "route"]
+    )
+  }
+}
+
+export type EngineMetrics = ReturnType<typeof makeMetrics>
+
+/**
+ * The running service's metrics. A reference with a default, so that what runs without a server
+ * (replay, the CLI, unit tests) needs nothing provided; the server provides its own
+ * (src/main.ts), which /metrics reads.
+ */
+export const Metrics = Context.Reference<EngineMetrics>("signal-engine/observability/Metrics", { defaultValue: makeMetrics })
+
+/** Seconds since `startedMs` (a `performance.now()` reading). */
+export const secondsSince = (startedMs: number) => (performance.now() - startedMs) / 1000
