@@ -8,6 +8,7 @@ import { parse } from "yaml"
 import { expectVerdictsThroughEveryNode, owners, usersWithKeys } from "../support/cluster.ts"
 import { repoRoot, runTool } from "../support/deploy-tools.ts"
 import { freshDatabase, startServer } from "../support/harness.ts"
+import { freePort } from "../support/ports.ts"
 import { waitFor } from "../support/wait.ts"
 
 type Env = Record<string, string | null>
@@ -101,10 +102,12 @@ describe("the compose topology, run natively", () => {
     // Only the addresses change: this machine's broker and database, a topic and group of the
     // test's own on the shared broker, and NODE_URL's default (the node's loopback address);
     // verdicts may wait longer than the default 2 s on a machine the suite keeps busy.
-    const nativeEnv = (env: Env): Record<string, string> => {
+    const nativeEnv = async (env: Env): Promise<Record<string, string>> => {
       const kept = Object.entries(env).filter(([k, v]) => v !== null && k !== "NODE_URL") as Array<[string, string]>
       return {
         ...Object.fromEntries(kept),
+        // Each container has the metrics port to itself; two processes on one machine cannot.
+        ...(env.METRICS_PORT ? { METRICS_PORT: String(await freePort()) } : {}),
         KAFKA_BROKERS: inject("kafkaBrokers"),
         KAFKA_TOPIC: `${env.KAFKA_TOPIC}-${id}`,
         KAFKA_GROUP_ID: `${env.KAFKA_GROUP_ID}-${id}`,
@@ -113,8 +116,8 @@ describe("the compose topology, run natively", () => {
       }
     }
     const partitions = Number(engines[0]![1].environment!.LOG_PARTITIONS)
-    const nodeA = await startServer({ databaseUrl, env: nativeEnv(engines[0]![1].environment!) })
-    const nodeB = await startServer({ databaseUrl, env: nativeEnv(engines[1]![1].environment!) }).catch(async (e) => {
+    const nodeA = await startServer({ databaseUrl, env: await nativeEnv(engines[0]![1].environment!) })
+    const nodeB = await startServer({ databaseUrl, env: await nativeEnv(engines[1]![1].environment!) }).catch(async (e) => {
       await nodeA.stop()
       throw e
     })

@@ -38,7 +38,12 @@ describe("the Helm chart", () => {
     const [container] = pod.containers
     expect(container.readinessProbe.httpGet).toMatchObject({ path: "/readyz", port: "http" })
     expect(container.livenessProbe.httpGet).toMatchObject({ path: "/healthz", port: "http" })
-    expect(container.ports).toEqual([{ name: "http", containerPort: 8080 }])
+    expect(container.ports).toEqual([{ name: "http", containerPort: 8080 }, { name: "metrics", containerPort: 9464 }])
+    // Prometheus finds the pods' metrics port; the Service (below) exposes only the API.
+    const settings = Object.fromEntries(container.env.map((e: { name: string; value?: string }) => [e.name, e.value]))
+    expect(settings.METRICS_PORT).toBe("9464")
+    expect(settings.LOG_FORMAT).toBe("json")
+    expect(deployment.spec.template.metadata.annotations).toMatchObject({ "prometheus.io/scrape": "true", "prometheus.io/port": "9464" })
     expect(container.resources.requests).toMatchObject({ cpu: expect.any(String), memory: expect.any(String) })
     expect(container.resources.limits.memory).toEqual(expect.any(String))
     expect(pod.securityContext.runAsNonRoot).toBe(true)
