@@ -4,6 +4,7 @@ import { Config, Console, Effect, Layer, Option } from "effect"
 import type { SqlClient } from "effect/sql"
 import { AppConfig } from "./config.ts"
 import { Authenticator } from "./http/auth.ts"
+import { checkPortsFree } from "./http/listen-ports.ts"
 import { HttpServerLive, serveApp } from "./http/server.ts"
 import { Activity } from "./store/activity-repo.ts"
 import { Budgets } from "./store/budgets-repo.ts"
@@ -133,8 +134,13 @@ export const appLayer = <E, R>(database: Layer.Layer<DatabaseInfo | SqlClient.Sq
   )
 }
 
-/** The service as `npm start` runs it; it gives memory back when idle after a burst. */
-export const ServerLive = Layer.merge(appLayer(DatabaseLive), IdleCompaction)
+/**
+ * The service as `npm start` runs it; it gives memory back when idle after a burst. Its ports are
+ * checked first: one in use stops it before the database starts.
+ */
+export const ServerLive = Layer.merge(appLayer(DatabaseLive), IdleCompaction).pipe(
+  Layer.provide(Layer.effectDiscard(checkPortsFree).pipe(Layer.provide(AppConfig.layer)))
+)
 
 /** What `signal-engine migrate` needs: the configured database, which the command migrates itself to report what it applied. */
 export const MigrateLive = DatabaseLive

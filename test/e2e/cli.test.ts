@@ -1,4 +1,7 @@
-import { execFile } from "node:child_process"
+import { execFile, execFileSync } from "node:child_process"
+import { mkdtempSync, rmSync } from "node:fs"
+import { createServer, type Server } from "node:net"
+import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { promisify } from "node:util"
 import { Effect } from "effect"
@@ -9,6 +12,8 @@ import { latestMigrationId } from "../../src/store/migrations.ts"
 import { databaseFromUrl } from "../../src/store/database.ts"
 import { NodeServices } from "@effect/platform-node"
 import { call, freshDatabase, startServer, type TestServer } from "../support/harness.ts"
+import { childEnv } from "../support/log-variants.ts"
+import { freePort } from "../support/ports.ts"
 
 const run = promisify(execFile)
 const bin = join(import.meta.dirname, "..", "..", "bin", "signal-engine.js")
@@ -20,6 +25,13 @@ const cli = async (databaseUrl: string, ...args: Array<string>) => {
   })
   return stdout
 }
+
+/** Runs `signal-engine ARGS` and answers how it ended, whatever the exit code (PgLog: no Kafka settings). */
+const attempt = (env: Record<string, string>, ...args: Array<string>) =>
+  new Promise<{ readonly code: number | null; readonly stdout: string; readonly stderr: string }>((resolve) => {
+    execFile(process.execPath, [bin, ...args], { env: { ...childEnv({}), NODE_NO_WARNINGS: "1", ...env } }, (error, stdout, stderr) =>
+      resolve({ code: error === null ? 0 : typeof error.code === "number" ? error.code : null, stdout, stderr }))
+  })
 
 let databaseUrl: string
 let server: TestServer
@@ -116,5 +128,57 @@ describe("health", () => {
     await node.stop()
     expect(res.status).toBe(503)
     expect(res.body).toMatchObject({ code: "not_ready", status: 503 })
+  })
+})
+
+describe("a port in use", () => {
+  let dir: string
+  const occupied: Array<Server> = []
+  /** A port another process listens on. */
+  const occupy = async () => {
+    const port = await freePort()
+    const other = createServer()
+    occupied.push(other)
+    await new Promise<void>((resolve) => other.listen(port, "127.0.0.1", resolve))
+    return port
+  }
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), "signal-engine-ports-"))
+    // A certificate only for TLS to be configured; the service stops before it would serve with it.
+    execFileSync("openssl", [
+      "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-keyout", join(dir, "key.pem"), "-out", join(dir, "cert.pem"),
+      "-subj", "/CN=localhost"
+    ], { stdio: "ignore" })
+  })
+  afterAll(() => {
+    for (const other of occupied) other.close()
+    rmSync(dir, { recursive: true, force: true })
+  })
+
+  it("stops serve with the port and what to do, exit 1, before the database is touched", async () => {
+    const port = await occupy()
+    const url = await freshDatabase()
+    const run = await attempt({ DATABASE_URL: url, HOST: "127.0.0.1", PORT: String(port) }, "serve")
+    expect(run.code).toBe(1)
+    expect(run.stderr).toContain(`signal-engine: port ${port} on 127.0.0.1 is in use (EADDRINUSE): stop the other process or set PORT`)
+    // Nothing was migrated, no demo org made (its credentials are shown once).
+    const tables = await Effect.runPromise(Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      return yield* sql`SELECT 1 FROM information_schema.tables WHERE table_schema = 'public'`
+    }).pipe(Effect.provide(databaseFromUrl(url)), Effect.scoped))
+    expect(tables).toEqual([])
+    expect(run.stdout).not.toContain("Created the demo org")
+  })
+
+  it("names the TLS redirect port and HTTP_REDIRECT_PORT when that one is taken", async () => {
+    const redirect = await occupy()
+    const run = await attempt({
+      DATABASE_URL: databaseUrl, HOST: "127.0.0.1", PORT: String(await freePort()), HTTP_REDIRECT_PORT: String(redirect),
+      TLS_CERT: join(dir, "cert.pem"), TLS_KEY: join(dir, "key.pem")
+    }, "serve")
+    expect(run.code).toBe(1)
+    expect(run.stderr).toContain(
+      `signal-engine: the plain-HTTP redirect port ${redirect} on 127.0.0.1 is in use (EADDRINUSE): stop the other process or set HTTP_REDIRECT_PORT`
+    )
   })
 })
