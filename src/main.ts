@@ -31,7 +31,7 @@ import { WebhookDeliveries } from "./store/webhook-deliveries-repo.ts"
 import { WebhookEvents } from "./store/webhook-events-repo.ts"
 import { WebhookConfig } from "./webhooks/config.ts"
 import { WebhookDispatcher } from "./webhooks/dispatcher.ts"
-import { SecretBox } from "./webhooks/secret-box.ts"
+import { SecretBox, warnOfGeneratedKey } from "./webhooks/secret-box.ts"
 import { NotificationConfig } from "./notifications/config.ts"
 import { NotificationDispatcher } from "./notifications/dispatcher.ts"
 import { Mailer } from "./notifications/mailer.ts"
@@ -100,8 +100,10 @@ const DemoBootstrap = Layer.effectDiscard(
   })
 )
 
+/** What a node says once it listens; the warnings that concern serving come first. */
 const ListenBanner = Layer.effectDiscard(
   Effect.gen(function*() {
+    yield* warnOfGeneratedKey
     const config = yield* AppConfig
     const db = yield* DatabaseInfo
     const scheme = Option.isSome(config.tls) ? "https" : "http"

@@ -1,4 +1,4 @@
-import { execFile, execFileSync } from "node:child_process"
+import { execFile, execFileSync, spawn } from "node:child_process"
 import { mkdtempSync, rmSync } from "node:fs"
 import { createServer, type Server } from "node:net"
 import { tmpdir } from "node:os"
@@ -128,6 +128,39 @@ describe("health", () => {
     await node.stop()
     expect(res.status).toBe(503)
     expect(res.body).toMatchObject({ code: "not_ready", status: 503 })
+  })
+})
+
+describe("the generated webhook key warning", () => {
+  const warning = /WEBHOOK_SECRET_KEY is not set/g
+
+  it("is not printed by migrate, replay, schemas or admin commands", async () => {
+    // (Not the suite's database: a replay refuses while a service runs on it.)
+    const url = await freshDatabase()
+    for (const args of [["migrate"], ["replay"], ["schemas", "--check"], ["admin", "bootstrap", "--org", "quiet-org"]]) {
+      const run = await attempt({ DATABASE_URL: url }, ...args)
+      expect(run.code, args.join(" ")).toBe(0)
+      expect(run.stderr, args.join(" ")).not.toMatch(warning)
+    }
+  })
+
+  it("is printed once by serve", { timeout: 60_000 }, async () => {
+    const url = await freshDatabase()
+    const node = spawn(process.execPath, [bin, "serve"], {
+      env: { ...childEnv({}), NODE_NO_WARNINGS: "1", DATABASE_URL: url, HOST: "127.0.0.1", PORT: String(await freePort()), DEMO_BOOTSTRAP: "false" }
+    })
+    let stdout = ""
+    let stderr = ""
+    node.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()))
+    const exited = new Promise((resolve) => node.once("exit", resolve))
+    await new Promise<void>((resolve) =>
+      node.stdout.on("data", (chunk: Buffer) => {
+        stdout += chunk.toString()
+        if (stdout.includes("listening on")) resolve()
+      }))
+    node.kill("SIGTERM")
+    await exited
+    expect(stderr.match(warning)).toHaveLength(1)
   })
 })
 
