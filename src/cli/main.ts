@@ -1,6 +1,6 @@
 import { NodeRuntime, NodeServices } from "@effect/platform-node"
 import { Cause, Console, Effect, Layer, Logger, Option, Predicate } from "effect"
-import { Argument, Command, Flag } from "effect/cli"
+import { Argument, CliError, Command, Flag } from "effect/cli"
 import { AppConfig } from "../config.ts"
 import { Environment } from "../domain/environments.ts"
 import { isApiError } from "../domain/errors.ts"
@@ -178,11 +178,20 @@ const cli = Command.make("signal-engine").pipe(
   Command.withSubcommands([serve, migrateCommand, schemas, replayCommand, admin])
 )
 
-/** A failed command prints one line to stderr and exits 1; only unexpected defects show a trace. */
+/**
+ * A failed command prints one line to stderr and exits 1; only unexpected defects show a trace.
+ * Asking for help (`--help`, `help`, no command at all) is not a failure: the usage is printed
+ * and the exit code is 0. A command line the parser refuses (an unknown command or flag, a
+ * missing value) has had its usage and the reason printed by the parser: exit 2, as getopt does.
+ */
 const reportFailure = (cause: Cause.Cause<unknown>) =>
   Effect.gen(function*() {
     const failure = cause.reasons.find(Cause.isFailReason)
     const error: unknown = failure?.error
+    if (CliError.isCliError(error) && error._tag === "ShowHelp") {
+      process.exitCode = error.errors.length === 0 ? 0 : 2
+      return
+    }
     const message = isApiError(error)
       ? error.error
       : typeof error === "string"
@@ -194,8 +203,10 @@ const reportFailure = (cause: Cause.Cause<unknown>) =>
     process.exitCode = 1
   })
 
-cli.pipe(
-  Command.run({ version: "0.1.0" }),
+/** `help [command…]` is `[command…] --help`; anything else goes to the parser as typed. */
+const commandLine = (args: ReadonlyArray<string>) => (args[0] === "help" ? [...args.slice(1), "--help"] : args)
+
+Command.runWith(cli, { version: "0.1.0" })(commandLine(process.argv.slice(2))).pipe(
   Effect.catchCause((cause) => (Cause.hasInterruptsOnly(cause) ? Effect.failCause(cause) : reportFailure(cause))),
   // Logs go to stderr; stdout carries what a command prints (credentials, --json output).
   Effect.provideService(Logger.LogToStderr, true),

@@ -131,6 +131,31 @@ describe("health", () => {
   })
 })
 
+describe("help and mistyped command lines", () => {
+  it("no command, `help` and `--help` print the usage and exit 0", async () => {
+    for (const args of [[], ["help"], ["--help"]]) {
+      const run = await attempt({}, ...args)
+      expect(run, args.join(" ")).toMatchObject({ code: 0, stderr: "" })
+      expect(run.stdout).toMatch(/USAGE\n  signal-engine <subcommand>/)
+      expect(run.stdout).toMatch(/replay +Rebuild sessions and events/)
+    }
+    const replayHelp = await attempt({}, "help", "replay")
+    expect(replayHelp).toMatchObject({ code: 0, stderr: "" })
+    expect(replayHelp.stdout).toMatch(/signal-engine replay \[flags\][\s\S]*--partition integer/)
+  })
+
+  it("an unknown command or flag is named, with a non-zero exit", async () => {
+    const command = await attempt({}, "replai")
+    expect(command.code).toBe(2)
+    expect(command.stderr).toContain(`Unknown subcommand "replai" for "signal-engine"`)
+    expect(command.stderr).not.toContain("Help requested")
+    const flag = await attempt({}, "replay", "--partitions", "3")
+    expect(flag.code).toBe(2)
+    expect(flag.stderr).toContain("Unrecognized flag: --partitions in command signal-engine replay")
+    expect(flag.stderr).not.toContain("Help requested")
+  })
+})
+
 describe("the generated webhook key warning", () => {
   const warning = /WEBHOOK_SECRET_KEY is not set/g
 
