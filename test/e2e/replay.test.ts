@@ -324,6 +324,14 @@ describe.each(logVariants())("replay over %s", (_name, logEnv) => {
   it("refuses a --from that is not a time", async () => {
     await expect(replayCli(await freshDatabase(), logEnv(), "--from", "yesterday")).rejects.toThrow(/ISO 8601/)
   })
+
+  it("refuses a --partition the log does not have, naming the range", async () => {
+    const replaying = replayCli(await freshDatabase(), logEnv(), "--partition", "99")
+    await expect(replaying).rejects.toThrow(
+      /signal-engine: the log has no partition 99: its partitions are 0\.\.3 \(LOG_PARTITIONS=4\); nothing was replayed/
+    )
+    await expect(replaying).rejects.toMatchObject({ code: 1 })
+  })
 })
 
 /** The sessions that hold or wait for the serving/replay lock of a database (replay-lock.ts), as PostgreSQL shows them. */
