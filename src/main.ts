@@ -22,7 +22,9 @@ import { Goals } from "./store/goals-repo.ts"
 import { VerdictRegistry } from "./engine/verdicts.ts"
 import { KafkaLog } from "./log/kafka-log.ts"
 import { PgLog } from "./log/pg-log.ts"
+import { type LogIdentityGuard, LogMismatch } from "./log/log-identity.ts"
 import type { SignalLog } from "./log/signal-log.ts"
+import { LogIdentityGuardLive } from "./store/log-identity-repo.ts"
 import { Projections } from "./store/projections.ts"
 import { ServingLock } from "./store/replay-lock.ts"
 import { RefuseAfterUnfinishedReplay } from "./store/unfinished-replays.ts"
@@ -62,15 +64,22 @@ export const StoreLive = Layer.unwrap(
     ))
 )
 
-/** The signals log: Kafka when KAFKA_BROKERS is set, else the PostgreSQL table. */
+/**
+ * The signals log: Kafka when KAFKA_BROKERS is set, else the PostgreSQL table; refused when the
+ * database is fed from another log (LogMismatch, a message for the operator).
+ */
 export const SignalLogLive = Layer.unwrap(
   Effect.map(
     Config.option(Config.String("KAFKA_BROKERS")),
-    // A log that cannot start (broker unreachable, partitions misconfigured) stops start-up.
-    (brokers): Layer.Layer<SignalLog, never, PgClient.PgClient> =>
-      Option.isSome(brokers) ? Layer.orDie(KafkaLog.layer) : Layer.orDie(PgLog.layer)
+    (brokers): Layer.Layer<SignalLog, LogMismatch, PgClient.PgClient | LogIdentityGuard> => {
+      const log: Layer.Layer<SignalLog, unknown, PgClient.PgClient | LogIdentityGuard> = Option.isSome(brokers) ? KafkaLog.layer : PgLog.layer
+      // A log that cannot start (broker unreachable, partitions misconfigured) stops start-up.
+      return Layer.effectContext(
+        Layer.build(log).pipe(Effect.catch((error) => (error instanceof LogMismatch ? Effect.fail(error) : Effect.die(error))))
+      )
+    }
   )
-)
+).pipe(Layer.provide(LogIdentityGuardLive))
 
 /** The stream processor: log consumer, partition workers and the verdicts they answer. */
 const ProcessingLive = Engine.layer.pipe(
