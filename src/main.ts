@@ -73,7 +73,8 @@ export const SignalLogLive = Layer.unwrap(
     Config.option(Config.String("KAFKA_BROKERS")),
     (brokers): Layer.Layer<SignalLog, LogMismatch, PgClient.PgClient | LogIdentityGuard> => {
       const log: Layer.Layer<SignalLog, unknown, PgClient.PgClient | LogIdentityGuard> = Option.isSome(brokers) ? KafkaLog.layer : PgLog.layer
-      // A log that cannot start (broker unreachable, partitions misconfigured) stops start-up.
+      // A log that cannot start (broker unreachable, partitions misconfigured) stops start-up as a
+      // defect; a mismatch stays a failure, which the CLI prints as one line for the operator.
       return Layer.effectContext(
         Layer.build(log).pipe(Effect.catch((error) => (error instanceof LogMismatch ? Effect.fail(error) : Effect.die(error))))
       )
