@@ -24,7 +24,7 @@ import { KafkaLog } from "./log/kafka-log.ts"
 import { PgLog } from "./log/pg-log.ts"
 import { type LogIdentityGuard, LogMismatch } from "./log/log-identity.ts"
 import type { SignalLog } from "./log/signal-log.ts"
-import { LogIdentityGuardLive } from "./store/log-identity-repo.ts"
+import { logIdentityGuard, LogIdentityGuardLive } from "./store/log-identity-repo.ts"
 import { Projections } from "./store/projections.ts"
 import { ServingLock } from "./store/replay-lock.ts"
 import { RefuseAfterUnfinishedReplay } from "./store/unfinished-replays.ts"
@@ -68,7 +68,7 @@ export const StoreLive = Layer.unwrap(
  * The signals log: Kafka when KAFKA_BROKERS is set, else the PostgreSQL table; refused when the
  * database is fed from another log (LogMismatch, a message for the operator).
  */
-export const SignalLogLive = Layer.unwrap(
+const signalLogOver = (guard: Layer.Layer<LogIdentityGuard, never, SqlClient.SqlClient>) => Layer.unwrap(
   Effect.map(
     Config.option(Config.String("KAFKA_BROKERS")),
     (brokers): Layer.Layer<SignalLog, LogMismatch, PgClient.PgClient | LogIdentityGuard> => {
@@ -80,7 +80,9 @@ export const SignalLogLive = Layer.unwrap(
       )
     }
   )
-).pipe(Layer.provide(LogIdentityGuardLive))
+).pipe(Layer.provideMerge(guard))
+
+export const SignalLogLive = signalLogOver(LogIdentityGuardLive)
 
 /** The stream processor: log consumer, partition workers and the verdicts they answer. */
 const ProcessingLive = Engine.layer.pipe(
@@ -160,5 +162,10 @@ export const MigrateLive = DatabaseLive
 /** What `signal-engine admin` needs: the repositories over the configured (and migrated) database. */
 export const AdminLive = StoreLive.pipe(Layer.provideMerge(DatabaseLive), Layer.provideMerge(AppConfig.layer))
 
-/** What `signal-engine replay` needs: the log and the projections, over the configured database. */
-export const ReplayLive = Layer.mergeAll(SignalLogLive, Projections.layer).pipe(Layer.provideMerge(AdminLive))
+/**
+ * What `signal-engine replay` needs: the log and the projections, over the configured database;
+ * with `adoptLog`, a log other than the one the database is fed from is admitted (and recorded
+ * by the command once the replay is done).
+ */
+export const replayLive = (options: { readonly adoptLog: boolean }) =>
+  Layer.mergeAll(signalLogOver(logIdentityGuard({ adopt: options.adoptLog })), Projections.layer).pipe(Layer.provideMerge(AdminLive))

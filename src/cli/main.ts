@@ -7,7 +7,8 @@ import { isApiError } from "../domain/errors.ts"
 import { Plan } from "../domain/plans.ts"
 import { parseScopes } from "../domain/scopes.ts"
 import { type ReplayProgress, replay } from "../engine/replay.ts"
-import { AdminLive, MigrateLive, ReplayLive, ServerLive } from "../main.ts"
+import { describeLog, LogIdentityGuard } from "../log/log-identity.ts"
+import { AdminLive, MigrateLive, replayLive, ServerLive } from "../main.ts"
 import { migrate } from "../store/database.ts"
 import { Tenancy } from "../store/tenancy-repo.ts"
 import { countGcPauses } from "./gc-pauses.ts"
@@ -130,13 +131,34 @@ const replayCommand = Command.make("replay", {
   allowMissingRecords: Flag.Boolean("allow-missing-records").pipe(
     Flag.withDescription("rebuild from what is left when records were deleted from the start of the log (retention)"),
     Flag.withDefault(false)
+  ),
+  adoptLog: Flag.Boolean("adopt-log").pipe(
+    Flag.withDescription("rebuild every projection from the configured log and feed the database from it from now on"),
+    Flag.withDefault(false)
   )
-}, ({ partition, from, allowMissingRecords }) =>
+}, ({ partition, from, allowMissingRecords, adoptLog }) =>
   Effect.gen(function*() {
     const since = from === "earliest" ? undefined : new Date(from)
     if (since !== undefined && (!/^\d{4}-\d\d-\d\dT\d\d:\d\d(:\d\d(\.\d+)?)?(Z|[+-]\d\d:\d\d)$/.test(from) || Number.isNaN(since.getTime()))) {
       return yield* Effect.fail(`--from ${from}: expected earliest or an ISO 8601 time with a zone, e.g. 2026-11-20T00:00:00Z`)
     }
+    // Only a full rebuild leaves nothing of the log the database was fed from.
+    if (adoptLog && (Option.isSome(partition) || since !== undefined)) {
+      return yield* Effect.fail("--adopt-log rebuilds every partition from the start: use it without --partition and --from")
+    }
+    yield* replayAndReport({ partition, since, allowMissingRecords, adoptLog }).pipe(Effect.provide(replayLive({ adoptLog })))
+  })).pipe(
+    Command.withDescription("Rebuild sessions and events from the signal log; refuses while the service runs on the database; sends nothing")
+  )
+
+const replayAndReport = (options: {
+  readonly partition: Option.Option<number>
+  readonly since: Date | undefined
+  readonly allowMissingRecords: boolean
+  readonly adoptLog: boolean
+}) =>
+  Effect.gen(function*() {
+    const { partition, since, allowMissingRecords } = options
     const started = Date.now()
     const gc = countGcPauses()
     const report = (p: ReplayProgress) =>
@@ -158,9 +180,11 @@ const replayCommand = Command.make("replay", {
         `, ${(gcMs / 1000).toFixed(1)} s of it paused for garbage collection)` +
         (result.missing > 0 ? `; ${result.missing} records were missing from the start of the log` : "")
     )
-  }).pipe(Effect.provide(ReplayLive))).pipe(
-    Command.withDescription("Rebuild sessions and events from the signal log; refuses while the service runs on the database; sends nothing")
-  )
+    if (options.adoptLog) {
+      const adopted = yield* LogIdentityGuard.use((guard) => guard.adoptAdmitted)
+      if (adopted !== undefined) yield* Console.log(`this database is now fed from ${describeLog(adopted)}`)
+    }
+  })
 
 const bar = (done: number, total: number) => {
   const width = 30

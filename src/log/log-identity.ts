@@ -22,6 +22,8 @@ export const describeConfigured = (identity: LogIdentity): string =>
 
 /** The configured log is not the one the database is fed from; nothing was changed. */
 export class LogMismatch extends Schema.TaggedError<LogMismatch>()("LogMismatch", {
+  /** The log(s) the database was fed from, as an operator reads them. */
+  fedFrom: Schema.String,
   message: Schema.String
 }) {}
 
@@ -31,4 +33,9 @@ export class LogMismatch extends Schema.TaggedError<LogMismatch>()("LogMismatch"
  */
 export class LogIdentityGuard extends Context.Service<LogIdentityGuard, {
   readonly admit: (configured: LogIdentity) => Effect.Effect<void, LogMismatch>
+  /**
+   * Records the log last admitted as the one the database is fed from: `replay --adopt-log`,
+   * whose guard admits another log, calls it once every projection is rebuilt from that log.
+   */
+  readonly adoptAdmitted: Effect.Effect<LogIdentity | undefined>
 }>()("signal-engine/log/LogIdentityGuard") {}

@@ -501,6 +501,24 @@ describe("the log a database is fed from", () => {
     ))
   })
 
+  it("replay --adopt-log rebuilds from the configured log and feeds the database from it from then on", { timeout: 120_000 }, async () => {
+    const { databaseUrl, before } = await fed(pgEnv())
+    const kafka = kafkaEnv()
+    await expect(replayCli(databaseUrl, kafka, "--adopt-log", "--partition", "0")).rejects.toThrow(
+      /--adopt-log rebuilds every partition from the start: use it without --partition and --from/
+    )
+    expect(await snapshot(databaseUrl)).toEqual(before)
+    // The refusal says how to move on; the new topic holds nothing, so nothing is left.
+    await expect(replayCli(databaseUrl, kafka)).rejects.toThrow(/run `signal-engine replay --adopt-log` with this configuration/)
+    const output = await replayCli(databaseUrl, kafka, "--adopt-log")
+    expect(output).toMatch(/replayed 0 records of 4 partition\(s\)/)
+    expect(output).toMatch(new RegExp(`this database is now fed from Kafka topic ${kafka.KAFKA_TOPIC} of cluster `))
+    expect((await snapshot(databaseUrl)).events).toEqual([])
+    const server = await startServer({ databaseUrl, env: kafka })
+    await server.stop()
+    await expect(replayCli(databaseUrl, pgEnv())).rejects.toThrow(new RegExp(`this database is fed from Kafka topic ${kafka.KAFKA_TOPIC} `))
+  })
+
   describe.each(logVariants())("a database fed from %s before it recorded its log (an upgrade)", (name, logEnv) => {
     it("adopts that log, and refuses another", { timeout: 120_000 }, async () => {
       const env = logEnv()

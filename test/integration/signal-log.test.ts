@@ -437,7 +437,7 @@ const logContract = (name: string, makeLayer: MakeLayer) =>
 const configLayer = (env: Record<string, string>) => ConfigProvider.layer(ConfigProvider.fromEnv({ env }))
 
 /** The contract is the log's alone: a topic with no database admits itself (the guard is tested in test/e2e/replay.test.ts). */
-const anyLog = Layer.succeed(LogIdentityGuard, LogIdentityGuard.of({ admit: () => Effect.void }))
+const anyLog = Layer.succeed(LogIdentityGuard, LogIdentityGuard.of({ admit: () => Effect.void, adoptAdmitted: Effect.succeed(undefined) }))
 
 logContract("PgLog", async () => {
   const url = await freshDatabase()
