@@ -4,6 +4,7 @@ import { Config, Console, Effect, Layer, Logger, Option } from "effect"
 import type { SqlClient } from "effect/sql"
 import { AppConfig } from "./config.ts"
 import { Authenticator } from "./http/auth.ts"
+import { checkPortsFree } from "./http/listen-ports.ts"
 import { HttpServerLive, serveApp } from "./http/server.ts"
 import { Activity } from "./store/activity-repo.ts"
 import { Budgets } from "./store/budgets-repo.ts"
@@ -21,7 +22,9 @@ import { Goals } from "./store/goals-repo.ts"
 import { VerdictRegistry } from "./engine/verdicts.ts"
 import { KafkaLog } from "./log/kafka-log.ts"
 import { PgLog } from "./log/pg-log.ts"
+import { type LogIdentityGuard, LogMismatch } from "./log/log-identity.ts"
 import { SignalLog } from "./log/signal-log.ts"
+import { logIdentityGuard, LogIdentityGuardLive } from "./store/log-identity-repo.ts"
 import { Projections } from "./store/projections.ts"
 import { ServingLock } from "./store/replay-lock.ts"
 import { RefuseAfterUnfinishedReplay } from "./store/unfinished-replays.ts"
@@ -30,7 +33,7 @@ import { WebhookDeliveries } from "./store/webhook-deliveries-repo.ts"
 import { WebhookEvents } from "./store/webhook-events-repo.ts"
 import { WebhookConfig } from "./webhooks/config.ts"
 import { WebhookDispatcher } from "./webhooks/dispatcher.ts"
-import { SecretBox } from "./store/secret-box.ts"
+import { SecretBox, warnOfGeneratedKey } from "./store/secret-box.ts"
 import { NotificationConfig } from "./notifications/config.ts"
 import { DeliveryPolicyLive } from "./notifications/delivery-policy.ts"
 import { NotificationDispatcher } from "./notifications/dispatcher.ts"
@@ -66,15 +69,25 @@ export const StoreLive = Layer.unwrap(
     ))
 )
 
-/** The signals log: Kafka when KAFKA_BROKERS is set, else the PostgreSQL table. */
-export const SignalLogLive = Layer.unwrap(
+/**
+ * The signals log: Kafka when KAFKA_BROKERS is set, else the PostgreSQL table; refused when the
+ * database is fed from another log (LogMismatch, a message for the operator).
+ */
+const signalLogOver = (guard: Layer.Layer<LogIdentityGuard, never, SqlClient.SqlClient>) => Layer.unwrap(
   Effect.map(
     Config.option(Config.String("KAFKA_BROKERS")),
-    // A log that cannot start (broker unreachable, partitions misconfigured) stops start-up.
-    (brokers): Layer.Layer<SignalLog, never, PgClient.PgClient> =>
-      Option.isSome(brokers) ? Layer.orDie(KafkaLog.layer) : Layer.orDie(PgLog.layer)
+    (brokers): Layer.Layer<SignalLog, LogMismatch, PgClient.PgClient | LogIdentityGuard> => {
+      const log: Layer.Layer<SignalLog, unknown, PgClient.PgClient | LogIdentityGuard> = Option.isSome(brokers) ? KafkaLog.layer : PgLog.layer
+      // A log that cannot start (broker unreachable, partitions misconfigured) stops start-up as a
+      // defect; a mismatch stays a failure, which the CLI prints as one line for the operator.
+      return Layer.effectContext(
+        Layer.build(log).pipe(Effect.catch((error) => (error instanceof LogMismatch ? Effect.fail(error) : Effect.die(error))))
+      )
+    }
   )
-)
+).pipe(Layer.provideMerge(guard))
+
+export const SignalLogLive = signalLogOver(LogIdentityGuardLive)
 
 /** The stream processor: log consumer, partition workers and the verdicts they answer. */
 const ProcessingLive = Engine.layer.pipe(
@@ -110,8 +123,10 @@ const DemoBootstrap = Layer.effectDiscard(
   })
 )
 
+/** What a node says once it listens; the warnings that concern serving come first. */
 const ListenBanner = Layer.effectDiscard(
   Effect.gen(function*() {
+    yield* warnOfGeneratedKey
     const config = yield* AppConfig
     const db = yield* DatabaseInfo
     const log = yield* SignalLog
@@ -180,8 +195,13 @@ export const appLayer = <E, R>(database: Layer.Layer<DatabaseInfo | SqlClient.Sq
   )
 }
 
-/** The service as `npm start` runs it; it gives memory back when idle after a burst. */
-export const ServerLive = Layer.merge(appLayer(DatabaseLive), IdleCompaction)
+/**
+ * The service as `npm start` runs it; it gives memory back when idle after a burst. Its ports are
+ * checked first: one in use stops it before the database starts.
+ */
+export const ServerLive = Layer.merge(appLayer(DatabaseLive), IdleCompaction).pipe(
+  Layer.provide(Layer.effectDiscard(checkPortsFree).pipe(Layer.provide(AppConfig.layer)))
+)
 
 /** What `signal-engine migrate` needs: the configured database, which the command migrates itself to report what it applied. */
 export const MigrateLive = DatabaseLive
@@ -189,5 +209,10 @@ export const MigrateLive = DatabaseLive
 /** What `signal-engine admin` needs: the repositories over the configured (and migrated) database. */
 export const AdminLive = StoreLive.pipe(Layer.provideMerge(DatabaseLive), Layer.provideMerge(AppConfig.layer))
 
-/** What `signal-engine replay` needs: the log and the projections, over the configured database. */
-export const ReplayLive = Layer.mergeAll(SignalLogLive, Projections.layer).pipe(Layer.provideMerge(AdminLive))
+/**
+ * What `signal-engine replay` needs: the log and the projections, over the configured database;
+ * with `adoptLog`, a log other than the one the database is fed from is admitted (and recorded
+ * by the command once the replay is done).
+ */
+export const replayLive = (options: { readonly adoptLog: boolean }) =>
+  Layer.mergeAll(signalLogOver(logIdentityGuard({ adopt: options.adoptLog })), Projections.layer).pipe(Layer.provideMerge(AdminLive))

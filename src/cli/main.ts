@@ -1,13 +1,14 @@
 import { NodeRuntime, NodeServices } from "@effect/platform-node"
 import { Cause, Console, Effect, Layer, Logger, Option, Predicate } from "effect"
-import { Argument, Command, Flag } from "effect/cli"
+import { Argument, CliError, Command, Flag } from "effect/cli"
 import { AppConfig } from "../config.ts"
 import { Environment } from "../domain/environments.ts"
 import { isApiError } from "../domain/errors.ts"
 import { Plan } from "../domain/plans.ts"
 import { parseScopes } from "../domain/scopes.ts"
 import { type ReplayProgress, replay } from "../engine/replay.ts"
-import { AdminLive, MigrateLive, ReplayLive, ServerLive } from "../main.ts"
+import { describeLog, LogIdentityGuard } from "../log/log-identity.ts"
+import { AdminLive, MigrateLive, replayLive, ServerLive } from "../main.ts"
 import { migrate } from "../store/database.ts"
 import { Tenancy } from "../store/tenancy-repo.ts"
 import { countGcPauses } from "./gc-pauses.ts"
@@ -130,13 +131,34 @@ const replayCommand = Command.make("replay", {
   allowMissingRecords: Flag.Boolean("allow-missing-records").pipe(
     Flag.withDescription("rebuild from what is left when records were deleted from the start of the log (retention)"),
     Flag.withDefault(false)
+  ),
+  adoptLog: Flag.Boolean("adopt-log").pipe(
+    Flag.withDescription("rebuild every projection from the configured log and feed the database from it from now on"),
+    Flag.withDefault(false)
   )
-}, ({ partition, from, allowMissingRecords }) =>
+}, ({ partition, from, allowMissingRecords, adoptLog }) =>
   Effect.gen(function*() {
     const since = from === "earliest" ? undefined : new Date(from)
     if (since !== undefined && (!/^\d{4}-\d\d-\d\dT\d\d:\d\d(:\d\d(\.\d+)?)?(Z|[+-]\d\d:\d\d)$/.test(from) || Number.isNaN(since.getTime()))) {
       return yield* Effect.fail(`--from ${from}: expected earliest or an ISO 8601 time with a zone, e.g. 2026-11-20T00:00:00Z`)
     }
+    // Only a full rebuild leaves nothing of the log the database was fed from.
+    if (adoptLog && (Option.isSome(partition) || since !== undefined)) {
+      return yield* Effect.fail("--adopt-log rebuilds every partition from the start: use it without --partition and --from")
+    }
+    yield* replayAndReport({ partition, since, allowMissingRecords, adoptLog }).pipe(Effect.provide(replayLive({ adoptLog })))
+  })).pipe(
+    Command.withDescription("Rebuild sessions and events from the signal log; refuses while the service runs on the database; sends nothing")
+  )
+
+const replayAndReport = (options: {
+  readonly partition: Option.Option<number>
+  readonly since: Date | undefined
+  readonly allowMissingRecords: boolean
+  readonly adoptLog: boolean
+}) =>
+  Effect.gen(function*() {
+    const { partition, since, allowMissingRecords } = options
     const started = Date.now()
     const gc = countGcPauses()
     const report = (p: ReplayProgress) =>
@@ -158,9 +180,11 @@ const replayCommand = Command.make("replay", {
         `, ${(gcMs / 1000).toFixed(1)} s of it paused for garbage collection)` +
         (result.missing > 0 ? `; ${result.missing} records were missing from the start of the log` : "")
     )
-  }).pipe(Effect.provide(ReplayLive))).pipe(
-    Command.withDescription("Rebuild sessions and events from the signal log; refuses while the service runs on the database; sends nothing")
-  )
+    if (options.adoptLog) {
+      const adopted = yield* LogIdentityGuard.use((guard) => guard.adoptAdmitted)
+      if (adopted !== undefined) yield* Console.log(`this database is now fed from ${describeLog(adopted)}`)
+    }
+  })
 
 const bar = (done: number, total: number) => {
   const width = 30
@@ -178,11 +202,20 @@ const cli = Command.make("signal-engine").pipe(
   Command.withSubcommands([serve, migrateCommand, schemas, replayCommand, admin])
 )
 
-/** A failed command prints one line to stderr and exits 1; only unexpected defects show a trace. */
+/**
+ * A failed command prints one line to stderr and exits 1; only unexpected defects show a trace.
+ * Asking for help (`--help`, `help`, no command at all) is not a failure: the usage is printed
+ * and the exit code is 0. A command line the parser refuses (an unknown command or flag, a
+ * missing value) has had its usage and the reason printed by the parser: exit 2, as getopt does.
+ */
 const reportFailure = (cause: Cause.Cause<unknown>) =>
   Effect.gen(function*() {
     const failure = cause.reasons.find(Cause.isFailReason)
     const error: unknown = failure?.error
+    if (CliError.isCliError(error) && error._tag === "ShowHelp") {
+      process.exitCode = error.errors.length === 0 ? 0 : 2
+      return
+    }
     const message = isApiError(error)
       ? error.error
       : typeof error === "string"
@@ -194,8 +227,10 @@ const reportFailure = (cause: Cause.Cause<unknown>) =>
     process.exitCode = 1
   })
 
-cli.pipe(
-  Command.run({ version: "0.1.0" }),
+/** `help [command…]` is `[command…] --help`; anything else goes to the parser as typed. */
+const commandLine = (args: ReadonlyArray<string>) => (args[0] === "help" ? [...args.slice(1), "--help"] : args)
+
+Command.runWith(cli, { version: "0.1.0" })(commandLine(process.argv.slice(2))).pipe(
   Effect.catchCause((cause) => (Cause.hasInterruptsOnly(cause) ? Effect.failCause(cause) : reportFailure(cause))),
   // Logs go to stderr; stdout carries what a command prints (credentials, --json output).
   Effect.provideService(Logger.LogToStderr, true),

@@ -12,6 +12,11 @@ export class LogIncomplete extends Schema.TaggedError<LogIncomplete>()("LogIncom
   message: Schema.String
 }) {}
 
+/** A replay asked for something the log cannot give (a partition it does not have). */
+export class ReplayRefused extends Schema.TaggedError<ReplayRefused>()("ReplayRefused", {
+  message: Schema.String
+}) {}
+
 export interface ReplayProgress {
   readonly partition: number
   readonly done: number
@@ -36,9 +41,17 @@ export const replay = Effect.fn("replay")(function*(options: {
   /** Rebuild from what is left when records were deleted from the start of a partition. */
   readonly allowMissingRecords?: boolean | undefined
 }) {
+  const log = yield* SignalLog
+  // Checked first: a partition the log does not have would replay nothing and report success.
+  const unknown = (options.partitions ?? []).filter((p) => !Number.isInteger(p) || p < 0 || p >= log.partitions)
+  if (unknown.length > 0) {
+    return yield* new ReplayRefused({
+      message: `the log has no partition ${unknown.join(", ")}: its partitions are 0..${log.partitions - 1} ` +
+        `(LOG_PARTITIONS=${log.partitions}); nothing was replayed`
+    })
+  }
   // Refused while the service runs on this database; a node starting meanwhile waits for the end.
   yield* holdForReplay
-  const log = yield* SignalLog
   const projections = yield* Projections
   const partitions = options.partitions ?? Array.from({ length: log.partitions }, (_, i) => i)
   const ends = yield* log.endOffsets

@@ -8,6 +8,7 @@ import type { Duplex } from "node:stream"
 import { createServer as createHttpServer, type Server, STATUS_CODES } from "node:http"
 import { createServer as createHttpsServer } from "node:https"
 import { capConnectionsPerClient, serverTimeouts } from "./connection-limits.ts"
+import { portsOf, PortUnavailable, portUnavailable } from "./listen-ports.ts"
 import { AppConfig } from "../config.ts"
 import { envelopeOf, ServiceUnavailable, Unauthorized } from "../domain/errors.ts"
 import { makeRequestId } from "../domain/ids.ts"
@@ -164,14 +165,14 @@ export const AppRoutes = Layer.mergeAll(
 /** Plain HTTP next to HTTPS answers every request with a permanent redirect to the HTTPS URL. */
 const redirectServer = (httpPort: number, httpsPort: number, host: string) =>
   Effect.acquireRelease(
-    Effect.callback<Server>((resume) => {
+    Effect.callback<Server, unknown>((resume) => {
       const server = createHttpServer((req, res) => {
         const hostname = (req.headers.host ?? "localhost").replace(/:\d+$/, "")
         const location = `https://${hostname}${httpsPort === 443 ? "" : `:${httpsPort}`}${req.url ?? "/"}`
         res.writeHead(308, { location, "content-length": "0" }).end()
       })
       server.listen(httpPort, host, () => resume(Effect.succeed(server)))
-      server.once("error", (error) => resume(Effect.die(error)))
+      server.once("error", (error) => resume(Effect.fail(error)))
     }),
     (server) =>
       Effect.callback<void>((resume) => {
@@ -257,13 +258,26 @@ export const HttpServerLive = Layer.unwrap(
         keepAlive(answerClientErrors(capConnectionsPerClient(server, config.maxConnectionsPerClient, tls)), Duration.toMillis(config.keepAliveTimeout)),
         Duration.toMillis(config.shutdownIdleGrace)
       )
-    if (Option.isNone(config.tls)) return NodeHttpServer.layer(() => prepare(createHttpServer(timeouts), false), listen)
+    // A port taken since start-up's check (listen-ports.ts) is reported the same way.
+    const [main, redirect] = portsOf(config)
+    const serving = (server: () => Server) => {
+      const layer = NodeHttpServer.layer(server, listen)
+      return layer.pipe(
+        Layer.catchTag("ServeError", (error) =>
+          Layer.effectContext<Layer.Success<typeof layer>, PortUnavailable, never>(Effect.fail(portUnavailable(main!, config.host, error.cause))))
+      )
+    }
+    if (Option.isNone(config.tls)) return serving(() => prepare(createHttpServer(timeouts), false))
     const tls = config.tls.value
     const cert = readFileSync(tls.certFile)
     const key = readFileSync(tls.keyFile)
     return Layer.merge(
-      NodeHttpServer.layer(() => prepare(createHttpsServer({ cert, key, ...timeouts }), true), listen),
-      Layer.effectDiscard(redirectServer(config.redirectPort, config.port, config.host))
+      serving(() => prepare(createHttpsServer({ cert, key, ...timeouts }), true)),
+      Layer.effectDiscard(
+        redirectServer(config.redirectPort, config.port, config.host).pipe(
+          Effect.mapError((error) => portUnavailable(redirect!, config.host, error))
+        )
+      )
     )
   })
 )

@@ -79,6 +79,12 @@ export const connectKafka = Effect.gen(function*() {
   return { settings, kafka, admin } satisfies KafkaClient
 })
 
+/** The id of the Kafka cluster the brokers belong to (the same on every broker, kept across restarts). */
+export const clusterIdOf = ({ admin }: KafkaClient) =>
+  Effect.tryPromise({ try: () => admin.describeCluster(), catch: unavailable("describing the cluster") }).pipe(
+    Effect.map((cluster) => cluster.clusterId)
+  )
+
 /** A connected consumer that is disconnected (waiting for its batch in flight) when the scope closes. */
 export const scopedConsumer = (
   { kafka, settings }: KafkaClient,

@@ -1,11 +1,12 @@
 import { Effect, Layer } from "effect"
-import { connectKafka } from "./kafka-client.ts"
+import { clusterIdOf, connectKafka } from "./kafka-client.ts"
 import { makeKafkaConsumer } from "./kafka-consumer.ts"
 import { makeKafkaAppend } from "./kafka-producer.ts"
 import { makeKafkaReader } from "./kafka-reader.ts"
 import { ensureTopic, pingCluster } from "./kafka-topic.ts"
 import { makeLocalRecords } from "./local-records.ts"
 import { Metrics } from "../observability/metrics.ts"
+import { LogIdentityGuard } from "./log-identity.ts"
 import { makeSignalLog, SignalLog } from "./signal-log.ts"
 
 /**
@@ -17,6 +18,9 @@ import { makeSignalLog, SignalLog } from "./signal-log.ts"
  */
 const make = Effect.gen(function*() {
   const client = yield* connectKafka
+  // Before the topic is created: a database fed from another log refuses this one untouched.
+  const guard = yield* LogIdentityGuard
+  yield* guard.admit({ kind: "kafka", topic: client.settings.topic, clusterId: yield* clusterIdOf(client) })
   yield* ensureTopic(client)
   /** What this node appends, handed to its own consumer (`run`) without a fetch. */
   const local = makeLocalRecords()
@@ -33,6 +37,6 @@ const make = Effect.gen(function*() {
 })
 
 export const KafkaLog = {
-  /** SignalLog on the Kafka topic of KAFKA_TOPIC at KAFKA_BROKERS. */
+  /** SignalLog on the Kafka topic of KAFKA_TOPIC at KAFKA_BROKERS, if the guard admits it. */
   layer: Layer.effect(SignalLog, make)
 } as const

@@ -4,6 +4,7 @@ import { makeLocalRecords } from "./local-records.ts"
 import { makePgConsumer } from "./pg-log-consumer.ts"
 import { makePgReader } from "./pg-log-reader.ts"
 import { makePgAppend } from "./pg-log-writer.ts"
+import { LogIdentityGuard } from "./log-identity.ts"
 import { LogMisconfigured, LogPartitions } from "./shared.ts"
 import { Metrics } from "../observability/metrics.ts"
 import { makeSignalLog, SignalLog } from "./signal-log.ts"
@@ -17,6 +18,8 @@ import { makeSignalLog, SignalLog } from "./signal-log.ts"
 const make = Effect.gen(function*() {
   const partitions = yield* LogPartitions
   const sql = yield* PgClient.PgClient
+  // Before the head rows are written: a database fed from Kafka refuses this log untouched.
+  yield* (yield* LogIdentityGuard).admit({ kind: "pg" })
 
   // Head rows exist for every partition from the start, so append only ever updates them.
   // Their number records the partition count the table was written with: keys of a log
@@ -57,6 +60,6 @@ const make = Effect.gen(function*() {
 })
 
 export const PgLog = {
-  /** SignalLog over the PostgreSQL of the PgClient (migrated to 0002 or later). */
+  /** SignalLog over the PostgreSQL of the PgClient (migrated), if the guard admits it. */
   layer: Layer.effect(SignalLog, make)
 } as const

@@ -18,6 +18,7 @@ import { m0014_fence_lost } from "./migrations/0014_fence_lost.ts"
 import { m0015_principal_changes } from "./migrations/0015_principal_changes.ts"
 import { m0016_rules_version } from "./migrations/0016_rules_version.ts"
 import { m0017_notification_channels } from "./migrations/0017_notification_channels.ts"
+import { m0018_log_identity } from "./migrations/0018_log_identity.ts"
 
 /**
  * Forward-only, numbered migrations, one module each in migrations/. Each runs once, in id order,
@@ -41,7 +42,8 @@ const all = {
   "0014_fence_lost": m0014_fence_lost,
   "0015_principal_changes": m0015_principal_changes,
   "0016_rules_version": m0016_rules_version,
-  "0017_notification_channels": m0017_notification_channels
+  "0017_notification_channels": m0017_notification_channels,
+  "0018_log_identity": m0018_log_identity
 }
 
 export const migrations = Migrator.fromRecord(all)

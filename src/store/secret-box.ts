@@ -13,6 +13,18 @@ export const parseKey = (text: string): Buffer | undefined => {
 }
 
 /**
+/**
+ * The warning that secrets are sealed with the generated key, for `serve` to print once at
+ * start: a command (replay, admin) that builds the SecretBox too has nothing to do about it.
+ */
+export const warnOfGeneratedKey = Effect.gen(function*() {
+  const secretKey = yield* Config.option(Config.Redacted("WEBHOOK_SECRET_KEY"))
+  if (Option.isNone(secretKey)) {
+    yield* Effect.logWarning("WEBHOOK_SECRET_KEY is not set: webhook secrets are encrypted with a generated key stored in the database")
+  }
+})
+
+/**
  * Secrets at rest (webhook secrets, chat URLs): AES-256-GCM, `v1.<iv>.<tag>.<ciphertext>` (base64url), a fresh
  * 12-byte IV per secret. The key is WEBHOOK_SECRET_KEY; without it, a random key generated on
  * the first start and kept in the `settings` table (convenient for development; production sets
@@ -40,7 +52,6 @@ export class SecretBox extends Context.Service<SecretBox, {
           ON CONFLICT (name) DO NOTHING`.pipe(Effect.orDie)
         const rows = yield* sql<{ readonly value: string }>`SELECT value FROM settings WHERE name = ${settingName}`.pipe(Effect.orDie)
         key = Buffer.from(rows[0]!.value, "hex")
-        yield* Effect.logWarning("WEBHOOK_SECRET_KEY is not set: webhook secrets are encrypted with a generated key stored in the database")
       }
       const seal = (plain: string): string => {
         const iv = randomBytes(12)

@@ -67,13 +67,16 @@ export type UrlVerdict =
 
 const refused = (reason: string): UrlVerdict => ({ _tag: "Refused", reason })
 
+/** What an operator can do about a refusal the allow-list lifts (a local or in-house receiver). */
+const allowHint = "unless the service lists the host in WEBHOOK_ALLOWED_HOSTS"
+
 /** Syntax only (no DNS): the reason a URL can never be a webhook URL, or undefined. */
 export const urlSyntaxProblem = (raw: string, allowedHosts: ReadonlySet<string>): string | undefined => {
   if (!URL.canParse(raw)) return "url is not an absolute URL"
   const url = new URL(raw)
   const host = normalizeHost(url.hostname)
   if (url.protocol !== "https:" && url.protocol !== "http:") return "url must use https"
-  if (url.protocol === "http:" && !allowedHosts.has(host)) return "url must use https"
+  if (url.protocol === "http:" && !allowedHosts.has(host)) return `url must use https (plain http is refused ${allowHint})`
   if (url.username !== "" || url.password !== "") return "url must not contain credentials"
   if (host === "") return "url has no host"
   return undefined
@@ -96,7 +99,9 @@ export const vetUrl = (raw: string, allowedHosts: ReadonlySet<string>): Effect.E
     if (first === undefined) return refused(`the host ${host} does not resolve`)
     if (!allowedHosts.has(host)) {
       const inside = addresses.find((a) => !isPublicAddress(a.address))
-      if (inside !== undefined) return refused(`the host ${host} resolves to a non-public address (${inside.address})`)
+      if (inside !== undefined) {
+        return refused(`the host ${host} resolves to a non-public address (${inside.address}), which is refused ${allowHint}`)
+      }
     }
     return { _tag: "Allowed", target: { url, host, address: first.address, family: first.family === 6 ? 6 : 4 } }
   })

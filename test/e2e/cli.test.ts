@@ -1,4 +1,7 @@
-import { execFile } from "node:child_process"
+import { execFile, execFileSync, spawn } from "node:child_process"
+import { mkdtempSync, rmSync } from "node:fs"
+import { createServer, type Server } from "node:net"
+import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { promisify } from "node:util"
 import { Effect } from "effect"
@@ -9,6 +12,8 @@ import { latestMigrationId } from "../../src/store/migrations.ts"
 import { databaseFromUrl } from "../../src/store/database.ts"
 import { NodeServices } from "@effect/platform-node"
 import { call, freshDatabase, startServer, type TestServer } from "../support/harness.ts"
+import { childEnv } from "../support/log-variants.ts"
+import { freePort } from "../support/ports.ts"
 
 const run = promisify(execFile)
 const bin = join(import.meta.dirname, "..", "..", "bin", "signal-engine.js")
@@ -20,6 +25,13 @@ const cli = async (databaseUrl: string, ...args: Array<string>) => {
   })
   return stdout
 }
+
+/** Runs `signal-engine ARGS` and answers how it ended, whatever the exit code (PgLog: no Kafka settings). */
+const attempt = (env: Record<string, string>, ...args: Array<string>) =>
+  new Promise<{ readonly code: number | null; readonly stdout: string; readonly stderr: string }>((resolve) => {
+    execFile(process.execPath, [bin, ...args], { env: { ...childEnv({}), NODE_NO_WARNINGS: "1", ...env } }, (error, stdout, stderr) =>
+      resolve({ code: error === null ? 0 : typeof error.code === "number" ? error.code : null, stdout, stderr }))
+  })
 
 let databaseUrl: string
 let server: TestServer
@@ -118,5 +130,115 @@ describe("health", () => {
     await node.stop()
     expect(res.status).toBe(503)
     expect(res.body).toMatchObject({ code: "not_ready", status: 503 })
+  })
+})
+
+describe("help and mistyped command lines", () => {
+  it("no command, `help` and `--help` print the usage and exit 0", async () => {
+    for (const args of [[], ["help"], ["--help"]]) {
+      const run = await attempt({}, ...args)
+      expect(run, args.join(" ")).toMatchObject({ code: 0, stderr: "" })
+      expect(run.stdout).toMatch(/USAGE\n  signal-engine <subcommand>/)
+      expect(run.stdout).toMatch(/replay +Rebuild sessions and events/)
+    }
+    const replayHelp = await attempt({}, "help", "replay")
+    expect(replayHelp).toMatchObject({ code: 0, stderr: "" })
+    expect(replayHelp.stdout).toMatch(/signal-engine replay \[flags\][\s\S]*--partition integer/)
+  })
+
+  it("an unknown command or flag is named, with a non-zero exit", async () => {
+    const command = await attempt({}, "replai")
+    expect(command.code).toBe(2)
+    expect(command.stderr).toContain(`Unknown subcommand "replai" for "signal-engine"`)
+    expect(command.stderr).not.toContain("Help requested")
+    const flag = await attempt({}, "replay", "--partitions", "3")
+    expect(flag.code).toBe(2)
+    expect(flag.stderr).toContain("Unrecognized flag: --partitions in command signal-engine replay")
+    expect(flag.stderr).not.toContain("Help requested")
+  })
+})
+
+describe("the generated webhook key warning", () => {
+  const warning = /WEBHOOK_SECRET_KEY is not set/g
+
+  it("is not printed by migrate, replay, schemas or admin commands", async () => {
+    // (Not the suite's database: a replay refuses while a service runs on it.)
+    const url = await freshDatabase()
+    for (const args of [["migrate"], ["replay"], ["schemas", "--check"], ["admin", "bootstrap", "--org", "quiet-org"]]) {
+      const run = await attempt({ DATABASE_URL: url }, ...args)
+      expect(run.code, args.join(" ")).toBe(0)
+      expect(run.stderr, args.join(" ")).not.toMatch(warning)
+    }
+  })
+
+  it("is printed once by serve", { timeout: 60_000 }, async () => {
+    const url = await freshDatabase()
+    const node = spawn(process.execPath, [bin, "serve"], {
+      env: { ...childEnv({}), NODE_NO_WARNINGS: "1", DATABASE_URL: url, HOST: "127.0.0.1", PORT: String(await freePort()), DEMO_BOOTSTRAP: "false" }
+    })
+    let stdout = ""
+    let stderr = ""
+    node.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()))
+    const exited = new Promise((resolve) => node.once("exit", resolve))
+    await new Promise<void>((resolve) =>
+      node.stdout.on("data", (chunk: Buffer) => {
+        stdout += chunk.toString()
+        if (stdout.includes("listening on")) resolve()
+      }))
+    node.kill("SIGTERM")
+    await exited
+    expect(stderr.match(warning)).toHaveLength(1)
+  })
+})
+
+describe("a port in use", () => {
+  let dir: string
+  const occupied: Array<Server> = []
+  /** A port another process listens on. */
+  const occupy = async () => {
+    const port = await freePort()
+    const other = createServer()
+    occupied.push(other)
+    await new Promise<void>((resolve) => other.listen(port, "127.0.0.1", resolve))
+    return port
+  }
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), "signal-engine-ports-"))
+    // A certificate only for TLS to be configured; the service stops before it would serve with it.
+    execFileSync("openssl", [
+      "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-keyout", join(dir, "key.pem"), "-out", join(dir, "cert.pem"),
+      "-subj", "/CN=localhost"
+    ], { stdio: "ignore" })
+  })
+  afterAll(() => {
+    for (const other of occupied) other.close()
+    rmSync(dir, { recursive: true, force: true })
+  })
+
+  it("stops serve with the port and what to do, exit 1, before the database is touched", async () => {
+    const port = await occupy()
+    const url = await freshDatabase()
+    const run = await attempt({ DATABASE_URL: url, HOST: "127.0.0.1", PORT: String(port) }, "serve")
+    expect(run.code).toBe(1)
+    expect(run.stderr).toContain(`signal-engine: port ${port} on 127.0.0.1 is in use (EADDRINUSE): stop the other process or set PORT`)
+    // Nothing was migrated, no demo org made (its credentials are shown once).
+    const tables = await Effect.runPromise(Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      return yield* sql`SELECT 1 FROM information_schema.tables WHERE table_schema = 'public'`
+    }).pipe(Effect.provide(databaseFromUrl(url)), Effect.scoped))
+    expect(tables).toEqual([])
+    expect(run.stdout).not.toContain("Created the demo org")
+  })
+
+  it("names the TLS redirect port and HTTP_REDIRECT_PORT when that one is taken", async () => {
+    const redirect = await occupy()
+    const run = await attempt({
+      DATABASE_URL: databaseUrl, HOST: "127.0.0.1", PORT: String(await freePort()), HTTP_REDIRECT_PORT: String(redirect),
+      TLS_CERT: join(dir, "cert.pem"), TLS_KEY: join(dir, "key.pem")
+    }, "serve")
+    expect(run.code).toBe(1)
+    expect(run.stderr).toContain(
+      `signal-engine: the plain-HTTP redirect port ${redirect} on 127.0.0.1 is in use (EADDRINUSE): stop the other process or set HTTP_REDIRECT_PORT`
+    )
   })
 })

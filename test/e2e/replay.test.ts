@@ -3,7 +3,8 @@ import { join } from "node:path"
 import { promisify } from "node:util"
 import { Effect, Exit, Layer, Scope } from "effect"
 import { SqlClient } from "effect/sql"
-import { describe, expect, it } from "vitest"
+import { Kafka, logLevel } from "kafkajs"
+import { describe, expect, inject, it } from "vitest"
 import { bootstrapOrg, call, freshDatabase, startServer, withStore } from "../support/harness.ts"
 import { databaseFromUrl } from "../../src/store/database.ts"
 import { holdForReplay } from "../../src/store/replay-lock.ts"
@@ -324,6 +325,14 @@ describe.each(logVariants())("replay over %s", (_name, logEnv) => {
   it("refuses a --from that is not a time", async () => {
     await expect(replayCli(await freshDatabase(), logEnv(), "--from", "yesterday")).rejects.toThrow(/ISO 8601/)
   })
+
+  it("refuses a --partition the log does not have, naming the range", async () => {
+    const replaying = replayCli(await freshDatabase(), logEnv(), "--partition", "99")
+    await expect(replaying).rejects.toThrow(
+      /signal-engine: the log has no partition 99: its partitions are 0\.\.3 \(LOG_PARTITIONS=4\); nothing was replayed/
+    )
+    await expect(replaying).rejects.toMatchObject({ code: 1 })
+  })
 })
 
 /** The sessions that hold or wait for the serving/replay lock of a database (replay-lock.ts), as PostgreSQL shows them. */
@@ -411,5 +420,119 @@ describe("replay and a running service", () => {
     } finally {
       await server.stop()
     }
+  })
+})
+
+describe("the log a database is fed from", () => {
+  const [[pgName, pgEnv], [kafkaName, kafkaEnv]] = logVariants() as [readonly [string, () => Record<string, string>], readonly [string, () => Record<string, string>]]
+  const pgLog = /the PostgreSQL table signal_log/
+
+  /** A database fed two signals by a service over `env`, stopped; and its projections then. */
+  const fed = async (env: Record<string, string>) => {
+    const databaseUrl = await freshDatabase()
+    const server = await startServer({ databaseUrl, env })
+    const org = await bootstrapOrg(databaseUrl, "fed", "team")
+    for (const type of ["session-start", "post-tool"]) {
+      const res = await call(server, "POST", "/engine/v1/signals", {
+        key: org.license_key,
+        body: { type, adapter: "claude-code", session_id: "s-1", metadata: {} }
+      })
+      expect(res.status).toBe(200)
+    }
+    const before = await waitFor(() => snapshot(databaseUrl), (s) => s.events.length === 2, { what: "the signals projected" })
+    await server.stop()
+    return { databaseUrl, before }
+  }
+
+  const serveCli = async (databaseUrl: string, env: Record<string, string>) =>
+    run(process.execPath, [bin, "serve"], {
+      env: { ...childEnv(env), DATABASE_URL: databaseUrl, NODE_NO_WARNINGS: "1", PORT: String(await freePort()), DEMO_BOOTSTRAP: "false" }
+    })
+
+  const topics = async () => {
+    const admin = new Kafka({ brokers: inject("kafkaBrokers").split(","), logLevel: logLevel.ERROR }).admin()
+    await admin.connect()
+    try {
+      return await admin.listTopics()
+    } finally {
+      await admin.disconnect()
+    }
+  }
+
+  /** serve and replay over `env` are refused with `message` (exit 1), and change nothing. */
+  const expectRefused = async (databaseUrl: string, before: unknown, env: Record<string, string>, message: RegExp) => {
+    for (const command of [serveCli, replayCli]) {
+      const attempt = command(databaseUrl, env)
+      await expect(attempt).rejects.toThrow(message)
+      await expect(attempt).rejects.toMatchObject({ code: 1 })
+    }
+    expect(await snapshot(databaseUrl)).toEqual(before)
+    // Nor is the configured topic created on the broker.
+    if (env.KAFKA_TOPIC !== undefined) expect(await topics()).not.toContain(env.KAFKA_TOPIC)
+  }
+
+  it(`a database fed from ${pgName} refuses ${kafkaName}, and the reverse; the right log still replays`, { timeout: 120_000 }, async () => {
+    const pg = await fed(pgEnv())
+    const kafka = kafkaEnv()
+    await expectRefused(pg.databaseUrl, pg.before, kafka, new RegExp(
+      `signal-engine: this database is fed from ${pgLog.source} \\(since [^)]+\\), but the configuration names Kafka topic ` +
+        `${kafka.KAFKA_TOPIC} of cluster [^ ]+ \\(KAFKA_BROKERS, KAFKA_TOPIC\\): unset KAFKA_BROKERS\\. .*Nothing was changed\\.`
+    ))
+    expect(await replayCli(pg.databaseUrl, pgEnv())).toMatch(/replayed 2 records/)
+    expect(await snapshot(pg.databaseUrl)).toEqual(pg.before)
+
+    const fromKafka = kafkaEnv()
+    const k = await fed(fromKafka)
+    await expectRefused(k.databaseUrl, k.before, pgEnv(), new RegExp(
+      `signal-engine: this database is fed from Kafka topic ${fromKafka.KAFKA_TOPIC} of cluster [^ ]+ \\(since [^)]+\\), but the ` +
+        `configuration names ${pgLog.source} \\(KAFKA_BROKERS is not set\\): set KAFKA_BROKERS to that cluster's brokers and ` +
+        `KAFKA_TOPIC=${fromKafka.KAFKA_TOPIC}\\.`
+    ))
+    expect(await replayCli(k.databaseUrl, fromKafka)).toMatch(/replayed 2 records/)
+    expect(await snapshot(k.databaseUrl)).toEqual(k.before)
+  })
+
+  it("a database fed from one Kafka topic refuses another topic", { timeout: 120_000 }, async () => {
+    const env = kafkaEnv()
+    const { databaseUrl, before } = await fed(env)
+    const renamed = { ...env, KAFKA_TOPIC: `${env.KAFKA_TOPIC}-renamed` }
+    await expectRefused(databaseUrl, before, renamed, new RegExp(
+      `this database is fed from Kafka topic ${env.KAFKA_TOPIC} of cluster .*, but the configuration names Kafka topic ${renamed.KAFKA_TOPIC} `
+    ))
+  })
+
+  it("replay --adopt-log rebuilds from the configured log and feeds the database from it from then on", { timeout: 120_000 }, async () => {
+    const { databaseUrl, before } = await fed(pgEnv())
+    const kafka = kafkaEnv()
+    await expect(replayCli(databaseUrl, kafka, "--adopt-log", "--partition", "0")).rejects.toThrow(
+      /--adopt-log rebuilds every partition from the start: use it without --partition and --from/
+    )
+    expect(await snapshot(databaseUrl)).toEqual(before)
+    // The refusal says how to move on; the new topic holds nothing, so nothing is left.
+    await expect(replayCli(databaseUrl, kafka)).rejects.toThrow(/run `signal-engine replay --adopt-log` with this configuration/)
+    const output = await replayCli(databaseUrl, kafka, "--adopt-log")
+    expect(output).toMatch(/replayed 0 records of 4 partition\(s\)/)
+    expect(output).toMatch(new RegExp(`this database is now fed from Kafka topic ${kafka.KAFKA_TOPIC} of cluster `))
+    expect((await snapshot(databaseUrl)).events).toEqual([])
+    const server = await startServer({ databaseUrl, env: kafka })
+    await server.stop()
+    await expect(replayCli(databaseUrl, pgEnv())).rejects.toThrow(new RegExp(`this database is fed from Kafka topic ${kafka.KAFKA_TOPIC} `))
+  })
+
+  describe.each(logVariants())("a database fed from %s before it recorded its log (an upgrade)", (name, logEnv) => {
+    it("adopts that log, and refuses another", { timeout: 120_000 }, async () => {
+      const env = logEnv()
+      const { databaseUrl, before } = await fed(env)
+      await damage(databaseUrl, (sql) => sql`DELETE FROM log_identity`)
+      const other = name === pgName ? kafkaEnv() : pgEnv()
+      const written = name === pgName ? "the PostgreSQL table signal_log" : `Kafka topic ${env.KAFKA_TOPIC}`
+      await expectRefused(databaseUrl, before, other, new RegExp(
+        `signal-engine: this database's projections were written from ${written}, but the configuration names .*: configure that log instead\\.`
+      ))
+      expect(await replayCli(databaseUrl, env)).toMatch(/replayed 2 records/)
+      expect(await snapshot(databaseUrl)).toEqual(before)
+      const recorded = await withStore(databaseUrl, Effect.flatMap(SqlClient.SqlClient, (sql) => sql`SELECT kind, topic FROM log_identity`))
+      expect(recorded).toEqual([name === pgName ? { kind: "pg", topic: null } : { kind: "kafka", topic: env.KAFKA_TOPIC }])
+    })
   })
 })

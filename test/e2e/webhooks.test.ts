@@ -127,6 +127,12 @@ describe("webhooks API", () => {
       expect(res.status, JSON.stringify(body)).toBe(422)
       expect(res.body.code, JSON.stringify(body)).toBe(code)
     }
+    // The refusals an operator can lift say how.
+    for (const url of ["http://example.com/hook", "https://localhost/hook", "https://10.1.2.3/hook"]) {
+      const res = await post({ url, events: ["session.started"], secret })
+      expect(res.body.error, url).toMatch(/unless the service lists the host in WEBHOOK_ALLOWED_HOSTS/)
+    }
+    expect((await post({ url: "ftp://example.com/x", events: ["session.started"], secret })).body.error).toBe("url must use https")
     const list = await call(server, "GET", "/api/v1/webhooks", { key: org.api_key_live! })
     expect(list.body.data).toEqual([])
   })

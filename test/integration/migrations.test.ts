@@ -29,6 +29,7 @@ describe("migration 0009: an e-mail address names one user of an org in any lett
         yield* sql`DROP FUNCTION signal_engine_rules_changed CASCADE`
         yield* sql`DROP TABLE rules_version`
         yield* sql`DROP TABLE notifications, org_alert_channels, channels`
+        yield* sql`DROP TABLE log_identity`
         yield* sql`ALTER TABLE events DROP COLUMN verdict`
         yield* sql`ALTER TABLE users DROP COLUMN deactivated_at`
         yield* sql`DELETE FROM effect_sql_migrations WHERE migration_id >= 9`
@@ -44,7 +45,8 @@ describe("migration 0009: an e-mail address names one user of an org in any lett
       { id: 14 },
       { id: 15 },
       { id: 16 },
-      { id: 17 }
+      { id: 17 },
+      { id: 18 }
     ])
     expect(await index()).toHaveLength(0)
     expect(await withSql(databaseUrl, (sql) => sql`SELECT id FROM users WHERE lower(email) = 'twin@x.dev' ORDER BY id`)).toEqual([

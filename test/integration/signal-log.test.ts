@@ -8,10 +8,12 @@ import { randomBytes } from "node:crypto"
 import { describe, expect, inject, it } from "vitest"
 import type { SignalRecord } from "../../src/domain/records.ts"
 import { KafkaLog } from "../../src/log/kafka-log.ts"
+import { LogIdentityGuard } from "../../src/log/log-identity.ts"
 import { partitionForKey } from "../../src/log/murmur2.ts"
 import { PgLog } from "../../src/log/pg-log.ts"
 import { type AppendResult, type LogEntry, type PartitionHandler, SignalLog } from "../../src/log/signal-log.ts"
 import { databaseFromUrl, migrate } from "../../src/store/database.ts"
+import { LogIdentityGuardLive } from "../../src/store/log-identity-repo.ts"
 import { freshDatabase } from "../support/harness.ts"
 import { deleteKafkaRecords } from "../support/kafka-admin.ts"
 import { signalRecord as record } from "../support/log-records.ts"
@@ -434,6 +436,9 @@ const logContract = (name: string, makeLayer: MakeLayer) =>
 
 const configLayer = (env: Record<string, string>) => ConfigProvider.layer(ConfigProvider.fromEnv({ env }))
 
+/** The contract is the log's alone: a topic with no database admits itself (the guard is tested in test/e2e/replay.test.ts). */
+const anyLog = Layer.succeed(LogIdentityGuard, LogIdentityGuard.of({ admit: () => Effect.void, adoptAdmitted: Effect.succeed(undefined) }))
+
 logContract("PgLog", async () => {
   const url = await freshDatabase()
   const migrated = Layer.effectDiscard(migrate.pipe(Effect.orDie)).pipe(Layer.provide(NodeServices.layer))
@@ -463,6 +468,7 @@ logContract("PgLog", async () => {
     // Each node has its own pool, as separate processes would.
     node: () =>
       PgLog.layer.pipe(
+        Layer.provide(LogIdentityGuardLive),
         Layer.provide(migrated),
         Layer.provide(databaseFromUrl(url)),
         Layer.provide(configLayer({ LOG_PARTITIONS: String(PARTITIONS) }))
@@ -489,7 +495,7 @@ logContract("KafkaLog", async () => {
     }
   }
   const truncate = (partition: number, before: number) => deleteKafkaRecords(inject("kafkaBrokers"), topic, partition, before)
-  return { corrupt, truncate, node: () => KafkaLog.layer.pipe(Layer.provide(env)) }
+  return { corrupt, truncate, node: () => KafkaLog.layer.pipe(Layer.provide(anyLog), Layer.provide(env)) }
 })
 
 describe("KafkaLog topic settings", () => {
@@ -518,7 +524,7 @@ describe("KafkaLog topic settings", () => {
     })
     const id = randomBytes(6).toString("hex")
     await Effect.runPromise(
-      Effect.scoped(Layer.build(KafkaLog.layer)).pipe(
+      Effect.scoped(Layer.build(KafkaLog.layer.pipe(Layer.provide(anyLog)))).pipe(
         Effect.provide(configLayer({
           KAFKA_BROKERS: inject("kafkaBrokers"),
           KAFKA_TOPIC: topic,

@@ -30,7 +30,11 @@ describe("URL policy", () => {
   it("wants https, except for allowed hosts, and no credentials", () => {
     const allowed = new Set(["127.0.0.1", "::1"])
     expect(urlSyntaxProblem("https://example.com/x", allowed)).toBeUndefined()
-    expect(urlSyntaxProblem("http://example.com/x", allowed)).toBe("url must use https")
+    expect(urlSyntaxProblem("http://example.com/x", allowed)).toBe(
+      "url must use https (plain http is refused unless the service lists the host in WEBHOOK_ALLOWED_HOSTS)"
+    )
+    // Another scheme cannot be allowed: no hint.
+    expect(urlSyntaxProblem("ftp://example.com/x", allowed)).toBe("url must use https")
     expect(urlSyntaxProblem("http://127.0.0.1:9/x", allowed)).toBeUndefined()
     expect(urlSyntaxProblem("http://[::1]:9/x", allowed)).toBeUndefined()
     expect(urlSyntaxProblem("https://a:b@example.com/", allowed)).toBe("url must not contain credentials")
