@@ -30,7 +30,7 @@ import { ManagementApi } from "./management/api.ts"
 import { ManagementHandlers } from "./management/handlers.ts"
 import { RequestId } from "./request-id.ts"
 import { makeRouteTable } from "./route-table.ts"
-import { untracedRequest } from "../observability/tracing.ts"
+import { requestsUntraced } from "../observability/tracing.ts"
 
 export const openApiPaths = {
   management: "/api/v1/openapi.json",
@@ -289,10 +289,11 @@ export const HttpServerLive = Layer.unwrap(
 export const serveApp = Layer.unwrap(
   Effect.gen(function*() {
     const config = yield* AppConfig
+    const untraced = yield* requestsUntraced
     const serve = HttpRouter.serve(AppRoutes, { disableLogger: true, disableListenLog: true }).pipe(
       Layer.provide(Layer.succeed(HttpIncomingMessage.MaxBodySize, ByteSize.bytes(config.maxBodyBytes))),
       // Traced only when OTLP is configured (TracingLive); never the probes.
-      Layer.provide(Layer.succeed(HttpMiddleware.TracerDisabledWhen, untracedRequest))
+      Layer.provide(Layer.succeed(HttpMiddleware.TracerDisabledWhen, untraced))
     )
     const drainFirst = Layer.effectDiscard(Effect.flatMap(Draining, (draining) =>
       Effect.addFinalizer(() => Effect.andThen(Effect.logInfo("signal-engine stopping: draining requests"), draining.start))))

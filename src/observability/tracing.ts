@@ -37,12 +37,27 @@ const protocol = Config.Literals(["http/protobuf", "http/json", "grpc"], "OTEL_E
  * OTEL_SDK_DISABLED and OTEL_TRACES_EXPORTER (`none` turns it off). Without an endpoint nothing
  * is traced or exported, and requests pay nothing for it.
  */
+/** The traces URL when traces are to be exported (an endpoint set, the SDK not disabled, the exporter otlp). */
+const exportTo = Effect.gen(function*() {
+  const url = yield* tracesUrl
+  const disabled = yield* Config.Boolean("OTEL_SDK_DISABLED").pipe(Config.withDefault(false))
+  const exporters = yield* Config.String("OTEL_TRACES_EXPORTER").pipe(Config.withDefault("otlp"))
+  return disabled || !exporters.split(",").map((e) => e.trim()).includes("otlp") ? Option.none<string>() : url
+})
+
+/**
+ * Which requests the HTTP server traces: none when nothing is exported (a request span costs
+ * the ingest path measurably, for nobody), else all but the probes.
+ */
+export const requestsUntraced = Effect.map(
+  exportTo,
+  (url): (request: HttpServerRequest.HttpServerRequest) => boolean => Option.isNone(url) ? () => true : untracedRequest
+).pipe(Effect.orDie)
+
 export const TracingLive = Layer.unwrap(
   Effect.gen(function*() {
-    const url = yield* tracesUrl
-    const disabled = yield* Config.Boolean("OTEL_SDK_DISABLED").pipe(Config.withDefault(false))
-    const exporters = yield* Config.String("OTEL_TRACES_EXPORTER").pipe(Config.withDefault("otlp"))
-    if (Option.isNone(url) || disabled || !exporters.split(",").map((e) => e.trim()).includes("otlp")) return Layer.empty
+    const url = yield* exportTo
+    if (Option.isNone(url)) return Layer.empty
     const wire = yield* protocol
     if (wire === "grpc") {
       return yield* Effect.die(
