@@ -12,6 +12,7 @@ import { foldSettings } from "./fold-settings.ts"
 import type { Outcome, Verdict } from "../domain/verdict.ts"
 import { VerdictRegistry } from "./verdicts.ts"
 import { Metrics, secondsSince } from "../observability/metrics.ts"
+import { stepSpan } from "../observability/tracing.ts"
 
 /** The internal route a node answers verdicts of its partitions on (for the proxy path). */
 export const internalVerdictPath = (signalId: string) => `/internal/v1/verdicts/${encodeURIComponent(signalId)}`
@@ -113,14 +114,12 @@ export class Engine extends Context.Service<Engine, {
             const worker = workers.get(partition)
             if (!worker) return yield* Effect.die(`batch for partition ${partition}, which this node does not own`)
             const done = yield* worker.process(entries, yield* Clock.currentTimeMillis).pipe(
-              Effect.withSpan("PartitionWorker.batch", {
-                attributes: {
-                  "signal_engine.log": log.name,
-                  "signal_engine.partition": partition,
-                  "signal_engine.first_offset": entries[0]?.offset ?? -1,
-                  "signal_engine.last_offset": entries[entries.length - 1]?.offset ?? -1,
-                  "signal_engine.records": entries.length
-                }
+              stepSpan("PartitionWorker.batch", {
+                "signal_engine.log": log.name,
+                "signal_engine.partition": partition,
+                "signal_engine.first_offset": entries[0]?.offset ?? -1,
+                "signal_engine.last_offset": entries[entries.length - 1]?.offset ?? -1,
+                "signal_engine.records": entries.length
               })
             )
             yield* verdicts.complete(done.outcomes)

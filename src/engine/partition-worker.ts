@@ -10,6 +10,7 @@ import type { KnownEvent, Outcome } from "../domain/verdict.ts"
 import type { LogEntry } from "../log/signal-log.ts"
 import { Projections } from "../store/projections.ts"
 import { type EngineMetrics, secondsSince } from "../observability/metrics.ts"
+import { stepSpan } from "../observability/tracing.ts"
 import { driftSignal } from "./drift-signal.ts"
 import { makePartitionCounts } from "./partition-counts.ts"
 import type { RuleCache } from "./rule-cache.ts"
@@ -165,7 +166,7 @@ export const makePartitionWorker = Effect.fnUntraced(function*(options: {
         // durable and will count); a fenced one drops them.
         counts.lend(folded.counts)
         return folded
-      }).pipe(Effect.withSpan("PartitionWorker.fold"))
+      }).pipe(stepSpan("PartitionWorker.fold"))
       const scopes = scopeUsageRows(folded.counts, options.partition, options.rules?.watched)
       const nextOffset = entries[entries.length - 1]!.offset + 1
       const commitStarted = performance.now()
@@ -185,7 +186,7 @@ export const makePartitionWorker = Effect.fnUntraced(function*(options: {
         watch: scopes.watch,
         // The other nodes add this commit's counts as soon as it commits.
         announce: options.shared ? announcementsOf(scopes.announced) : undefined
-      }).pipe(Effect.withSpan("PartitionWorker.commit"))
+      }).pipe(stepSpan("PartitionWorker.commit"))
       commitDuration?.observe(secondsSince(commitStarted))
       if (outcome._tag === "Fenced") {
         counts.drop()

@@ -1,6 +1,7 @@
 import { Context, Effect, Exit, type Option, Schema, type Scope } from "effect"
 import type { LogRecord } from "../domain/records.ts"
 import { type EngineMetrics, secondsSince } from "../observability/metrics.ts"
+import { stepSpan } from "../observability/tracing.ts"
 import { partitionForKey } from "./murmur2.ts"
 
 /** A record as read back from the log: where it is, and what it says. */
@@ -106,7 +107,7 @@ const measured = (name: string, append: SignalLogService["append"], metrics: Eng
         Effect.onExit((exit) =>
           Effect.sync(() => (Exit.isSuccess(exit) ? duration.observe(secondsSince(started)) : errors.inc()))
         ),
-        Effect.withSpan("SignalLog.append", { attributes: { "signal_engine.log": name, "signal_engine.records": records.length } })
+        stepSpan("SignalLog.append", { "signal_engine.log": name, "signal_engine.records": records.length })
       )
     })
 }
