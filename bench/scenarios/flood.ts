@@ -14,10 +14,12 @@ import { startService } from "../service.ts"
 
 export const flood = async (bench: Bench, log: LogName) => {
   const id = `${log}${randomBytes(3).toString("hex")}`
-  const url = await bench.database.newDatabase(`bench_flood_${id}`)
-  const tenant = await seedUsers(url, options.users)
-  const flooder = await seedUsers(url, 1, "flooder")
   const phases = async (scale: string, withAlone: boolean) => {
+    // A database per phase, as each phase's service has a topic of its own: a database refuses a
+    // log other than the one it was fed from.
+    const url = await bench.database.newDatabase(`bench_flood_${id}_${scale}`)
+    const tenant = await seedUsers(url, options.users)
+    const flooder = await seedUsers(url, 1, "flooder")
     const service = await startService(bench, url, log, `${id}-${scale}`, { ENGINE_RATE_LIMIT_SCALE: scale })
     try {
       const normal: LoadSpec = {
