@@ -1,7 +1,7 @@
 import { Clock, Config, Context, Data, Deferred, Duration, Effect, Layer, Option, Redacted, Schedule } from "effect"
 import type { GoalOutcome } from "../domain/goals.ts"
 import type { GoalRecord, SessionTimeoutRecord, SignalRecord } from "../domain/records.ts"
-import { type LogUnavailable, type PartitionHandler, SignalLog } from "../log/signal-log.ts"
+import { type LogEntry, type LogUnavailable, type PartitionHandler, SignalLog } from "../log/signal-log.ts"
 import { statelessBlock } from "../domain/rule-evaluation.ts"
 import { signalFacts } from "../domain/judge.ts"
 import { makePartitionWorker, type PartitionFailing, type PartitionWorker } from "./partition-worker.ts"
@@ -27,6 +27,8 @@ export interface PartitionStatus {
   readonly actors: number
   /** Inactivity timers running: one per open session of this partition's users, in memory or not. */
   readonly timers: number
+  /** Records folded and answered whose projections are not committed yet. */
+  readonly uncommitted: number
 }
 
 /**
@@ -78,6 +80,11 @@ export class Engine extends Context.Service<Engine, {
   readonly submitGoal: (record: GoalRecord) => Effect.Effect<Option.Option<GoalOutcome>, LogUnavailable>
   /** The partitions this node owns, where each is, and those whose batch keeps failing. */
   readonly partitions: Effect.Effect<ReadonlyArray<PartitionStatus>>
+  /**
+   * Waits (at most `SETTLE_WAIT`) until the projections of every record this node folded so far
+   * are committed: a read that follows a verdict of this node sees its signal.
+   */
+  readonly settled: Effect.Effect<void>
 }>()("signal-engine/engine/Engine") {
   static readonly layer = Layer.effect(
     Engine,
@@ -86,6 +93,9 @@ export class Engine extends Context.Service<Engine, {
       const verdicts = yield* VerdictRegistry
       const wait = yield* Config.Duration("INGEST_WAIT").pipe(Config.withDefault(Duration.seconds(2)))
       const idle = yield* Config.Duration("ACTOR_IDLE_TIMEOUT").pipe(Config.withDefault(Duration.minutes(10)))
+      // Verdicts are answered once folded; the projections follow, at most this many records behind per partition.
+      const maxLag = yield* Config.Int("COMMIT_LAG_MAX_RECORDS").pipe(Config.withDefault(10_000))
+      const settleWait = yield* Config.Duration("SETTLE_WAIT").pipe(Config.withDefault(Duration.seconds(5)))
       const cluster = yield* Cluster
       const rules = yield* RuleCache
       const shared = yield* ScopeTotals
@@ -94,9 +104,36 @@ export class Engine extends Context.Service<Engine, {
       const workers = new Map<number, PartitionWorker>()
       const metrics = yield* Metrics
 
+      /**
+       * A partition's records in [from, until), read from the log: what a worker folded past the
+       * offset another owner committed, to fold again (empty when the log cannot be read: the
+       * worker then waits for the log to deliver them again).
+       */
+      const reread = (partition: number) => (from: number, until: number) =>
+        Effect.gen(function*() {
+          const entries: Array<LogEntry> = []
+          yield* log.readPartition(partition, from, (batch) =>
+            Effect.sync(() => {
+              for (const e of batch) if (e.offset < until) entries.push(e)
+            }))
+          return entries as ReadonlyArray<LogEntry>
+        }).pipe(
+          Effect.catchTag("LogUnavailable", (e) =>
+            Effect.as(Effect.logWarning(`partition ${partition}: could not read the log again`, e.message), [] as ReadonlyArray<LogEntry>))
+        )
+
       const handler: PartitionHandler = {
         assigned: (partition) =>
-          makePartitionWorker({ log: log.name, partition, timers: true, rules, shared, settings, metrics }).pipe(
+          makePartitionWorker({
+            log: log.name,
+            partition,
+            timers: true,
+            rules,
+            shared,
+            settings,
+            metrics,
+            writeBehind: { maxLag: Math.max(1, maxLag), reread: reread(partition) }
+          }).pipe(
             Effect.provideContext(context),
             Effect.tap(() => cluster.claim(log.name, partition)),
             Effect.map((worker) => {
@@ -132,9 +169,11 @@ export class Engine extends Context.Service<Engine, {
           }),
         revoked: (partition) =>
           Effect.andThen(
-            Effect.sync(() => {
-              workers.get(partition)?.close()
+            Effect.suspend(() => {
+              const worker = workers.get(partition)
               workers.delete(partition)
+              // What it folded is committed before the partition is let go, so its next owner starts from there.
+              return worker === undefined ? Effect.void : worker.close()
             }),
             cluster.release(log.name, partition)
           ).pipe(Effect.andThen(Effect.logInfo(`partition ${partition} of ${log.name} released`).pipe(Effect.annotateLogs({ partition }))))
@@ -262,13 +301,22 @@ export class Engine extends Context.Service<Engine, {
         return { ok: false, signal_id: record.signal_id, action: "block", rule_id: rule.id, ...(typeof message === "string" ? { message } : {}) }
       }
 
+      // A counter child per label pair, looked up by a string key: prom-client would check and
+      // hash a label object on every signal.
+      const accepted = new Map<string, ReturnType<typeof metrics.signalsAccepted.labels>>()
+      const acceptedAs = (type: string, action: string) => {
+        const key = `${type}\0${action}`
+        let child = accepted.get(key)
+        if (child === undefined) accepted.set(key, child = metrics.signalsAccepted.labels({ type, action }))
+        return child
+      }
+
       /** Counts what each accepted signal was answered, and how long its answer took. */
       const measure = (records: ReadonlyArray<SignalRecord>, submitted: ReadonlyArray<Submitted>, started: number) => {
         const seconds = secondsSince(started)
         for (let i = 0; i < submitted.length; i++) {
           const s = submitted[i]!
-          const action = s._tag === "Pending" ? "pending" : s.verdict.action ?? "allow"
-          metrics.signalsAccepted.inc({ type: records[i]!.type, action })
+          acceptedAs(records[i]!.type, s._tag === "Pending" ? "pending" : s.verdict.action ?? "allow").inc()
           metrics.verdictLatency.observe(seconds)
         }
         return submitted
@@ -308,12 +356,17 @@ export class Engine extends Context.Service<Engine, {
             next_offset: w.nextOffset(),
             ...(failing ? { failing } : {}),
             actors: w.actorCount(),
-            timers: w.timerCount()
+            timers: w.timerCount(),
+            uncommitted: w.uncommitted()
           }
         })
       )
 
-      return Engine.of({ submit, submitMany, submitGoal, partitions })
+      const settled = Effect.suspend(() =>
+        Effect.forEach([...workers.values()], (w) => w.settle, { concurrency: "unbounded", discard: true })
+      ).pipe(Effect.timeout(settleWait), Effect.ignore)
+
+      return Engine.of({ submit, submitMany, submitGoal, partitions, settled })
     })
   )
 }

@@ -1,4 +1,4 @@
-import { Clock, Duration, Effect, Schedule, Schema } from "effect"
+import { Clock, Duration, Effect, Schedule, Schema, Semaphore } from "effect"
 import { foldBatch, scopeUsageRows } from "../domain/batch-fold.ts"
 import type { Environment } from "../domain/environments.ts"
 import { eventIdFor } from "../domain/projection-rows.ts"
@@ -9,13 +9,16 @@ import { defaultFoldSettings, emptyUserState, type FoldSettings, type UserState 
 import type { KnownEvent, Outcome } from "../domain/verdict.ts"
 import type { LogEntry } from "../log/signal-log.ts"
 import { Projections } from "../store/projections.ts"
-import { type EngineMetrics, secondsSince } from "../observability/metrics.ts"
+import type { EngineMetrics } from "../observability/metrics.ts"
 import { stepSpan } from "../observability/tracing.ts"
 import { driftSignal } from "./drift-signal.ts"
 import { makePartitionCounts } from "./partition-counts.ts"
 import type { RuleCache } from "./rule-cache.ts"
 import type { ScopeTotals } from "./scope-totals.ts"
 import { makeTimerIndex } from "./timer-index.ts"
+import { makeWriteBehind, type PartitionFailing } from "./write-behind.ts"
+
+export type { PartitionFailing } from "./write-behind.ts"
 
 /** What a processed batch answers: a verdict per signal, an outcome per goal command. */
 export interface Processed {
@@ -39,18 +42,13 @@ export interface Timer {
 interface Actor {
   state: UserState
   touchedAt: number
+  /** The write-behind's write that carries this state: the actor may be evicted once it committed. */
+  savedBy: number
 }
 
 class BatchFailed extends Schema.TaggedError<BatchFailed>()("BatchFailed", { message: Schema.String }) {}
 
-/** A partition whose batch keeps failing to commit (the worker retries it until it does). */
-export interface PartitionFailing {
-  readonly since: number
-  readonly attempts: number
-  readonly error: string
-}
-
-/** A batch whose transaction failed is redone from the persisted state, with backoff, until it commits. */
+/** A batch whose reads failed (actors, first copies) is tried again, with backoff, until it folds. */
 const batchRetry = Schedule.exponential("100 millis", 2).pipe(
   Schedule.modifyDelay(({ duration }) => Effect.succeed(Duration.min(duration, Duration.seconds(10))))
 )
@@ -58,9 +56,10 @@ const batchRetry = Schedule.exponential("100 millis", 2).pipe(
 /**
  * The owner of one partition: its offset, the actors (per-user state) of its keys, and the
  * inactivity timers of their open sessions. Records are folded one at a time per user, in
- * offset order; a batch's projections, actor states and next offset commit together. Actors
- * live in memory while active, are loaded lazily from their snapshot, and are evicted when idle,
- * so memory follows active users, not all users.
+ * offset order; a folded batch's outcomes are answered at once, and its projections, actor
+ * states and next offset are committed behind it (src/engine/write-behind.ts). Actors live in
+ * memory while active, are loaded lazily from their snapshot, and are evicted when idle and
+ * committed, so memory follows active users, not all users.
  */
 export const makePartitionWorker = Effect.fnUntraced(function*(options: {
   readonly log: string
@@ -91,6 +90,19 @@ export const makePartitionWorker = Effect.fnUntraced(function*(options: {
    * every batch, since a replay interrupted half-way is run again from the start anyway.
    */
   readonly deferSnapshots?: boolean | undefined
+  /**
+   * Answer a batch's outcomes once it is folded, its projections committed behind (the live
+   * engine), with at most this many records folded and not committed. Without it (replay, tests)
+   * `process` answers once the batch committed.
+   */
+  readonly writeBehind?: {
+    readonly maxLag: number
+    /**
+     * The partition's records in [from, until), read from the log: after another owner moved the
+     * partition on, what this one folded past the stored offset is folded again from them.
+     */
+    readonly reread?: ((from: number, until: number) => Effect.Effect<ReadonlyArray<LogEntry>>) | undefined
+  } | undefined
   /** Where commit durations are recorded (the live engine's). */
   readonly metrics?: EngineMetrics | undefined
 }) {
@@ -107,7 +119,23 @@ export const makePartitionWorker = Effect.fnUntraced(function*(options: {
   /** The counter keys of each actor's last signal, reused by its next. */
   const scopeKeys = makeScopeKeys()
   const counts = yield* makePartitionCounts(projections, options.partition, options.shared)
-  const commitDuration = options.metrics?.commitDuration.labels({ partition: String(options.partition) })
+  /** Folds and resyncs take turns (the log hands one batch at a time; a resync starts on its own). */
+  const lock = yield* Semaphore.make(1)
+  /** Let go (revoked): a resync started by a late fence must not write for it any more. */
+  let closed = false
+  const reread = options.writeBehind?.reread
+  const startWriting = (from: number) =>
+    makeWriteBehind({
+      projections,
+      log: options.log,
+      partition: options.partition,
+      from,
+      maxLag: options.writeBehind?.maxLag ?? Number.POSITIVE_INFINITY,
+      committed: (others) => options.shared?.note(others),
+      fenced: reread === undefined ? undefined : lock.withPermits(1)(Effect.suspend(() => resyncNow)),
+      metrics: options.metrics
+    })
+  let behind = yield* startWriting(next)
 
   const trackTimers = (userId: string, state: UserState) => {
     if (!options.timers) return
@@ -128,8 +156,9 @@ export const makePartitionWorker = Effect.fnUntraced(function*(options: {
   }
 
   /**
-   * The stored events of the batch's signals sent with an idempotency key (their ids derive from
-   * the key, so a retry has its first copy's id), by event id; the batch adds its own first copies.
+   * The first copies of the batch's signals sent with an idempotency key (their ids derive from
+   * the key, so a retry has its first copy's id), by event id: those still waiting to be committed,
+   * then the stored ones; the batch adds its own first copies.
    */
   const firstCopies = (entries: ReadonlyArray<LogEntry>) =>
     Effect.gen(function*() {
@@ -137,8 +166,11 @@ export const makePartitionWorker = Effect.fnUntraced(function*(options: {
       for (const { record } of entries) {
         if (record.kind === "signal" && record.idempotency_key !== undefined) ids.add(eventIdFor(record.signal_id))
       }
-      const found = ids.size === 0 ? [] : yield* projections.findEvents([...ids])
-      return new Map<string, KnownEvent>(found.map((e) => [e.id, e]))
+      if (ids.size === 0) return new Map<string, KnownEvent>()
+      const known = new Map<string, KnownEvent>(behind.findPending(ids).map((e) => [e.id, e]))
+      const unknown = [...ids].filter((id) => !known.has(id))
+      for (const e of unknown.length === 0 ? [] : yield* projections.findEvents(unknown)) known.set(e.id, e)
+      return known
     })
 
   const attempt = (entries: ReadonlyArray<LogEntry>, now: number) =>
@@ -148,6 +180,10 @@ export const makePartitionWorker = Effect.fnUntraced(function*(options: {
       const states = new Map<string, UserState>()
       for (const u of users) states.set(u, actors.get(u)?.state ?? loaded.get(u) ?? emptyUserState)
       const known = yield* firstCopies(entries)
+      const nextOffset = entries[entries.length - 1]!.offset + 1
+      // The fold and the move of the in-memory state in one step, with no yield between: the
+      // node's other partitions read the batch's counts from here on, and its outcomes are final
+      // (the records are in the log; a crash before the commit folds them again, the same way).
       const folded = yield* Effect.sync(() => {
         const folded = foldBatch(entries, states, known, {
           partition: options.partition,
@@ -160,20 +196,18 @@ export const makePartitionWorker = Effect.fnUntraced(function*(options: {
           reportedBefore: counts.reportedBefore,
           scopeKeys: scopeKeys.keysOf
         })
-        // In the fold's own step, with no yield between: from here until the commit, the node's
-        // other partitions read the batch's counts, so a signal they fold after a crossing sees
-        // it. A batch that failed keeps them visible until it is folded again (its records are
-        // durable and will count); a fenced one drops them.
-        counts.lend(folded.counts)
+        const savedBy = behind.addingSeq()
+        for (const [u, state] of folded.states) {
+          actors.set(u, { state, touchedAt: now, savedBy })
+          trackTimers(u, state)
+          if (options.deferSnapshots) unsaved.add(u)
+        }
+        counts.commit(folded.counts, folded.reported)
+        next = nextOffset
         return folded
       }).pipe(stepSpan("PartitionWorker.fold"))
       const scopes = scopeUsageRows(folded.counts, options.partition, options.rules?.watched)
-      const nextOffset = entries[entries.length - 1]!.offset + 1
-      const commitStarted = performance.now()
-      const outcome = yield* projections.commitBatch({
-        log: options.log,
-        partition: options.partition,
-        fromOffset: next,
+      yield* behind.add({
         nextOffset,
         sessions: folded.sessions,
         events: folded.events,
@@ -186,21 +220,7 @@ export const makePartitionWorker = Effect.fnUntraced(function*(options: {
         watch: scopes.watch,
         // The other nodes add this commit's counts as soon as it commits.
         announce: options.shared ? announcementsOf(scopes.announced) : undefined
-      }).pipe(stepSpan("PartitionWorker.commit"))
-      commitDuration?.observe(secondsSince(commitStarted))
-      if (outcome._tag === "Fenced") {
-        counts.drop()
-        return "fenced" as const
-      }
-      // Only a committed batch moves the in-memory state forward.
-      for (const [u, state] of folded.states) {
-        actors.set(u, { state, touchedAt: now })
-        trackTimers(u, state)
-        if (options.deferSnapshots) unsaved.add(u)
-      }
-      counts.commit(folded.counts, folded.reported)
-      options.shared?.note(outcome.others)
-      next = nextOffset
+      }, entries.length)
       return {
         outcomes: folded.outcomes,
         drifts: options.timers ? folded.drifts.map(({ record, drift }) => driftSignal(record, drift, now)) : []
@@ -208,14 +228,58 @@ export const makePartitionWorker = Effect.fnUntraced(function*(options: {
     }).pipe(Effect.catchCause((cause) => Effect.fail(new BatchFailed({ message: String(cause) }))))
 
   /**
-   * Folds and commits a batch; answers the verdicts of its signals. Records before `next` are
-   * skipped (redelivery). When the commit is fenced, another owner projected past `next`: the
-   * worker forgets its actors, takes the stored offset, and goes on from there.
+   * Another owner committed past this one (a rebalance, a lost lease): forget the actors and
+   * counts and take the stored offset. What this owner folded past it is read from the log and
+   * folded again (the same verdicts: they were answered already); without `reread` the log must
+   * deliver it again (`process` dies on the gap, and the consumer restarts the partition).
+   */
+  const resyncNow: Effect.Effect<void> = Effect.suspend(() => (behind.fencedAt() === undefined || closed ? Effect.void : resyncFromStore))
+
+  const resyncFromStore: Effect.Effect<void> = Effect.gen(function*() {
+    const folded = next
+    yield* behind.close
+    actors.clear()
+    scopeKeys.clear()
+    unsaved.clear()
+    yield* counts.reload
+    next = yield* projections.nextOffset(options.log, options.partition)
+    behind = yield* startWriting(next)
+    yield* Effect.logWarning(`partition ${options.partition}: another owner moved the partition on; resyncing from offset ${next}`)
+    if (reread !== undefined && next < folded) {
+      const entries = yield* reread(next, folded)
+      if (entries.length > 0) yield* attempt(entries, yield* Clock.currentTimeMillis).pipe(Effect.retry(batchRetry), Effect.orDie)
+    }
+  })
+
+  const resync = (entries: ReadonlyArray<LogEntry>, now: number): Effect.Effect<Processed> =>
+    Effect.andThen(resyncNow, Effect.suspend(() => {
+      if (entries.length > 0 && entries[0]!.offset > next) {
+        return Effect.die(`partition ${options.partition}: records from offset ${next} must be read again`)
+      }
+      return fold(entries, now)
+    }))
+
+  /**
+   * Folds a batch and answers the outcomes of its records: once folded (write-behind), else once
+   * committed. Records before `next` are skipped (redelivery).
    */
   const process = (entries: ReadonlyArray<LogEntry>, now: number): Effect.Effect<Processed> =>
+    lock.withPermits(1)(fold(entries, now))
+
+  const fold = (entries: ReadonlyArray<LogEntry>, now: number): Effect.Effect<Processed> =>
     Effect.suspend(() => {
+      if (closed) return Effect.die(`partition ${options.partition}: a batch for a partition let go`)
+      if (behind.fencedAt() !== undefined) return resync(entries, now)
       const fresh = entries.filter((e) => e.offset >= next)
       if (fresh.length === 0) return Effect.succeed(nothing)
+      // Never fold past a record not folded: either another owner committed past `next` (this
+      // one is stale: resync), or the log must deliver the partition again from `next`.
+      if (fresh[0]!.offset > next) {
+        return Effect.flatMap(projections.nextOffset(options.log, options.partition), (stored) =>
+          stored > next && !closed
+            ? Effect.andThen(resyncFromStore, resync(entries, now))
+            : Effect.die(`partition ${options.partition}: offset ${fresh[0]!.offset} delivered before ${next}`))
+      }
       // A signal accepted by a node that held newer rules is judged by them (or newer): reload first.
       let wanted = 0
       for (const { record } of fresh) if (record.kind === "signal" && (record.rules_version ?? 0) > wanted) wanted = record.rules_version!
@@ -233,19 +297,28 @@ export const makePartitionWorker = Effect.fnUntraced(function*(options: {
         Effect.retry(batchRetry),
         Effect.tap(() => Effect.sync(() => void (failing = undefined))),
         Effect.orDie,
-        Effect.flatMap((outcome) =>
-          outcome !== "fenced" ? Effect.succeed(outcome) : Effect.gen(function*() {
-            yield* Effect.logWarning(`partition ${options.partition}: another owner moved past offset ${next}; resyncing`)
-            actors.clear()
-            scopeKeys.clear()
-            yield* counts.reload
-            next = yield* projections.nextOffset(options.log, options.partition)
-            return yield* process(entries, now)
-          }))
+        Effect.flatMap((processed) =>
+          options.writeBehind !== undefined
+            ? Effect.succeed(processed)
+            : Effect.andThen(behind.settle, Effect.suspend(() => (behind.fencedAt() === undefined ? Effect.succeed(processed) : resync(entries, now))))
+        )
       )
     })
 
-  /** While a batch is being retried: since when (ms), how many attempts failed, the last error. */
+  /** Waits until what was folded so far is committed, resyncing first if another owner moved on. */
+  const settle: Effect.Effect<void> = Effect.andThen(
+    // Under the lock: a resync under way has added what it folded again before this waits.
+    lock.withPermits(1)(Effect.suspend(() => (reread !== undefined ? resyncNow : Effect.void))),
+    Effect.suspend(() => {
+      const waited = behind
+      return Effect.andThen(waited.settle, Effect.suspend(() =>
+        // Fenced while waiting: what is folded again is committed by the next write-behind.
+        reread !== undefined && !closed && (waited !== behind || behind.fencedAt() !== undefined) ? settle : Effect.void
+      ))
+    })
+  )
+
+  /** While a batch's reads are being retried: since when (ms), how many attempts failed, the last error. */
   let failing: PartitionFailing | undefined
 
   /** Timers due at `now`, removed from the set: the caller appends their ticks. */
@@ -255,24 +328,24 @@ export const makePartitionWorker = Effect.fnUntraced(function*(options: {
   const restore = (timer: Timer) =>
     timers.set(timer.userId, [...timers.get(timer.userId).filter((t) => t.sessionId !== timer.sessionId), timer])
 
-  /** Drops actors idle for longer than `idleMs`; their state is in the snapshot table (unsaved ones stay). */
+  /**
+   * Drops actors idle for longer than `idleMs` whose state is committed (in the snapshot table);
+   * unsaved ones stay.
+   */
   const evictIdle = (now: number, idleMs: number) => {
+    const committed = behind.committedSeq()
     for (const [u, actor] of actors) {
-      if (now - actor.touchedAt > idleMs && !unsaved.has(u)) {
+      if (now - actor.touchedAt > idleMs && actor.savedBy <= committed && !unsaved.has(u)) {
         actors.delete(u)
         scopeKeys.forget(u)
       }
     }
   }
 
-  /** Writes the states `deferSnapshots` held back, fenced on the offset like a batch. */
+  /** Commits what is folded, with the states `deferSnapshots` held back, and waits for it. */
   const flush: Effect.Effect<void> = Effect.suspend(() => {
-    if (unsaved.size === 0) return Effect.void
     const users = [...unsaved]
-    return projections.commitBatch({
-      log: options.log,
-      partition: options.partition,
-      fromOffset: next,
+    const write = users.length === 0 ? Effect.void : behind.add({
       nextOffset: next,
       sessions: [],
       events: [],
@@ -281,8 +354,9 @@ export const makePartitionWorker = Effect.fnUntraced(function*(options: {
       goals: [],
       scopeUsage: [],
       watch: []
-    }).pipe(Effect.flatMap((outcome) =>
-      outcome._tag === "Fenced"
+    }, 0)
+    return Effect.andThen(write, behind.settle).pipe(Effect.flatMap(() =>
+      behind.fencedAt() !== undefined
         ? Effect.die(`partition ${options.partition}: another owner moved the offset during a replay`)
         : Effect.sync(() => {
           for (const u of users) unsaved.delete(u)
@@ -293,15 +367,30 @@ export const makePartitionWorker = Effect.fnUntraced(function*(options: {
   return {
     partition: options.partition,
     nextOffset: () => next,
-    failing: () => failing,
+    /** Where the committed projections are: `nextOffset` less what is still being written. */
+    committedOffset: () => behind.committedOffset(),
+    /** Records folded (answered) whose projections are not committed yet. */
+    uncommitted: () => behind.uncommitted(),
+    failing: () => failing ?? behind.failing(),
     process,
+    /** Waits until what was folded so far is committed (a read that must see this node's verdicts). */
+    settle,
     takeDue,
     restore,
     evictIdle,
     flush,
     actorCount: () => actors.size,
-    /** Stops lending this partition's counts to the node's totals (revoked). */
-    close: counts.close,
+    /**
+     * Lets the partition go: commits what is folded (waiting at most `within`; what is not
+     * committed by then is folded again by the next owner), and stops lending its counts.
+     */
+    close: (within: Duration.Input = Duration.seconds(10)) =>
+      Effect.andThen(
+        Effect.sync(() => void (closed = true)),
+        Effect.andThen(
+        Effect.ignore(Effect.timeout(Effect.suspend(() => behind.settle), within)),
+        Effect.andThen(Effect.suspend(() => behind.close), Effect.sync(() => counts.close()))
+      )),
     timerCount: timers.size
   }
 })

@@ -70,6 +70,9 @@ const isManagementPath = (url: string) => {
   return path === "/api/v1" || path.startsWith("/api/v1/")
 }
 
+/** Whether a path is the engine API's (its reads; its signal routes are written, not read). */
+const isEnginePath = (path: string) => path.toLowerCase().startsWith("/engine/")
+
 const refuseText = (where: string) => Effect.fail(BadRequest.of(`the request ${where} ${unstorableTextMessage}`, "invalid_parameters"))
 
 /**
@@ -147,15 +150,31 @@ export interface DirectRoute {
  *   defects, the framework's own bare error responses) into the envelope;
  * - serves the direct routes, whose failures become envelopes here too.
  */
-export const gateway = <E = never, R = never>(routes: RouteTable, direct?: Effect.Effect<ReadonlyArray<DirectRoute>, E, R>) =>
+export const gateway = <E = never, R = never, E2 = never, R2 = never>(
+  routes: RouteTable,
+  direct?: Effect.Effect<ReadonlyArray<DirectRoute>, E, R>,
+  /**
+   * Waits until the projections of the verdicts this node gave are committed (they are written
+   * behind the verdicts): awaited before every management request and every engine read, so a
+   * client reads what it was answered about.
+   */
+  settled?: Effect.Effect<Effect.Effect<void>, E2, R2>
+) =>
   HttpRouter.middleware(
     Effect.gen(function*() {
+      const settle = settled === undefined ? Effect.void : yield* settled
       const authenticator = yield* Authenticator
       const limiter = yield* RateLimiter
       const draining = yield* Draining
       const directRoutes = direct === undefined ? [] : yield* direct
       const metrics = yield* Metrics
       const managementRefusals = metrics.rateLimited.labels({ api: "management" })
+      // The metrics' children by method, route template and status (a bounded set): prom-client
+      // would check and hash a label object on every request.
+      const byRoute = new Map<string, {
+        readonly requests: ReturnType<typeof metrics.httpRequests.labels>
+        readonly duration: ReturnType<typeof metrics.httpDuration.labels>
+      }>()
       /** An access line per request (ACCESS_LOG, default off: the ingest path would log every signal). */
       const accessLog = yield* Config.Boolean("ACCESS_LOG").pipe(Config.withDefault(false))
 
@@ -219,7 +238,8 @@ export const gateway = <E = never, R = never>(routes: RouteTable, direct?: Effec
             : httpEffect
           // What handlers add to the response (the engine's rate-limit headers), kept for errors too.
           const extraHeaders: Record<string, string> = {}
-          const serve = checkBody.pipe(Effect.andThen(checkText), Effect.andThen(route)).pipe(
+          const reads = isManagementPath(request.url) || (request.method === "GET" && isEnginePath(path))
+          const serve = checkBody.pipe(Effect.andThen(checkText), Effect.andThen(reads ? Effect.andThen(settle, route) : route)).pipe(
             Effect.catchCause((cause) =>
               Cause.hasInterruptsOnly(cause) ? Effect.failCause(cause) : failureResponse(cause, requestId)
             ),
@@ -263,8 +283,17 @@ export const gateway = <E = never, R = never>(routes: RouteTable, direct?: Effec
           // The route's template, not the path: a label per id would grow without bound.
           const template = directRoute ? directRoute.path : routes.templateOf(request.method, path)
           const seconds = secondsSince(started)
-          metrics.httpRequests.inc({ method: request.method, route: template, status: response.status })
-          metrics.httpDuration.observe({ method: request.method, route: template }, seconds)
+          const key = `${request.method} ${template} ${response.status}`
+          let children = byRoute.get(key)
+          if (children === undefined) {
+            children = {
+              requests: metrics.httpRequests.labels({ method: request.method, route: template, status: response.status }),
+              duration: metrics.httpDuration.labels({ method: request.method, route: template })
+            }
+            byRoute.set(key, children)
+          }
+          children.requests.inc()
+          children.duration.observe(seconds)
           if (accessLog) {
             yield* Effect.logInfo("request").pipe(Effect.annotateLogs({
               request_id: requestId,

@@ -158,7 +158,8 @@ export const AppRoutes = Layer.mergeAll(
   DashboardRoutes(dashboardAssets),
   gateway(
     makeRouteTable([ManagementApi, EngineApi], [...healthRoutes, ...internalRoutes, ...dashboardRoutes(dashboardAssets)]),
-    Effect.map(makeIngestRoute, (handler) => [{ ...ingestRoute, handler }])
+    Effect.map(makeIngestRoute, (handler) => [{ ...ingestRoute, handler }]),
+    Effect.map(Engine, (engine) => engine.settled)
   )
 ).pipe(Layer.provide([ManagementAuthLive, EngineAuthLive, EnvelopeLive, SignalLimits.layer]))
 

@@ -47,10 +47,12 @@ const serveMetrics = (port: number, host: string) =>
       // Reset first: a partition this node gave up has no figures any more.
       metrics.actors.reset()
       metrics.sessionTimers.reset()
+      metrics.uncommittedRecords.reset()
       metrics.consumerLag.reset()
       for (const p of partitions) {
         metrics.actors.set({ partition: String(p.partition) }, p.actors)
         metrics.sessionTimers.set({ partition: String(p.partition) }, p.timers)
+        metrics.uncommittedRecords.set({ partition: String(p.partition) }, p.uncommitted)
       }
       const ends = yield* log.endOffsets.pipe(Effect.timeout("2 seconds"), Effect.option)
       if (Option.isSome(ends)) {

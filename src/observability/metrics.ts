@@ -47,6 +47,15 @@ export const makeMetrics = () => {
       "A batch's commit of projections, actor states and offset, by partition",
       ["partition"]
     ),
+    commitLag: histogram(
+      "signal_engine_commit_lag_seconds",
+      "From a record's verdict (its fold) to its projections' commit, for the oldest record of each commit"
+    ),
+    uncommittedRecords: gauge(
+      "signal_engine_uncommitted_records",
+      "Records folded and answered whose projections are not committed yet, by partition (bounded by COMMIT_LAG_MAX_RECORDS)",
+      ["partition"]
+    ),
     partitionsOwned: gauge("signal_engine_partitions_owned", "Partitions of the log this node owns"),
     partitionsFailing: gauge(
       "signal_engine_partitions_failing",

@@ -140,9 +140,14 @@ describe.each(logVariants())("answers without a verdict over %s", (_name, logEnv
       // Rules are judged by the cache, reloaded on a change: the block is in force once it has loaded.
       const blocked = await waitFor(() => signal({ model: "o3", tokens_in: 10 }), (r) => r.body.ok === false, { what: "the rule to load" })
       expect(blocked.body).toMatchObject({ ok: false, action: "block", rule_id: rule, message: "o3 is not allowed" })
+      // Verdicts come once the signal is folded, not committed: a node's own append may be folded
+      // before its answer goes out, even with no wait; when it has not, the answer says why.
       const allowed = await signal({ model: "gpt-4o", tokens_in: 10 })
-      expect(allowed.body).toMatchObject({ ok: true, action: "pending", reason: "timeout" })
-      expect(allowed.body.message).toBeTypeOf("string")
+      expect(allowed.body.ok).toBe(true)
+      if (allowed.body.action === "pending") {
+        expect(allowed.body).toMatchObject({ reason: "timeout" })
+        expect(allowed.body.message).toBeTypeOf("string")
+      } else expect(allowed.body.session_id).toBeTypeOf("string")
       const batch = await call(server, "POST", "/engine/v1/signals/batch", {
         key: org.license_key,
         body: { signals: [{ type: "post-tool", adapter: "claude-code", session_id: "s1", metadata: { model: "o3" } }, { type: "post-tool", adapter: "claude-code", session_id: "s1", metadata: { model: "gpt-4o" } }] }

@@ -1,0 +1,235 @@
+import { Duration, Effect, Exit, Latch, Scope } from "effect"
+import type { EventRow, GoalRow, SessionRow } from "../domain/projection-rows.ts"
+import type { ScopeUsageRow } from "../domain/scope-usage.ts"
+import type { KnownEvent } from "../domain/verdict.ts"
+import type { OutboxEvent } from "../domain/webhooks.ts"
+import { type EngineMetrics, secondsSince } from "../observability/metrics.ts"
+import { stepSpan } from "../observability/tracing.ts"
+import type { ActorSnapshot, BatchWrite } from "../store/batch-write.ts"
+import type { Projections } from "../store/projections.ts"
+
+/** What one folded batch writes (a BatchWrite without its place, which the write-behind keeps). */
+export type FoldedWrite = Omit<BatchWrite, "log" | "partition" | "fromOffset">
+
+/** A partition whose projections keep failing to commit (retried until they do). */
+export interface PartitionFailing {
+  readonly since: number
+  readonly attempts: number
+  readonly error: string
+}
+
+type Watched = BatchWrite["watch"][number]
+
+/** The folded batches not yet committed, merged into one write: the latest row of each key wins. */
+class Pending {
+  readonly sessions = new Map<string, SessionRow>()
+  readonly events: Array<EventRow> = []
+  readonly notices: Array<OutboxEvent> = []
+  readonly actors = new Map<string, ActorSnapshot>()
+  readonly goals = new Map<string, GoalRow>()
+  readonly scopeUsage = new Map<string, ScopeUsageRow>()
+  readonly watch = new Map<string, Watched>()
+  announce: Array<string> | undefined
+  records = 0
+  /** Whether anything was added (a flush of snapshots adds no record). */
+  empty = true
+  nextOffset: number
+  /** When its oldest batch was folded (its verdicts answered), `performance.now()`. */
+  readonly since = performance.now()
+  readonly fromOffset: number
+  readonly seq: number
+  constructor(fromOffset: number, seq: number) {
+    this.fromOffset = fromOffset
+    this.seq = seq
+    this.nextOffset = fromOffset
+  }
+  add(write: FoldedWrite, records: number) {
+    for (const s of write.sessions) this.sessions.set(s.id, s)
+    for (const e of write.events) this.events.push(e)
+    for (const n of write.notices) this.notices.push(n)
+    for (const a of write.actors) this.actors.set(a.user_id, a)
+    for (const g of write.goals) this.goals.set(g.id, g)
+    for (const u of write.scopeUsage) this.scopeUsage.set(`${u.org_id}\0${u.environment}\0${u.scope}\0${u.scope_id}\0${u.window_key}`, u)
+    for (const w of write.watch) this.watch.set(`${w.org_id}\0${w.environment}\0${w.scope}\0${w.scope_id}\0${w.window_key}`, w)
+    if (write.announce !== undefined) (this.announce ??= []).push(...write.announce)
+    this.records += records
+    this.empty = false
+    this.nextOffset = write.nextOffset
+  }
+  toWrite(log: string, partition: number): BatchWrite {
+    return {
+      log,
+      partition,
+      fromOffset: this.fromOffset,
+      nextOffset: this.nextOffset,
+      sessions: [...this.sessions.values()],
+      events: this.events,
+      notices: this.notices,
+      actors: [...this.actors.values()],
+      goals: [...this.goals.values()],
+      scopeUsage: [...this.scopeUsage.values()],
+      watch: [...this.watch.values()],
+      announce: this.announce
+    }
+  }
+}
+
+/** A commit that failed is tried again, with backoff, until it commits. */
+const retryDelay = (attempt: number) => Duration.min(Duration.millis(100 * 2 ** Math.min(attempt, 10)), Duration.seconds(10))
+
+/**
+ * A partition's projections written behind its verdicts. A folded batch's rows are added here and
+ * its verdicts answered at once; one commit at a time carries everything folded since the last
+ * (the node's Projections coalesces the commits of its partitions into one statement), so under
+ * load commits grow larger and fewer instead of queueing. Each commit is fenced on the offset the
+ * previous one left, so a partition taken over by another owner is never written twice.
+ *
+ * The records folded and not yet committed are bounded by `maxLag`: past it, `add` waits for the
+ * commit (what a slow or failing database turns into: verdicts slow down, then time out as
+ * pending, and nothing grows without bound). A crash in the gap loses nothing: the records are in
+ * the log, and their next owner folds them again from the stored offset.
+ */
+export const makeWriteBehind = Effect.fnUntraced(function*(options: {
+  readonly projections: Projections["Service"]
+  readonly log: string
+  readonly partition: number
+  /** The partition's stored offset: where the first commit is fenced. */
+  readonly from: number
+  readonly maxLag: number
+  /** A commit went in: the node's other partitions' counts it read back. */
+  readonly committed: (others: ReadonlyArray<ScopeUsageRow>) => void
+  /** Another owner moved the partition on: this write-behind writes nothing more. */
+  readonly fenced?: Effect.Effect<void> | undefined
+  readonly metrics?: EngineMetrics | undefined
+}) {
+  const { projections, log, partition } = options
+  const scope = yield* Scope.make()
+  /** Opened when there is something to commit (and by each commit, for those waiting on it). */
+  const wake = yield* Latch.make(false)
+  const progress = yield* Latch.make(false)
+  let pending = new Pending(options.from, 1)
+  let inFlight: Pending | undefined
+  /** The last Pending committed (by `seq`), and where it left the partition. */
+  let committedSeq = 0
+  let committedOffset = options.from
+  /** The stored offset when another owner moved it (this owner's view is stale); set once. */
+  let fencedAt: number | undefined
+  let failing: PartitionFailing | undefined
+  /** Closed (the partition let go): nothing more is written, and no wait waits for it. */
+  let closed = false
+  const duration = options.metrics?.commitDuration.labels({ partition: String(partition) })
+  const lag = options.metrics?.commitLag
+
+  const commitOnce = (write: BatchWrite, attempt: number): Effect.Effect<"committed" | "fenced"> =>
+    Effect.gen(function*() {
+      const started = performance.now()
+      const outcome = yield* projections.commitBatch(write).pipe(stepSpan("PartitionWorker.commit", {
+        "signal_engine.partition": partition,
+        "signal_engine.records": write.nextOffset - write.fromOffset
+      }))
+      duration?.observe(secondsSince(started))
+      if (outcome._tag === "Committed") {
+        options.committed(outcome.others)
+        return "committed" as const
+      }
+      // After an attempt whose answer was lost, the fence fails on this write's own commit.
+      if (attempt > 0 && (yield* projections.nextOffset(log, partition)) === write.nextOffset) return "committed" as const
+      return "fenced" as const
+    })
+
+  const commitPending = Effect.gen(function*() {
+    const taken = pending
+    inFlight = taken
+    pending = new Pending(taken.nextOffset, taken.seq + 1)
+    const write = taken.toWrite(log, partition)
+    for (let attempt = 0; ; attempt++) {
+      const exit = yield* Effect.exit(commitOnce(write, attempt))
+      if (Exit.isSuccess(exit)) {
+        failing = undefined
+        inFlight = undefined
+        if (exit.value === "fenced") {
+          fencedAt = yield* projections.nextOffset(log, partition)
+          yield* Effect.logWarning(`partition ${partition}: another owner moved the offset past ${write.fromOffset}; this node's view is stale`)
+          if (options.fenced !== undefined) yield* Effect.forkDetach(options.fenced)
+        } else {
+          committedOffset = write.nextOffset
+          committedSeq = taken.seq
+          lag?.observe(secondsSince(taken.since))
+        }
+        return
+      }
+      const now = Date.now()
+      failing = { since: failing?.since ?? now, attempts: (failing?.attempts ?? 0) + 1, error: String(exit.cause) }
+      yield* Effect.logError(`partition ${partition}: commit failed, retrying`, exit.cause)
+      yield* Effect.sleep(retryDelay(attempt))
+    }
+  })
+
+  // The one committer of this partition: waits for work, commits it, tells the waiters.
+  yield* Effect.forkIn(
+    Effect.gen(function*() {
+      yield* wake.await
+      yield* wake.close
+      if (fencedAt !== undefined || pending.empty) return
+      yield* commitPending
+      yield* progress.release
+    }).pipe(Effect.forever, Effect.interruptible),
+    scope
+  )
+
+  const uncommitted = () => pending.records + (inFlight?.records ?? 0)
+
+  /** Waits until `done` holds, re-checked after each commit; a partition taken over ends every wait. */
+  const until = (done: () => boolean): Effect.Effect<void> =>
+    Effect.suspend(() => (done() || fencedAt !== undefined || closed ? Effect.void : Effect.andThen(progress.await, until(done))))
+
+  /** Waits until everything added so far is committed. */
+  const settle: Effect.Effect<void> = Effect.suspend(() => {
+    const target = pending.empty ? (inFlight?.seq ?? committedSeq) : pending.seq
+    return until(() => committedSeq >= target)
+  })
+
+  return {
+    /**
+     * Adds a folded batch of `records` records, ending at `write.nextOffset`; waits while more than
+     * `maxLag` records are uncommitted.
+     */
+    add: (write: FoldedWrite, records: number): Effect.Effect<void> =>
+      Effect.suspend(() => {
+        pending.add(write, records)
+        wake.openUnsafe()
+        return uncommitted() <= options.maxLag ? Effect.void : until(() => uncommitted() <= options.maxLag)
+      }),
+    settle,
+    /** The stored events among `ids` that are still waiting to be committed (keyed signals' first copies). */
+    findPending: (ids: ReadonlySet<string>): ReadonlyArray<KnownEvent> => {
+      const found: Array<KnownEvent> = []
+      for (const batch of inFlight === undefined ? [pending] : [inFlight, pending]) {
+        for (const e of batch.events) if (ids.has(e.id)) found.push(knownOf(e))
+      }
+      return found
+    },
+    /** The sequence number of what `add` adds to now, and of the last write committed. */
+    addingSeq: () => pending.seq,
+    committedSeq: () => committedSeq,
+    committedOffset: () => committedOffset,
+    uncommitted,
+    fencedAt: () => fencedAt,
+    failing: () => failing,
+    close: Effect.andThen(
+      Effect.sync(() => void (closed = true)),
+      Effect.andThen(Scope.close(scope, Exit.void), progress.release)
+    )
+  }
+})
+
+export type WriteBehind = Effect.Success<ReturnType<typeof makeWriteBehind>>
+
+/** The stored form of a pending event, as a retry of its keyed signal is answered from. */
+export const knownOf = (e: EventRow): KnownEvent => ({
+  id: e.id,
+  session_id: e.session_id,
+  log_partition: e.log_partition,
+  log_offset: e.log_offset,
+  verdict: e.verdict ?? null
+})
