@@ -3,7 +3,7 @@
  * the tests (the figures measure the service, not this VM's disk); a new database per scenario
  * group, migrated by the service's own CLI.
  */
-import { rmSync } from "node:fs"
+import { readFileSync, rmSync } from "node:fs"
 import { join } from "node:path"
 import { Effect, ManagedRuntime } from "effect"
 import { SqlClient } from "effect/sql"
@@ -27,6 +27,8 @@ export const withDb = async <A>(url: string, f: Sql<A>): Promise<A> => {
 export interface Database {
   /** A new database, migrated by `signal-engine migrate`; its URL. */
   readonly newDatabase: (name: string) => Promise<string>
+  /** The postmaster's pid (its backends are its children), for its CPU; undefined if unreadable. */
+  readonly pid: () => number | undefined
   readonly stop: () => Promise<void>
 }
 
@@ -41,6 +43,14 @@ export const startDatabase = async (dir: string): Promise<Database> => {
       url.pathname = `/${name}`
       await run(node, [join(root, "bin", "signal-engine.js"), "migrate"], { cwd: root, env: { ...baseEnv, DATABASE_URL: url.toString() } })
       return url.toString()
+    },
+    // From postmaster.pid: startEmbeddedPostgres does not expose its child.
+    pid: () => {
+      try {
+        return Number(readFileSync(join(pg.dataDir, "postmaster.pid"), "utf8").split("\n")[0]) || undefined
+      } catch {
+        return undefined
+      }
     },
     stop: async () => {
       await admin.dispose().catch(() => undefined)

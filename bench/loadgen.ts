@@ -5,7 +5,9 @@
  * the global fetch (undici), which builds WHATWG Request/Response objects and streams for each
  * call, and the generator's own cost is what limits the `http_baseline` ceiling on a 2-core box.
  *
- * Input: the path of a JSON file (LoadSpec). Output: one JSON line (LoadResult) on stdout.
+ * Input: the path of a JSON file (LoadSpec). Output on stdout: a line `measuring` when the
+ * measured part starts (the harness samples the other processes' CPU there), then one JSON line
+ * (LoadResult) as soon as it ends.
  */
 import { readFileSync } from "node:fs"
 import { Agent, request } from "node:http"
@@ -47,7 +49,7 @@ export interface LoadResult {
   readonly pending: number
   /** Answers with `duplicate: true` (a retry of a keyed signal; none expected from unique keys). */
   readonly duplicates: number
-  readonly latencyMs: { readonly p50: number; readonly p99: number; readonly max: number; readonly mean: number }
+  readonly latencyMs: { readonly p50: number; readonly p99: number; readonly p999: number; readonly max: number; readonly mean: number }
   readonly probes: number
   readonly dropped: number
   readonly cpu: { readonly userMs: number; readonly systemMs: number; readonly percentOfOneCore: number }
@@ -150,9 +152,10 @@ const classify = (answer: Answer) => {
   }
 }
 
-const one = async (n: number, key: string, probe?: number) => {
+/** `dueAt`: an open loop's scheduled send time, from which its latency is counted (see openLoop). */
+const one = async (n: number, key: string, probe?: number, dueAt?: number) => {
   const body = bodyFor(n, probe)
-  const started = performance.now()
+  const started = dueAt ?? performance.now()
   try {
     const answer = await post(key, body, spec.idempotencyKeys && spec.batch <= 1 ? `${keyPrefix}-${n}` : undefined)
     if (!measuring) return
@@ -189,6 +192,13 @@ const closedLoop = async (until: number) => {
   }))
 }
 
+/**
+ * Sends at `rate` whatever the answers. Each request's latency counts from when it was due, not
+ * from when this 1 ms timer loop got round to it: a generator that falls behind (its event loop
+ * busy with answers) or a socket queue counts against the answer, as a client would see it, so
+ * coordinated omission cannot hide queueing. Sends over the in-flight cap are not made at all:
+ * `dropped` counts them, and a result with drops understates the tail.
+ */
 const openLoop = async (until: number, rate: number) => {
   const start = performance.now()
   let sent = 0
@@ -205,7 +215,7 @@ const openLoop = async (until: number, rate: number) => {
       const n = counter++
       const [key, probe] = pick(n)
       inFlight += 1
-      const p: Promise<void> = one(n, key, probe).finally(() => {
+      const p: Promise<void> = one(n, key, probe, start + (sent / rate) * 1000).finally(() => {
         inFlight -= 1
         running.delete(p)
       })
@@ -234,6 +244,7 @@ const main = async () => {
     else await openLoop(until, spec.rate)
   }
   measuring = true
+  process.stdout.write("measuring\n")
   const cpu0 = process.cpuUsage()
   const t0 = performance.now()
   if (spec.oncePerKey) await oncePerKey()
@@ -254,6 +265,7 @@ const main = async () => {
     latencyMs: {
       p50: percentile(sorted, 50),
       p99: percentile(sorted, 99),
+      p999: percentile(sorted, 99.9),
       max: sorted[sorted.length - 1] ?? 0,
       mean: sorted.reduce((a, b) => a + b, 0) / Math.max(1, sorted.length)
     },

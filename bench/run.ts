@@ -48,7 +48,8 @@ const profiles = makeProfiles(dir, options.cpuProf)
 let failed = false
 try {
   if (options.logs.includes("kafka") && options.scenarios.some((s) => s !== "http_baseline")) broker = await startBroker(dir)
-  const context: Bench = { dir, database, broker, ...makeLoad(dir), profiles, record: (row) => rows.push(row) }
+  const load = makeLoad(dir, { databasePid: database.pid, brokerPid: () => broker?.pid() })
+  const context: Bench = { dir, database, broker, ...load, profiles, record: (row) => rows.push(row) }
   let baselineRps: number | undefined
   if (wants("http_baseline")) {
     say("http_baseline")
