@@ -132,7 +132,7 @@ export class Engine extends Context.Service<Engine, {
             shared,
             settings,
             metrics,
-            writeBehind: { maxLag: Math.max(1, maxLag), reread: reread(partition) }
+            writeBehind: { maxLag: Math.max(1, maxLag), reread: reread(partition), announceFirst: cluster.enabled }
           }).pipe(
             Effect.provideContext(context),
             Effect.tap(() => cluster.claim(log.name, partition)),

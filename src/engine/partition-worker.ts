@@ -102,6 +102,8 @@ export const makePartitionWorker = Effect.fnUntraced(function*(options: {
      * partition on, what this one folded past the stored offset is folded again from them.
      */
     readonly reread?: ((from: number, until: number) => Effect.Effect<ReadonlyArray<LogEntry>>) | undefined
+    /** Other nodes watch shared budgets' counts: answer a batch that moved one once it is committed. */
+    readonly announceFirst?: boolean | undefined
   } | undefined
   /** Where commit durations are recorded (the live engine's). */
   readonly metrics?: EngineMetrics | undefined
@@ -221,6 +223,10 @@ export const makePartitionWorker = Effect.fnUntraced(function*(options: {
         // The other nodes add this commit's counts as soon as it commits.
         announce: options.shared ? announcementsOf(scopes.announced) : undefined
       }, entries.length)
+      // Counts that budgets on other nodes watch reach them when the commit announces them: a
+      // batch that moved one is answered once committed, so a client's next signal, sent to any
+      // node, is judged with it.
+      if (options.writeBehind?.announceFirst === true && scopes.announced.length > 0) yield* behind.settle
       return {
         outcomes: folded.outcomes,
         drifts: options.timers ? folded.drifts.map(({ record, drift }) => driftSignal(record, drift, now)) : []
@@ -272,14 +278,17 @@ export const makePartitionWorker = Effect.fnUntraced(function*(options: {
       if (behind.fencedAt() !== undefined) return resync(entries, now)
       const fresh = entries.filter((e) => e.offset >= next)
       if (fresh.length === 0) return Effect.succeed(nothing)
-      // Never fold past a record not folded: either another owner committed past `next` (this
-      // one is stale: resync), or the log must deliver the partition again from `next`.
+      // Records missing before this batch: another owner committed past `next` (this one is
+      // stale: resync), or they are gone from the log (retention; the consumer said so).
       if (fresh[0]!.offset > next) {
         return Effect.flatMap(projections.nextOffset(options.log, options.partition), (stored) =>
-          stored > next && !closed
-            ? Effect.andThen(resyncFromStore, resync(entries, now))
-            : Effect.die(`partition ${options.partition}: offset ${fresh[0]!.offset} delivered before ${next}`))
+          stored > next && !closed ? Effect.andThen(resyncFromStore, resync(entries, now)) : foldFresh(fresh, now))
       }
+      return foldFresh(fresh, now)
+    })
+
+  const foldFresh = (fresh: ReadonlyArray<LogEntry>, now: number): Effect.Effect<Processed> =>
+    Effect.suspend(() => {
       // A signal accepted by a node that held newer rules is judged by them (or newer): reload first.
       let wanted = 0
       for (const { record } of fresh) if (record.kind === "signal" && (record.rules_version ?? 0) > wanted) wanted = record.rules_version!
@@ -300,7 +309,7 @@ export const makePartitionWorker = Effect.fnUntraced(function*(options: {
         Effect.flatMap((processed) =>
           options.writeBehind !== undefined
             ? Effect.succeed(processed)
-            : Effect.andThen(behind.settle, Effect.suspend(() => (behind.fencedAt() === undefined ? Effect.succeed(processed) : resync(entries, now))))
+            : Effect.andThen(behind.settle, Effect.suspend(() => (behind.fencedAt() === undefined ? Effect.succeed(processed) : resync(fresh, now))))
         )
       )
     })

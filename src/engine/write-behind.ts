@@ -125,7 +125,8 @@ export const makeWriteBehind = Effect.fnUntraced(function*(options: {
       const started = performance.now()
       const outcome = yield* projections.commitBatch(write).pipe(stepSpan("PartitionWorker.commit", {
         "signal_engine.partition": partition,
-        "signal_engine.records": write.nextOffset - write.fromOffset
+        "signal_engine.from_offset": write.fromOffset,
+        "signal_engine.next_offset": write.nextOffset
       }))
       duration?.observe(secondsSince(started))
       if (outcome._tag === "Committed") {

@@ -359,7 +359,9 @@ describe("replay and a running service", () => {
       body: { type: "session-start", adapter: "claude-code", session_id: "s-1", metadata: {} }
     })
     expect(sent.status).toBe(200)
-    const before = await waitFor(() => snapshot(databaseUrl), (s) => s.events.length === 1, { what: "the signal projected" })
+    // Projections are written behind the verdict; a read through the API waits for them.
+    expect((await call(server, "GET", "/api/v1/events", { key: org.api_key_live! })).body.data).toHaveLength(1)
+    const before = await snapshot(databaseUrl)
     expect(await lockHolders(databaseUrl)).toEqual([{ mode: "ShareLock", granted: true }])
 
     await expect(replayCli(databaseUrl, logEnv())).rejects.toThrow(
@@ -439,8 +441,10 @@ describe("the log a database is fed from", () => {
       })
       expect(res.status).toBe(200)
     }
-    const before = await waitFor(() => snapshot(databaseUrl), (s) => s.events.length === 2, { what: "the signals projected" })
+    // Projections are written behind the verdicts; a stopping node commits what it folded.
     await server.stop()
+    const before = await snapshot(databaseUrl)
+    expect(before.events).toHaveLength(2)
     return { databaseUrl, before }
   }
 

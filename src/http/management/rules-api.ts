@@ -102,7 +102,8 @@ export class RulesGroup extends HttpApiGroup.make("rules")
         action: Schema.optionalKey(RuleAction),
         action_config: Schema.optionalKey(ActionConfig),
         enabled: Schema.optionalKey(Schema.Boolean)
-      }).annotate({ description: "only the fields sent change; the result must still be a valid rule" }),
+      }).pipe(Schema.check(conditionForTypeWhenBoth))
+        .annotate({ description: "only the fields sent change; the result must still be a valid rule" }),
       success: Rule,
       error: [NotFound, Unprocessable]
     }).annotateMerge(requires("rules", "write")),
