@@ -10,15 +10,17 @@ import { matching } from "../domain/text.ts"
 const instantFormat = "ISO 8601 date-time with a zone (Z or ±hh:mm), or a date meaning midnight UTC"
 
 /**
- * The shape of an instant, for the documents: month and day ranges per month (February up to
- * 29), hours, minutes, seconds and zone offsets in range. parseInstant still refuses 29 February
- * of a common year, and year 0.
+ * The shape of an instant, for the documents: month and day ranges per month, 29 February only
+ * in leap years (Gregorian: every 4th year, centuries only every 400th), hours, minutes, seconds
+ * and zone offsets in range. Exact, so that a value the document allows is one parseInstant takes.
  */
+const year = "(?:[1-9][0-9]{3}|0[1-9][0-9]{2}|00[1-9][0-9]|000[1-9])"
+const leapYear = "(?:[0-9]{2}(?:0[48]|[2468][048]|[13579][26])|(?:0[48]|[2468][048]|[13579][26])00)"
 const day31 = "(?:0[13578]|1[02])-(?:0[1-9]|[12][0-9]|3[01])"
 const day30 = "(?:0[469]|11)-(?:0[1-9]|[12][0-9]|30)"
-const dayFeb = "02-(?:0[1-9]|1[0-9]|2[0-9])"
-const instantShape = new RegExp(
-  `^(?:[1-9][0-9]{3}|0[1-9][0-9]{2}|00[1-9][0-9]|000[1-9])-(?:${day31}|${day30}|${dayFeb})` +
+const dayFeb = "02-(?:0[1-9]|1[0-9]|2[0-8])"
+export const instantShape = new RegExp(
+  `^(?:${year}-(?:${day31}|${day30}|${dayFeb})|${leapYear}-02-29)` +
     "(?:T(?:[01][0-9]|2[0-3]):[0-5][0-9](?::[0-5][0-9](?:\\.[0-9]{1,9})?)?(?:[Zz]|[+-](?:0[0-9]|1[0-4]):?[0-5][0-9]))?$"
 )
 
