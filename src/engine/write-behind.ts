@@ -1,4 +1,4 @@
-import { Duration, Effect, Exit, Latch, Scope } from "effect"
+import { Deferred, Duration, Effect, Exit, Latch, Scope } from "effect"
 import type { EventRow, GoalRow, SessionRow } from "../domain/projection-rows.ts"
 import type { ScopeUsageRow } from "../domain/scope-usage.ts"
 import type { KnownEvent } from "../domain/verdict.ts"
@@ -106,7 +106,16 @@ export const makeWriteBehind = Effect.fnUntraced(function*(options: {
   const scope = yield* Scope.make()
   /** Opened when there is something to commit (and by each commit, for those waiting on it). */
   const wake = yield* Latch.make(false)
-  const progress = yield* Latch.make(false)
+  /**
+   * Completed by the next commit (or fence, or close) and then replaced: a waiter takes the one
+   * current when it checked, so a commit between its check and its wait still wakes it.
+   */
+  let progress = Deferred.makeUnsafe<void>()
+  const progressed = () => {
+    const done = progress
+    progress = Deferred.makeUnsafe<void>()
+    Deferred.doneUnsafe(done, Exit.void)
+  }
   let pending = new Pending(options.from, 1)
   let inFlight: Pending | undefined
   /** The last Pending committed (by `seq`), and where it left the partition. */
@@ -173,7 +182,7 @@ export const makeWriteBehind = Effect.fnUntraced(function*(options: {
       yield* wake.close
       if (fencedAt !== undefined || pending.empty) return
       yield* commitPending
-      yield* progress.release
+      progressed()
     }).pipe(Effect.forever, Effect.interruptible),
     scope
   )
@@ -182,7 +191,7 @@ export const makeWriteBehind = Effect.fnUntraced(function*(options: {
 
   /** Waits until `done` holds, re-checked after each commit; a partition taken over ends every wait. */
   const until = (done: () => boolean): Effect.Effect<void> =>
-    Effect.suspend(() => (done() || fencedAt !== undefined || closed ? Effect.void : Effect.andThen(progress.await, until(done))))
+    Effect.suspend(() => (done() || fencedAt !== undefined || closed ? Effect.void : Effect.andThen(Deferred.await(progress), until(done))))
 
   /** Waits until everything added so far is committed. */
   const settle: Effect.Effect<void> = Effect.suspend(() => {
@@ -219,7 +228,7 @@ export const makeWriteBehind = Effect.fnUntraced(function*(options: {
     failing: () => failing,
     close: Effect.andThen(
       Effect.sync(() => void (closed = true)),
-      Effect.andThen(Scope.close(scope, Exit.void), progress.release)
+      Effect.andThen(Scope.close(scope, Exit.void), Effect.sync(progressed))
     )
   }
 })
