@@ -1,15 +1,16 @@
-import { Clock, Config, Context, Data, Deferred, Duration, Effect, Layer, Option, Redacted, Schedule } from "effect"
+import { Clock, Config, Context, Deferred, Duration, Effect, Layer, Option, Redacted, Schedule } from "effect"
 import type { GoalOutcome } from "../domain/goals.ts"
 import type { GoalRecord, SessionTimeoutRecord, SignalRecord } from "../domain/records.ts"
 import { type LogEntry, type LogUnavailable, type PartitionHandler, SignalLog } from "../log/signal-log.ts"
 import { statelessBlock } from "../domain/rule-evaluation.ts"
 import { signalFacts } from "../domain/judge.ts"
-import { makePartitionWorker, type PartitionFailing, type PartitionWorker } from "./partition-worker.ts"
+import { makePartitionWorker, type PartitionWorker } from "./partition-worker.ts"
+import { type AcceptanceVerdict, NotAppended, type PartitionStatus, type PendingReason, type Submitted } from "./engine-answers.ts"
 import { Cluster } from "./cluster.ts"
 import { RuleCache } from "./rule-cache.ts"
 import { ScopeTotals } from "./scope-totals.ts"
 import { foldSettings } from "./fold-settings.ts"
-import type { Outcome, Verdict } from "../domain/verdict.ts"
+import type { Outcome } from "../domain/verdict.ts"
 import { VerdictRegistry } from "./verdicts.ts"
 import { Metrics, secondsSince } from "../observability/metrics.ts"
 import { stepSpan } from "../observability/tracing.ts"
@@ -18,52 +19,7 @@ import { stepSpan } from "../observability/tracing.ts"
 export const internalVerdictPath = (signalId: string) => `/internal/v1/verdicts/${encodeURIComponent(signalId)}`
 export const clusterSecretHeader = "x-cluster-secret"
 
-/** One owned partition, as readiness reports it. */
-export interface PartitionStatus {
-  readonly partition: number
-  readonly next_offset: number
-  readonly failing?: PartitionFailing
-  /** Users whose actor is in memory (the others' state is in its snapshot, loaded on their next record). */
-  readonly actors: number
-  /** Inactivity timers running: one per open session of this partition's users, in memory or not. */
-  readonly timers: number
-  /** Records folded and answered whose projections are not committed yet. */
-  readonly uncommitted: number
-}
-
-/**
- * Why a durable signal has no verdict yet: no node owned its partition (a restart or rebalance),
- * the owner could not be reached, or the owner did not answer within INGEST_WAIT.
- */
-export type PendingReason = "no_owner" | "forward_failed" | "timeout"
-
-export const pendingMessages: Record<PendingReason, string> = {
-  no_owner: "no node owns this user's partition right now (restart or rebalance); the signal is durable and will be judged when one does",
-  forward_failed: "the node owning this user's partition could not be reached; the signal is durable and will be judged by it",
-  timeout: "the signal is durable but was not judged within the wait"
-}
-
-export type Submitted =
-  | { readonly _tag: "Processed"; readonly verdict: Verdict }
-  /** Durable in the log, not yet processed within the wait, and no rule judged at acceptance blocks it. */
-  | { readonly _tag: "Pending"; readonly signal_id: string; readonly reason: PendingReason }
-  /** Durable, and blocked by a rule judged at acceptance (with its session when the actor answered in time). */
-  | { readonly _tag: "Judged"; readonly verdict: Omit<Verdict, "session_id"> & { readonly session_id?: string } }
-
-/** A verdict judged at acceptance from the signal alone: a block whatever the user's state. */
-export type AcceptanceVerdict = Omit<Verdict, "session_id">
-
-/**
- * The append of a request's signals failed (the log unavailable or too slow: they may still be
- * written). `judged` holds, per signal in order, the block a stateless rule gives it, if any: a
- * block is certain even when the signal's fate in the log is not.
- */
-export class NotAppended extends Data.TaggedError("NotAppended")<{
-  readonly message: string
-  /** The signals are certainly not in the log; otherwise they may be (see LogUnavailable). */
-  readonly notWritten: boolean
-  readonly judged: ReadonlyArray<AcceptanceVerdict | undefined>
-}> {}
+export { type AcceptanceVerdict, NotAppended, type PartitionStatus, type PendingReason, pendingMessages, type Submitted } from "./engine-answers.ts"
 
 /** How often due inactivity timers are looked for, and idle actors evicted. */
 const sweepSchedule = Schedule.spaced("1 second")
