@@ -37,11 +37,15 @@ export const makePgConsumer = (sql: PgClient.PgClient, partitions: number, local
      * waiting for a NOTIFY (or the poll interval) when caught up. Ends only by failing: with the
      * first record that does not decode, or with a handler defect.
      */
-    const consume = (handler: PartitionHandler, partition: number, wake: Queue.Queue<void>) =>
+    const consume = (handler: PartitionHandler, partition: number, wake: Queue.Queue<void>, heads: Array<number>) =>
       Effect.gen(function*() {
         let next = yield* handler.assigned(partition)
         consuming.add(partition)
         yield* Effect.gen(function*() {
+          // The log is read when a NOTIFY announced records past `next` (another node's, or this
+          // node's that were not handed over), when the head is unknown, and on the poll; not
+          // after this node's own appends, which the consumer already has.
+          let look = true
           for (;;) {
             // What this node appended right after `next` needs no query.
             const appended = local.take(partition, next)
@@ -50,20 +54,28 @@ export const makePgConsumer = (sql: PgClient.PgClient, partitions: number, local
               next = appended[appended.length - 1]!.offset + 1
               continue
             }
-            const rows = yield* readRows(sql, partition, next, undefined, READ_BATCH).pipe(
-              Effect.tapError((e) => Effect.logWarning(`PgLog: reading partition ${partition} failed, retrying: ${e.message}`)),
-              Effect.retry(backoff)
-            )
-            if (rows.length === 0) {
-              yield* Effect.timeoutOption(Queue.take(wake), POLL_MILLIS)
-              continue
+            if (look || heads[partition]! > next) {
+              look = false
+              const announced = heads[partition]!
+              const rows = yield* readRows(sql, partition, next, undefined, READ_BATCH).pipe(
+                Effect.tapError((e) => Effect.logWarning(`PgLog: reading partition ${partition} failed, retrying: ${e.message}`)),
+                Effect.retry(backoff)
+              )
+              if (rows.length > 0) {
+                const { entries, failure } = yield* decodeRows(partition, rows)
+                if (entries.length > 0) {
+                  yield* handler.batch(partition, entries)
+                  next = entries[entries.length - 1]!.offset + 1
+                }
+                if (Option.isSome(failure)) return yield* failure.value
+                if (rows.length === READ_BATCH) look = true
+                continue
+              }
+              // Caught up as of this read: an unknown head is known now (unless lost again since).
+              if (announced === Number.POSITIVE_INFINITY && heads[partition] === announced) heads[partition] = next
             }
-            const { entries, failure } = yield* decodeRows(partition, rows)
-            if (entries.length > 0) {
-              yield* handler.batch(partition, entries)
-              next = entries[entries.length - 1]!.offset + 1
-            }
-            if (Option.isSome(failure)) return yield* failure.value
+            // A missed NOTIFY is made up for by the poll.
+            if (Option.isNone(yield* Effect.timeoutOption(Queue.take(wake), POLL_MILLIS))) look = true
           }
         }).pipe(Effect.ensuring(Effect.andThen(
           Effect.sync(() => {
@@ -79,11 +91,11 @@ export const makePgConsumer = (sql: PgClient.PgClient, partitions: number, local
      * stops the partition (the lock stays held, so no node skips it); a handler defect restarts it
      * from `assigned` after a growing pause.
      */
-    const supervise = (handler: PartitionHandler, partition: number, wake: Queue.Queue<void>) =>
+    const supervise = (handler: PartitionHandler, partition: number, wake: Queue.Queue<void>, heads: Array<number>) =>
       Effect.gen(function*() {
         let pause = 500
         for (;;) {
-          const exit = yield* Effect.exit(consume(handler, partition, wake))
+          const exit = yield* Effect.exit(consume(handler, partition, wake, heads))
           if (Exit.isSuccess(exit) || Cause.hasInterruptsOnly(exit.cause)) return
           const failure = Cause.findErrorOption(exit.cause)
           if (Option.isSome(failure)) {
@@ -100,16 +112,22 @@ export const makePgConsumer = (sql: PgClient.PgClient, partitions: number, local
       })
 
     /** Forwards NOTIFYs to the partitions' wake-up queues, reconnecting the listener as needed. */
-    const listenLoop = (wakes: ReadonlyArray<Queue.Queue<void>>) =>
+    const listenLoop = (wakes: ReadonlyArray<Queue.Queue<void>>, heads: Array<number>) =>
       Effect.scoped(Effect.gen(function*() {
         const notifications = yield* sql.listen(CHANNEL)
         // Whatever was appended while no listener was up would otherwise wait for the poll.
+        heads.fill(Number.POSITIVE_INFINITY)
         for (const wake of wakes) yield* Queue.offer(wake, undefined)
         for (;;) {
           const notification = yield* Queue.take(notifications)
-          for (const p of notification.payload.split(",")) {
-            const wake = wakes[Number(p)]
-            if (wake !== undefined) yield* Queue.offer(wake, undefined)
+          // `<partition>:<head>`; a payload of partitions alone (an older node's) means "look".
+          for (const announced of notification.payload.split(",")) {
+            const [p, head] = announced.split(":")
+            const partition = Number(p)
+            const wake = wakes[partition]
+            if (wake === undefined) continue
+            heads[partition] = Math.max(heads[partition]!, head === undefined ? Number.POSITIVE_INFINITY : Number(head))
+            yield* Queue.offer(wake, undefined)
           }
         }
       })).pipe(
@@ -129,6 +147,7 @@ export const makePgConsumer = (sql: PgClient.PgClient, partitions: number, local
     const lockSession = (
       handler: PartitionHandler,
       wakes: ReadonlyArray<Queue.Queue<void>>,
+      heads: Array<number>,
       started: Deferred.Deferred<void>
     ) =>
       Effect.gen(function*() {
@@ -149,7 +168,7 @@ export const makePgConsumer = (sql: PgClient.PgClient, partitions: number, local
             const won = rows.filter((r) => r.ok).map((r) => r.p)
             for (const p of won) {
               owned.add(p)
-              yield* Effect.forkScoped(supervise(handler, p, wakes[p]!))
+              yield* Effect.forkScoped(supervise(handler, p, wakes[p]!, heads))
             }
             if (won.length > 0) yield* Effect.logInfo(`PgLog: now owns partitions ${[...owned].sort((a, b) => a - b).join(",")}`)
           } else {
@@ -170,13 +189,15 @@ export const makePgConsumer = (sql: PgClient.PgClient, partitions: number, local
     const run = (handler: PartitionHandler): Effect.Effect<void, never, Scope.Scope> =>
       Effect.gen(function*() {
         const wakes = yield* Effect.forEach(range(partitions), () => Queue.sliding<void>(1))
+        /** Per partition, the highest next offset a NOTIFY announced (infinite: unknown). */
+        const heads = range(partitions).map(() => Number.POSITIVE_INFINITY)
         const detach = local.attach({
           owns: (partition) => consuming.has(partition),
           ready: (partition) => void Queue.offerUnsafe(wakes[partition]!, undefined)
         })
         yield* Effect.addFinalizer(() => Effect.sync(detach))
         const started = yield* Deferred.make<void>()
-        const locks = lockSession(handler, wakes, started).pipe(
+        const locks = lockSession(handler, wakes, heads, started).pipe(
           Effect.scoped,
           Effect.catchCause((cause) =>
             Effect.logWarning("PgLog: partition lock session ended; its partitions were released. Reconnecting", cause)
@@ -187,7 +208,7 @@ export const makePgConsumer = (sql: PgClient.PgClient, partitions: number, local
           ),
           Effect.forever
         )
-        const fiber = yield* FiberSet.run(consumers, Effect.all([listenLoop(wakes), locks], { concurrency: 2 }))
+        const fiber = yield* FiberSet.run(consumers, Effect.all([listenLoop(wakes, heads), locks], { concurrency: 2 }))
         yield* Effect.addFinalizer(() => Fiber.interrupt(fiber))
         // With one node, every partition is owned (and assigned) when run returns.
         yield* Deferred.await(started)

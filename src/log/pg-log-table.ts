@@ -7,7 +7,10 @@ import { type LogEntry, LogUnavailable } from "./signal-log.ts"
 // What PgLog's writer, reader and consumer share of the tables of migration 0002: `signal_log`
 // holds the records, `signal_log_heads` the next offset of each partition.
 
-/** NOTIFY channel; the payload is the comma-separated partitions a commit appended to. */
+/**
+ * NOTIFY channel; a payload is `<partition>:<head>`, a partition an append committed to and its
+ * next offset after it (before 2026-11-26 it was the partitions alone, comma-separated).
+ */
 export const CHANNEL = "signal_log"
 export const READ_BATCH = 500
 
