@@ -1,11 +1,10 @@
-import { type ChildProcess, spawn } from "node:child_process"
-import { join } from "node:path"
 import pg from "pg"
 import { describe, expect, it } from "vitest"
 import { bootstrapOrg, call, freshDatabase } from "../support/harness.ts"
-import { childEnv, logVariants } from "../support/log-variants.ts"
+import { logVariants } from "../support/log-variants.ts"
 import { freePort } from "../support/ports.ts"
 import { startReceiver } from "../support/receiver.ts"
+import { exited, spawnServer } from "../support/served.ts"
 import { waitFor } from "../support/wait.ts"
 
 /**
@@ -15,23 +14,6 @@ import { waitFor } from "../support/wait.ts"
  * next node, folding the log again from the stored offset, makes the same verdicts and delivers
  * the same webhooks once.
  */
-
-const bin = join(import.meta.dirname, "..", "..", "bin", "signal-engine.js")
-
-const spawnServer = async (env: Record<string, string>) => {
-  const child: ChildProcess = spawn(process.execPath, [bin, "serve"], {
-    env: { ...childEnv(env), NODE_NO_WARNINGS: "1" },
-    stdio: ["ignore", "ignore", "inherit"]
-  })
-  const baseUrl = `http://127.0.0.1:${env.PORT}`
-  await waitFor(() => fetch(`${baseUrl}/readyz`).then((r) => r.status, () => 0), (s) => s === 200, { timeoutMs: 60_000, what: "the server to be ready" })
-  return { child, baseUrl }
-}
-
-const exited = (child: ChildProcess) =>
-  child.exitCode !== null || child.signalCode !== null
-    ? Promise.resolve()
-    : new Promise<void>((resolve) => child.once("exit", () => resolve()))
 
 /** A direct connection to the node's database: what the API would show, without waiting on the node. */
 const connect = async (databaseUrl: string) => {

@@ -1,31 +1,11 @@
-import { type ChildProcess, spawn } from "node:child_process"
-import { join } from "node:path"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { describe, expect, it } from "vitest"
 import { bootstrapOrg, freshDatabase, withStore } from "../support/harness.ts"
-import { childEnv, logVariants } from "../support/log-variants.ts"
+import { logVariants } from "../support/log-variants.ts"
 import { freePort } from "../support/ports.ts"
+import { exited, spawnServer } from "../support/served.ts"
 import { waitFor } from "../support/wait.ts"
-
-const bin = join(import.meta.dirname, "..", "..", "bin", "signal-engine.js")
-
-/** The service as its own process, as an operator runs it. */
-const spawnServer = async (env: Record<string, string>) => {
-  const child: ChildProcess = spawn(process.execPath, [bin, "serve"], {
-    env: { ...childEnv(env), NODE_NO_WARNINGS: "1" },
-    stdio: ["ignore", "ignore", "inherit"]
-  })
-  const base = `http://127.0.0.1:${env.PORT}`
-  await waitFor(() => fetch(`${base}/readyz`).then((r) => r.status, () => 0), (s) => s === 200, { timeoutMs: 60_000, what: "the server to start" })
-  return { child, base }
-}
-
-/** Resolves when the process has exited, including when it already has. */
-const exited = (child: ChildProcess) =>
-  child.exitCode !== null || child.signalCode !== null
-    ? Promise.resolve()
-    : new Promise<void>((resolve) => child.once("exit", () => resolve()))
 
 describe.each(logVariants())("crash safety over %s", (_name, logEnv) => {
   it("after a SIGKILL mid-stream and a restart, every signal answered ok is in the events exactly once", { timeout: 120_000 }, async () => {
@@ -39,7 +19,7 @@ describe.each(logVariants())("crash safety over %s", (_name, logEnv) => {
     const sender = async (lane: number) => {
       for (let i = 0; !stop; i++) {
         try {
-          const res = await fetch(`${first.base}/engine/v1/signals`, {
+          const res = await fetch(`${first.baseUrl}/engine/v1/signals`, {
             method: "POST",
             headers: { authorization: `Bearer ${org.license_key}`, "content-type": "application/json" },
             body: JSON.stringify({ type: "post-tool", adapter: `lane-${lane % 4}`, session_id: `s${lane}`, metadata: { lane, i } })

@@ -6,14 +6,10 @@ import pg from "pg"
 import { describe, expect, it } from "vitest"
 import { childEnv, logVariants } from "../support/log-variants.ts"
 import { freePort } from "../support/ports.ts"
+import { exited } from "../support/served.ts"
 import { waitFor } from "../support/wait.ts"
 
 const bin = join(import.meta.dirname, "..", "..", "bin", "signal-engine.js")
-
-const exited = (child: ChildProcess) =>
-  child.exitCode !== null || child.signalCode !== null
-    ? Promise.resolve()
-    : new Promise<void>((resolve) => child.once("exit", () => resolve()))
 
 const alive = (pid: number) => {
   try {

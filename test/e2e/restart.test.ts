@@ -1,23 +1,13 @@
-import { type ChildProcess, spawn } from "node:child_process"
-import { join } from "node:path"
+import type { ChildProcess } from "node:child_process"
 import { describe, expect, it } from "vitest"
 import { partitionForKey } from "../../src/log/murmur2.ts"
 import { owners, usersWithKeys } from "../support/cluster.ts"
 import { blockO3 } from "../support/block-rule.ts"
 import { bootstrapOrg, call, freshDatabase, startServer, type TestServer } from "../support/harness.ts"
-import { childEnv, logVariants } from "../support/log-variants.ts"
+import { logVariants } from "../support/log-variants.ts"
 import { freePort } from "../support/ports.ts"
+import { exited, serveProcess } from "../support/served.ts"
 import { waitFor } from "../support/wait.ts"
-
-const bin = join(import.meta.dirname, "..", "..", "bin", "signal-engine.js")
-
-const spawnServer = (env: Record<string, string>): ChildProcess =>
-  spawn(process.execPath, [bin, "serve"], { env: { ...childEnv(env), NODE_NO_WARNINGS: "1" }, stdio: ["ignore", "ignore", "inherit"] })
-
-const exited = (child: ChildProcess) =>
-  child.exitCode !== null || child.signalCode !== null
-    ? Promise.resolve()
-    : new Promise<void>((resolve) => child.once("exit", () => resolve()))
 
 interface Readiness {
   readonly at: number
@@ -42,7 +32,7 @@ describe.each(logVariants())("a restart over %s", (_name, logEnv) => {
     const databaseUrl = await freshDatabase()
     const env = { ...logEnv(), DATABASE_URL: databaseUrl, PORT: String(await freePort()), HOST: "127.0.0.1", DEMO_BOOTSTRAP: "false" }
     const base = `http://127.0.0.1:${env.PORT}`
-    let child = spawnServer(env)
+    let child = serveProcess(env)
     await waitFor(() => readiness(base), (r) => r.status === 200, { timeoutMs: 60_000, what: "the server to be ready" })
     const org = await bootstrapOrg(databaseUrl, "restart", "team")
     const created = await fetch(`${base}/api/v1/rules`, {
@@ -94,7 +84,7 @@ describe.each(logVariants())("a restart over %s", (_name, logEnv) => {
     await exited(child)
     phase = "while"
     const restartedAt = Date.now()
-    child = spawnServer(env)
+    child = serveProcess(env)
     const samples: Array<Readiness> = []
     try {
       const owning = await waitFor(async () => {
@@ -179,11 +169,11 @@ describe.each(logVariants())("two nodes, one killed and restarted, over %s", (_n
     const envB = { ...shared, PORT: String(await freePort()) }
     const [baseA, baseB] = [`http://127.0.0.1:${envA.PORT}`, `http://127.0.0.1:${envB.PORT}`]
     // A first, so that it owns partitions (over PgLog, all of them) when it is killed.
-    let a = spawnServer(envA)
+    let a = serveProcess(envA)
     let b: ChildProcess | undefined
     try {
       await waitFor(() => readiness(baseA), (r) => r.status === 200, { timeoutMs: 60_000, what: "node A to be ready" })
-      b = spawnServer(envB)
+      b = serveProcess(envB)
       await waitFor(() => readiness(baseB), (r) => r.status === 200, { timeoutMs: 60_000, what: "node B to be ready" })
       const org = await bootstrapOrg(databaseUrl, "restart-two", "team")
       const users = await usersWithKeys({ baseUrl: baseB } as TestServer, org, 8, "restart.test")
@@ -242,7 +232,7 @@ describe.each(logVariants())("two nodes, one killed and restarted, over %s", (_n
       a.kill("SIGKILL")
       await exited(a)
       const killedAt = Date.now()
-      a = spawnServer(envA)
+      a = serveProcess(envA)
       restarted = true
       const samples: Array<Readiness> = []
       const ready = await waitFor(async () => {
