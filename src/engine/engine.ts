@@ -12,7 +12,7 @@ import { ScopeTotals } from "./scope-totals.ts"
 import { foldSettings } from "./fold-settings.ts"
 import type { Outcome } from "../domain/verdict.ts"
 import { VerdictRegistry } from "./verdicts.ts"
-import { Metrics, secondsSince } from "../observability/metrics.ts"
+import { childrenByKey, Metrics, secondsSince } from "../observability/metrics.ts"
 import { stepSpan } from "../observability/tracing.ts"
 
 /** The internal route a node answers verdicts of its partitions on (for the proxy path). */
@@ -257,15 +257,9 @@ export class Engine extends Context.Service<Engine, {
         return { ok: false, signal_id: record.signal_id, action: "block", rule_id: rule.id, ...(typeof message === "string" ? { message } : {}) }
       }
 
-      // A counter child per label pair, looked up by a string key: prom-client would check and
-      // hash a label object on every signal.
-      const accepted = new Map<string, ReturnType<typeof metrics.signalsAccepted.labels>>()
-      const acceptedAs = (type: string, action: string) => {
-        const key = `${type}\0${action}`
-        let child = accepted.get(key)
-        if (child === undefined) accepted.set(key, child = metrics.signalsAccepted.labels({ type, action }))
-        return child
-      }
+      const accepted = childrenByKey<ReturnType<typeof metrics.signalsAccepted.labels>>()
+      const acceptedAs = (type: string, action: string) =>
+        accepted(`${type}\0${action}`, () => metrics.signalsAccepted.labels({ type, action }))
 
       /** Counts what each accepted signal was answered, and how long its answer took. */
       const measure = (records: ReadonlyArray<SignalRecord>, submitted: ReadonlyArray<Submitted>, started: number) => {

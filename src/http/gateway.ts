@@ -22,7 +22,7 @@ import { RateLimiter, type RateDecision } from "../store/rate-limits.ts"
 import { Authenticator } from "./auth.ts"
 import { bearerCredential } from "./bearer.ts"
 import { Draining } from "./draining.ts"
-import { Metrics, secondsSince } from "../observability/metrics.ts"
+import { childrenByKey, Metrics, secondsSince } from "../observability/metrics.ts"
 import { RequestFacts } from "./request-facts.ts"
 import { RequestId } from "./request-id.ts"
 import { ResponseHeaders } from "./response-headers.ts"
@@ -169,9 +169,8 @@ export const gateway = <E = never, R = never, E2 = never, R2 = never>(
       const directRoutes = direct === undefined ? [] : yield* direct
       const metrics = yield* Metrics
       const managementRefusals = metrics.rateLimited.labels({ api: "management" })
-      // The metrics' children by method, route template and status (a bounded set): prom-client
-      // would check and hash a label object on every request.
-      const byRoute = new Map<string, {
+      // By method, route template and status: a bounded set.
+      const byRoute = childrenByKey<{
         readonly requests: ReturnType<typeof metrics.httpRequests.labels>
         readonly duration: ReturnType<typeof metrics.httpDuration.labels>
       }>()
@@ -283,15 +282,10 @@ export const gateway = <E = never, R = never, E2 = never, R2 = never>(
           // The route's template, not the path: a label per id would grow without bound.
           const template = directRoute ? directRoute.path : routes.templateOf(request.method, path)
           const seconds = secondsSince(started)
-          const key = `${request.method} ${template} ${response.status}`
-          let children = byRoute.get(key)
-          if (children === undefined) {
-            children = {
-              requests: metrics.httpRequests.labels({ method: request.method, route: template, status: response.status }),
-              duration: metrics.httpDuration.labels({ method: request.method, route: template })
-            }
-            byRoute.set(key, children)
-          }
+          const children = byRoute(`${request.method} ${template} ${response.status}`, () => ({
+            requests: metrics.httpRequests.labels({ method: request.method, route: template, status: response.status }),
+            duration: metrics.httpDuration.labels({ method: request.method, route: template })
+          }))
           children.requests.inc()
           children.duration.observe(seconds)
           if (accessLog) {
