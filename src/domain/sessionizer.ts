@@ -15,10 +15,11 @@ import { type Notice, notice } from "./webhooks.ts"
  * Pure and deterministic: it reads nothing but its inputs (record timestamps, never a clock),
  * so replaying a log yields exactly the projections the live run wrote.
  *
- * A session is a window of activity of one user with one adapter, in one environment. It starts
- * with the first signal, or with the first signal after an inactivity timeout or an explicit
- * close; it ends on `session-end` (ended_at = that signal) or by timeout (ended_at = its last
- * activity), whichever comes first.
+ * A session is one run of one tool: the signals of one user, environment, adapter and client
+ * session id (the `session_id` the adapter sends), split by inactivity. It starts with the first
+ * signal, or with the first signal after an inactivity timeout or an explicit close; it ends on
+ * `session-end` (ended_at = that signal) or by timeout (ended_at = its last activity), whichever
+ * comes first. Two concurrent runs of one tool are two sessions.
  *
  * The state and the rows are in user-state.ts and projection-rows.ts; goal commands fold in
  * goal-fold.ts.
@@ -57,8 +58,6 @@ export interface FoldResult {
   readonly goalOutcome?: GoalOutcome
   readonly drift?: DriftDetected
 }
-
-const sessionKey = (environment: Environment, adapter: string) => `${environment}:${adapter}`
 
 const count = (value: unknown): number =>
   typeof value === "number" && Number.isFinite(value) && value >= 0 ? Math.trunc(value) : 0
@@ -100,6 +99,25 @@ const toRow = (
 const withoutKey = (open: Readonly<Record<string, OpenSession>>, key: string) => {
   const { [key]: _closed, ...rest } = open
   return rest
+}
+
+/** Where a run's open session is kept in the state (a JSON array: no two runs share a key). */
+export const sessionKey = (environment: Environment, adapter: string, clientSessionId: string) =>
+  JSON.stringify([environment, adapter, clientSessionId])
+
+/**
+ * The open session of a run, and its key. States snapshotted before sessions were per run keep
+ * one session per `<environment>:<adapter>`: the run it holds goes on under its new key; another
+ * run of that adapter opens a session of its own while the old one times out as it would have.
+ */
+const openSessionOf = (open: UserState["open"], r: SignalRecord) => {
+  const key = sessionKey(r.environment, r.adapter, r.client_session_id)
+  const current = open[key]
+  if (current !== undefined) return { open, current }
+  const legacyKey = `${r.environment}:${r.adapter}`
+  const legacy = open[legacyKey]
+  if (legacy === undefined || legacy.client_session_id !== r.client_session_id) return { open, current: undefined }
+  return { open: { ...withoutKey(open, legacyKey), [key]: legacy }, current: legacy }
 }
 
 const startedData = (row: SessionRow) => ({
@@ -172,11 +190,10 @@ const foldDrift = (state: UserState, r: SignalRecord, settings: DriftSettings) =
 }
 
 const foldSignal = (state: UserState, r: SignalRecord, at: Position, settings: FoldSettings): FoldResult => {
-  const key = sessionKey(r.environment, r.adapter)
+  const key = sessionKey(r.environment, r.adapter, r.client_session_id)
   const sessions: Array<SessionRow> = []
   const notices: Array<Notice> = []
-  let open = state.open
-  let current = open[key]
+  let { current, open } = openSessionOf(state.open, r)
 
   // Activity after the timeout: the old session ended at its last activity, whether or not
   // its timer tick made it into the log first.

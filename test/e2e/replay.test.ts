@@ -50,8 +50,8 @@ const scenario = async (logEnv: () => Record<string, string>) => {
     const user = await call(server, "POST", "/api/v1/users", { key: org.api_key_live!, body: { email: `r${i}@replay.test`, name: `R${i}` } })
     keys.push((await call(server, "POST", "/api/v1/license-keys", { key: org.api_key_live!, body: { user_id: user.body.id } })).body.key)
   }
-  const send = async (key: string, type: string, adapter: string, metadata: Record<string, unknown> = {}) => {
-    const res = await call(server, "POST", "/engine/v1/signals", { key, body: { type, adapter, session_id: `${adapter}-1`, metadata } })
+  const send = async (key: string, type: string, adapter: string, metadata: Record<string, unknown> = {}, run = 1) => {
+    const res = await call(server, "POST", "/engine/v1/signals", { key, body: { type, adapter, session_id: `${adapter}-${run}`, metadata } })
     expect(res.status).toBe(200)
     return res
   }
@@ -133,6 +133,11 @@ const scenario = async (logEnv: () => Record<string, string>) => {
     phase2 ??= (await call(server, "GET", `/api/v1/events/evt_${res.body.signal_id.slice(4)}`, { key: org.api_key_live! })).body.ts
     accepted++
   }
+  // A second run of the same tool by the first user, interleaved with the first: a session of its own.
+  await send(keys[0]!, "user-prompt", "codex", { prompt: "in the other worktree" }, 2)
+  await send(keys[0]!, "post-tool", "codex", { model: "gpt-4o", tokens_in: 11, tokens_out: 1 }, 1)
+  await send(keys[0]!, "post-tool", "codex", { model: "gpt-4o", tokens_in: 5, tokens_out: 2 }, 2)
+  accepted += 3
   // A retry of a signal from before, after its session ended (it opens none), and a new keyed signal sent twice.
   expect((await sendKeyed(keys[3]!, "replay-k1", "cursor")).duplicate).toBe(true)
   await sendKeyed(keys[3]!, "replay-k2", "codex")
@@ -142,6 +147,8 @@ const scenario = async (logEnv: () => Record<string, string>) => {
   accepted++
   const before = await waitFor(() => snapshot(databaseUrl), (s) => s.events.length === accepted, { what: "all signals projected" })
   expect(before.sessions.filter((s: { end_reason: string }) => s.end_reason === "timeout")).toHaveLength(3)
+  const firstUsersCodex = before.sessions.filter((s: any) => s.user_id === org.user_id && s.adapter === "codex")
+  expect(firstUsersCodex.map((s: any) => [s.client_session_id, Number(s.signal_count), Number(s.tokens_in)]).sort()).toEqual([["codex-1", 2, 11], ["codex-2", 2, 5]])
   expect(before.events.filter((e: { type: string }) => e.type === "goal-drift")).toHaveLength(1)
   expect(before.goals.map((g: { status: string }) => g.status).sort()).toEqual(["active", "completed"])
   expect(before.scopeUsage.length).toBeGreaterThan(0)
@@ -292,7 +299,7 @@ describe.each(logVariants())("replay over %s", (_name, logEnv) => {
     expect(after.scopeUsage).toEqual(before.scopeUsage)
     const late = (e: { ts: string }) => Date.parse(e.ts) >= Date.parse(phase2)
     expect(after.events.filter(late)).toEqual(before.events.filter(late))
-    expect(after.events.filter(late)).toHaveLength(6)
+    expect(after.events.filter(late)).toHaveLength(9)
     expect(after.events.filter((e: { verdict: unknown }) => e.verdict !== null)).toHaveLength(2)
     const early = after.events.filter((e: { ts: string; model: string | null }) => !late(e) && e.model !== null)
     expect(early.length).toBeGreaterThan(0)

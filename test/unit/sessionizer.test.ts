@@ -118,6 +118,47 @@ describe("sessionizer", () => {
     ])
   })
 
+  it("keeps two concurrent runs of one tool apart, each with its own tokens, and the user's usage whole", () => {
+    const { state, sessions, events } = run([
+      signal({ at: t0, type: "session-start", client_session_id: "run-a" }),
+      signal({ at: t0 + 1, type: "session-start", client_session_id: "run-b" }),
+      signal({ at: t0 + 2, client_session_id: "run-a", metadata: { model: "m", tokens_in: 100, tokens_out: 10 } }),
+      signal({ at: t0 + 3, client_session_id: "run-b", metadata: { model: "m", tokens_in: 7, tokens_out: 1 } }),
+      signal({ at: t0 + 4, client_session_id: "run-a", type: "session-end" }),
+      signal({ at: t0 + 5, client_session_id: "run-b", metadata: { model: "m", tokens_in: 5, tokens_out: 2 } })
+    ])
+    expect(sessions.map((s) => [s.client_session_id, s.signal_count, s.tokens_in, s.tokens_out, s.end_reason])).toEqual([
+      ["run-a", 3, 100, 10, "session-end"],
+      ["run-b", 3, 12, 3, null]
+    ])
+    expect(new Set(events.map((e) => e.session_id)).size).toBe(2)
+    expect(Object.values(state.open).map((s) => s.client_session_id)).toEqual(["run-b"])
+    expect(state.usage?.["live:d:2026-03-01"]).toEqual({ cost_usd: 0, tokens_in: 112, tokens_out: 13 })
+  })
+
+  it("goes on with a session of a state kept before sessions were per run, and opens other runs apart", () => {
+    const first = run([signal({ at: t0, client_session_id: "run-a", metadata: { tokens_in: 1 } })])
+    const session = Object.values(first.state.open)[0]
+    // As snapshotted by earlier versions: one open session per environment and adapter.
+    const legacy: UserState = { ...first.state, open: { "live:claude-code": session! } }
+    let state = legacy
+    const rows: Array<SessionRow> = []
+    for (const [i, r] of [
+      signal({ at: t0 + 1, client_session_id: "run-a", metadata: { tokens_in: 2 } }),
+      signal({ at: t0 + 2, client_session_id: "run-b", metadata: { tokens_in: 4 } })
+    ].entries()) {
+      const out = fold(state, r, { partition: 0, offset: i + 1 })
+      state = out.state
+      rows.push(...out.sessions)
+    }
+    expect(rows.map((s) => [s.id === session!.id, s.client_session_id, s.tokens_in])).toEqual([
+      [true, "run-a", 3],
+      [false, "run-b", 4]
+    ])
+    expect(Object.keys(state.open)).not.toContain("live:claude-code")
+    expect(Object.values(state.open).map((s) => s.client_session_id).sort()).toEqual(["run-a", "run-b"])
+  })
+
   it("keeps the user's usage of the two latest daily and monthly windows per environment, with their sums", () =>
     fc.assert(
       fc.property(

@@ -1,0 +1,168 @@
+import { mkdirSync, writeFileSync } from "node:fs"
+import { join } from "node:path"
+import { inject } from "vitest"
+import type { FakeUsage } from "../../support/fake-model/script.ts"
+import { cli, run, type Ran, type World } from "./support.ts"
+
+/**
+ * How each coding tool's real CLI is set up and run headless against the fake model server, for
+ * the scenarios every tool must pass alike (the contract). Nothing a CLI would reach beyond
+ * loopback is on: update checks, telemetry and sign-in are off and the provider is the fake.
+ */
+export interface ToolDriver {
+  /** The adapter's name for the tool (`install <adapter>`, the sessions' `adapter`). */
+  readonly adapter: "claude-code" | "codex" | "gemini-cli" | "copilot-cli"
+  /** The model the user configured, a name the price database knows. */
+  readonly model: string
+  /** What the fake reports per model call; a tool that reports no cache writes gets none. */
+  readonly usage: FakeUsage
+  /** The user's own settings before the adapter (the model, offline switches). */
+  readonly prepare: (w: World) => void
+  /** The environment `install` and `doctor` need to find the tool's config. */
+  readonly configEnv: (w: World) => Record<string, string>
+  /** One headless prompt, tools approved; `output` is everything the user sees. */
+  readonly run: (w: World, prompt: string, options?: { readonly cwd?: string; readonly env?: Record<string, string | undefined> }) => Promise<Ran & { readonly output: string }>
+}
+
+/** The input tokens one model call of `usage` counts (tokens_in includes cache reads and writes). */
+export const tokensInOf = (usage: FakeUsage) => usage.input + usage.cacheRead + usage.cacheWrite
+
+const withOutput = (ran: Ran) => ({ ...ran, output: `${ran.stdout}\n${ran.stderr}` })
+
+const claudeCode: ToolDriver = {
+  adapter: "claude-code",
+  model: "claude-sonnet-4-5",
+  usage: { input: 1200, output: 300, cacheRead: 5000, cacheWrite: 800 },
+  prepare: (w) => {
+    mkdirSync(join(w.home, ".claude"), { recursive: true })
+    writeFileSync(join(w.home, ".claude", "settings.json"), JSON.stringify({ model: claudeCode.model }))
+  },
+  configEnv: (w) => ({ CLAUDE_CONFIG_DIR: join(w.home, ".claude") }),
+  run: async (w, prompt, options = {}) =>
+    withOutput(await run(cli("claude"), ["-p", prompt, "--allowedTools", "Bash"], {
+      cwd: options.cwd ?? w.workdir,
+      timeoutMs: 180_000,
+      env: w.env({
+        CLAUDE_CONFIG_DIR: join(w.home, ".claude"),
+        ANTHROPIC_BASE_URL: w.model.url,
+        ANTHROPIC_API_KEY: "sk-ant-test-0000",
+        DISABLE_AUTOUPDATER: "1",
+        DISABLE_TELEMETRY: "1",
+        DISABLE_ERROR_REPORTING: "1",
+        DISABLE_BUG_COMMAND: "1",
+        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
+        ...options.env
+      })
+    }))
+}
+
+const codex: ToolDriver = {
+  adapter: "codex",
+  model: "gpt-5-codex",
+  usage: { input: 1000, output: 200, cacheRead: 4000, cacheWrite: 0 },
+  prepare: (w) => {
+    mkdirSync(join(w.home, ".codex"), { recursive: true })
+    writeFileSync(join(w.home, ".codex", "config.toml"), [
+      `model = "${codex.model}"`,
+      `model_provider = "fake"`,
+      `check_for_update_on_startup = false`,
+      ``,
+      `[model_providers.fake]`,
+      `name = "Fake"`,
+      `base_url = "${w.model.url}/v1"`,
+      `wire_api = "responses"`,
+      `env_key = "FAKE_OPENAI_API_KEY"`,
+      ``,
+      `[analytics]`,
+      `enabled = false`,
+      ``,
+      `[feedback]`,
+      `enabled = false`,
+      ``
+    ].join("\n"))
+  },
+  configEnv: () => ({}),
+  // Through a shell pipe, as in a terminal or a CI log (see codex.test.ts).
+  run: async (w, prompt, options = {}) =>
+    withOutput(await run("/bin/bash", [
+      "-o", "pipefail", "-c", `"$@" 2>&1 | cat`, "codex", cli("codex"),
+      "exec", "--color", "never", "--skip-git-repo-check", "--dangerously-bypass-hook-trust",
+      "--dangerously-bypass-approvals-and-sandbox", prompt
+    ], {
+      cwd: options.cwd ?? w.workdir,
+      timeoutMs: 180_000,
+      env: w.env({
+        FAKE_OPENAI_API_KEY: "sk-fake",
+        HTTPS_PROXY: "http://127.0.0.1:9",
+        HTTP_PROXY: "http://127.0.0.1:9",
+        NO_PROXY: "127.0.0.1,localhost",
+        ...options.env
+      })
+    }))
+}
+
+const geminiCli: ToolDriver = {
+  adapter: "gemini-cli",
+  model: "gemini-2.5-flash",
+  // Gemini reports cache reads only (cachedContentTokenCount, inside promptTokenCount).
+  usage: { input: 1000, output: 250, cacheRead: 4000, cacheWrite: 0 },
+  prepare: (w) => {
+    mkdirSync(join(w.home, ".gemini"), { recursive: true })
+    writeFileSync(join(w.home, ".gemini", "settings.json"), JSON.stringify({
+      security: { auth: { selectedType: "gemini-api-key" } },
+      model: { name: geminiCli.model },
+      general: { enableAutoUpdate: false, enableAutoUpdateNotification: false },
+      privacy: { usageStatisticsEnabled: false },
+      telemetry: { enabled: false }
+    }))
+  },
+  configEnv: () => ({}),
+  run: async (w, prompt, options = {}) =>
+    withOutput(await run(cli("gemini"), ["-p", prompt, "--yolo"], {
+      cwd: options.cwd ?? w.workdir,
+      timeoutMs: 180_000,
+      env: w.env({
+        GEMINI_API_KEY: "test-gemini-key",
+        GOOGLE_GEMINI_BASE_URL: w.model.url,
+        GEMINI_CLI_TRUST_WORKSPACE: "true",
+        GEMINI_CLI_NO_RELAUNCH: "true",
+        GEMINI_TELEMETRY_ENABLED: "false",
+        ...options.env
+      })
+    }))
+}
+
+const copilotCli: ToolDriver = {
+  adapter: "copilot-cli",
+  model: "gpt-4.1",
+  usage: { input: 1200, output: 300, cacheRead: 5000, cacheWrite: 800 },
+  prepare: () => {},
+  configEnv: () => ({}),
+  // Offline; the CLI unpacks its bundled package into one cache beside the installed CLIs.
+  run: async (w, prompt, options = {}) =>
+    withOutput(await run(cli("copilot"), ["-p", prompt, "--allow-all-tools", "--no-ask-user"], {
+      cwd: options.cwd ?? w.workdir,
+      timeoutMs: 180_000,
+      env: w.env({
+        COPILOT_OFFLINE: "true",
+        COPILOT_AUTO_UPDATE: "false",
+        COPILOT_PROVIDER_BASE_URL: `${w.model.url}/v1`,
+        COPILOT_PROVIDER_API_KEY: "sk-test-0000",
+        COPILOT_MODEL: copilotCli.model,
+        COPILOT_PKG_CACHE_HOME: join(inject("codingToolsBin"), "..", "..", ".copilot-package-cache"),
+        ...options.env
+      })
+    }))
+}
+
+/** The four tools whose real CLIs the contract runs. */
+export const tools: ReadonlyArray<ToolDriver> = [claudeCode, codex, geminiCli, copilotCli]
+
+/** The user's settings, then the adapter's `install` of `driver`'s tool into the world's home. */
+export const installInto = async (w: World, driver: ToolDriver): Promise<void> => {
+  driver.prepare(w)
+  const installed = await w.adapter(["install", driver.adapter, "--url", w.server.baseUrl, "--license-key", w.org.license_key], {
+    env: driver.configEnv(w)
+  })
+  if (installed.code !== 0) throw new Error(`install ${driver.adapter} failed: ${installed.stderr}`)
+}
