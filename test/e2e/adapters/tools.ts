@@ -14,6 +14,8 @@ export interface ToolDriver {
   readonly adapter: "claude-code" | "codex" | "gemini-cli" | "copilot-cli"
   /** The model the user configured, a name the price database knows. */
   readonly model: string
+  /** The name of the tool's shell tool, as its hooks report it. */
+  readonly shellTool: string
   /** What the fake reports per model call; a tool that reports no cache writes gets none. */
   readonly usage: FakeUsage
   /** The user's own settings before the adapter (the model, offline switches). */
@@ -32,6 +34,7 @@ const withOutput = (ran: Ran) => ({ ...ran, output: `${ran.stdout}\n${ran.stderr
 const claudeCode: ToolDriver = {
   adapter: "claude-code",
   model: "claude-sonnet-4-5",
+  shellTool: "Bash",
   usage: { input: 1200, output: 300, cacheRead: 5000, cacheWrite: 800 },
   prepare: (w) => {
     mkdirSync(join(w.home, ".claude"), { recursive: true })
@@ -59,6 +62,7 @@ const claudeCode: ToolDriver = {
 const codex: ToolDriver = {
   adapter: "codex",
   model: "gpt-5-codex",
+  shellTool: "Bash",
   usage: { input: 1000, output: 200, cacheRead: 4000, cacheWrite: 0 },
   prepare: (w) => {
     mkdirSync(join(w.home, ".codex"), { recursive: true })
@@ -105,6 +109,7 @@ const geminiCli: ToolDriver = {
   adapter: "gemini-cli",
   model: "gemini-2.5-flash",
   // Gemini reports cache reads only (cachedContentTokenCount, inside promptTokenCount).
+  shellTool: "run_shell_command",
   usage: { input: 1000, output: 250, cacheRead: 4000, cacheWrite: 0 },
   prepare: (w) => {
     mkdirSync(join(w.home, ".gemini"), { recursive: true })
@@ -135,6 +140,7 @@ const geminiCli: ToolDriver = {
 const copilotCli: ToolDriver = {
   adapter: "copilot-cli",
   model: "gpt-4.1",
+  shellTool: "bash",
   usage: { input: 1200, output: 300, cacheRead: 5000, cacheWrite: 800 },
   prepare: () => {},
   configEnv: () => ({}),
