@@ -2,7 +2,6 @@ import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync
 import { join } from "node:path"
 import { afterEach, describe, expect, it } from "vitest"
 import { freePort } from "../../support/ports.ts"
-import { blockMarkerCommand, blockModel, expectBlockedPromptSignal, expectOneMarkerPreTool, markerMessage } from "./blocks.ts"
 import { cli, run, startWorld, type World } from "./support.ts"
 
 /**
@@ -114,69 +113,6 @@ describe("the Claude Code adapter, with the real claude CLI", () => {
     expect(unproject.code, unproject.stderr).toBe(0)
     // The file held nothing but our hooks: it goes with them.
     expect(existsSync(projectSettings)).toBe(false)
-  })
-
-  it("a prompt under a model_filter block never reaches the model, and the user sees the rule's message", perTest, async () => {
-    const w = await setUp()
-    const message = "claude-sonnet-4-5 is not approved in this org: switch to the approved model"
-    await blockModel(w, model, "no sonnet 4.5", message)
-    const ran = await claude(w, "refactor the parser")
-    expect(ran.stdout).toContain(message)
-    expect(ran.stdout).not.toContain("All done.")
-    expect(w.model.modelCalls()).toEqual([])
-    // Prompt text stays on the machine unless the settings say otherwise; its length goes.
-    await expectBlockedPromptSignal(w, "claude-code", model, "refactor the parser")
-  })
-
-  it("a Bash call under an org_policy blocked_commands block never runs, and the model is told why", perTest, async () => {
-    const w = await setUp()
-    const marker = await blockMarkerCommand(w, "Bash", usage)
-    const message = markerMessage
-    const ran = await claude(w, "create the marker file")
-    expect(ran.code, ran.stderr).toBe(0)
-    expect(existsSync(marker)).toBe(false)
-    const calls = w.model.modelCalls()
-    expect(calls).toHaveLength(2)
-    const messages = (calls[1]!.body as any).messages as Array<any>
-    const results = messages.flatMap((m) => (Array.isArray(m.content) ? m.content : [])).filter((c: any) => c.type === "tool_result")
-    expect(results).toHaveLength(1)
-    expect(JSON.stringify(results[0].content)).toContain(message)
-    expect(ran.stdout).toContain("All done.")
-    const session = await sessionWhere(w, (s) => s.signals.some((x: any) => x.type === "stop"), "the session's stop")
-    expectOneMarkerPreTool(session, "Bash", marker)
-    // The tool never ran: no post-tool signal.
-    expect(session.signals.some((x: any) => x.type === "post-tool")).toBe(false)
-  })
-
-  it("a normal run's session has the fake's tokens and cost over its two model calls, cache tokens included", perTest, async () => {
-    const w = await setUp()
-    const made = join(w.workdir, "made.txt")
-    w.model.script = { shell: `touch ${made}`, finalText: "All done.", usage }
-    const ran = await claude(w, "create made.txt")
-    expect(ran.code, ran.stderr).toBe(0)
-    expect(ran.stdout).toContain("All done.")
-    expect(existsSync(made)).toBe(true)
-    expect(w.model.modelCalls()).toHaveLength(2)
-    const tokensIn = 2 * (usage.input + usage.cacheRead + usage.cacheWrite)
-    const session = await sessionWhere(w, (s) => s.tokens_in === tokensIn && s.signals.some((x: any) => x.type === "session-end"), "the session's tokens")
-    expect(session.adapter).toBe("claude-code")
-    expect(session.model).toBe(model)
-    expect(session.tokens_out).toBe(2 * usage.output)
-    const types = session.signals.map((x: any) => x.type)
-    expect(types).toEqual(expect.arrayContaining(["session-start", "user-prompt", "pre-tool", "post-tool", "stop", "session-end"]))
-    const post = session.signals.find((x: any) => x.type === "post-tool")
-    expect(post.metadata).toMatchObject({ tool_name: "Bash", command: `touch ${made}` })
-    expect(typeof post.metadata.duration_ms).toBe("number")
-
-    // What the service charges for the same two calls sent by hand, and Anthropic's list price.
-    const oneCall = {
-      model, tokens_in: usage.input + usage.cacheRead + usage.cacheWrite, tokens_out: usage.output,
-      cache_read_tokens: usage.cacheRead, cache_write_tokens: usage.cacheWrite
-    }
-    const reference = { cost_usd: await w.costOf([oneCall, oneCall]) }
-    expect(session.cost_usd).toBeGreaterThan(0)
-    expect(session.cost_usd).toBeCloseTo(reference.cost_usd, 9)
-    expect(session.cost_usd).toBeCloseTo(2 * oneCallCost, 9)
   })
 
   it("a Bash call that fails is a post-tool signal with its error (Claude Code's PostToolUseFailure)", perTest, async () => {

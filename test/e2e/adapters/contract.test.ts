@@ -57,6 +57,12 @@ describe.each(tools)("the $adapter adapter's contract, with the real CLI", (tool
     const reference = await w.costOf(Array.from({ length: calls }, () => oneCall))
     expect(session.cost_usd).toBeGreaterThan(0)
     expect(session.cost_usd).toBeCloseTo(reference, 9)
+    const price = tool.publishedPrice
+    if (price !== undefined) {
+      const u = tool.usage
+      const listed = (u.input * price.input + u.output * price.output + u.cacheRead * price.cacheRead + u.cacheWrite * price.cacheWrite) / 1e6
+      expect(session.cost_usd).toBeCloseTo(calls * listed, 9)
+    }
   })
 
   it("a shell command an org policy blocks never runs, and the model is told the rule's message", { timeout: 240_000 }, async () => {
@@ -80,7 +86,7 @@ describe.each(tools)("the $adapter adapter's contract, with the real CLI", (tool
     const message = `${tool.model} is not approved in this org: switch to the approved model`
     await blockModel(w, tool.model, `no ${tool.model}`, message)
     const ran = await tool.run(w, "refactor the parser")
-    expect(ran.output).toContain(message)
+    expect(ran.output).toContain(tool.blockedPromptShows(message))
     expect(ran.output).not.toContain("All done.")
     expect(w.model.modelCalls()).toEqual([])
     await expectBlockedPromptSignal(w, tool.adapter, tool.model, "refactor the parser")

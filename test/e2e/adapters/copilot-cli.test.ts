@@ -3,7 +3,6 @@ import { join } from "node:path"
 import { afterEach, describe, expect, inject, it } from "vitest"
 import { startServer, type TestServer } from "../../support/harness.ts"
 import { waitFor } from "../../support/wait.ts"
-import { blockMarkerCommand, blockModel, expectBlockedPromptSignal, expectOneMarkerPreTool, markerMessage } from "./blocks.ts"
 import { cli, run, startWorld, type World } from "./support.ts"
 
 /**
@@ -111,66 +110,6 @@ describe("the Copilot CLI adapter, with the real copilot CLI", () => {
     const unproject = await w.adapter(["uninstall", "copilot-cli", "--project"])
     expect(unproject.code, unproject.stderr).toBe(0)
     expect(existsSync(projectFile)).toBe(false)
-  })
-
-  it("a prompt under a model_filter block never reaches the model, and the user sees the rule's message", perTest, async () => {
-    const w = await setUp()
-    const message = "gpt-4.1 is not approved in this org: switch to the approved model"
-    await blockModel(w, model, "no gpt-4.1", message)
-    const ran = await copilot(w, "refactor the parser")
-    // Copilot prints a refused prompt's reason as a warning on stderr and exits 1.
-    expect(ran.stderr).toContain(message)
-    expect(ran.code).toBe(1)
-    expect(ran.stdout).not.toContain("All done.")
-    expect(w.model.modelCalls()).toEqual([])
-    // The model comes from the session's own log (session.start), before any model call.
-    await expectBlockedPromptSignal(w, "copilot-cli", model, "refactor the parser")
-  })
-
-  it("a shell call under an org_policy blocked_commands block never runs, and the model is told why", perTest, async () => {
-    const w = await setUp()
-    const marker = await blockMarkerCommand(w, "bash", usage)
-    const message = markerMessage
-    const ran = await copilot(w, "create the marker file")
-    expect(ran.code, ran.stderr).toBe(0)
-    expect(existsSync(marker)).toBe(false)
-    // What the user sees: the denied call, with the rule's message.
-    expect(ran.stdout).toContain(`Denied by preToolUse hook: ${message}`)
-    const calls = w.model.modelCalls()
-    expect(calls).toHaveLength(2)
-    const messages = (calls[1]!.body as any).messages as Array<any>
-    const results = messages.filter((m) => m.role === "tool")
-    expect(results).toHaveLength(1)
-    expect(JSON.stringify(results[0].content)).toContain(message)
-    expect(ran.stdout).toContain("All done.")
-    const session = await sessionWhere(w, (s) => s.signals.some((x: any) => x.type === "session-end"), "the session's end")
-    expectOneMarkerPreTool(session, "bash", marker)
-    expect(session.signals.some((x: any) => x.type === "post-tool")).toBe(false)
-  })
-
-  it("a normal run's session has the fake's tokens and cost over its two model calls, cache tokens included", perTest, async () => {
-    const w = await setUp()
-    const made = join(w.workdir, "made.txt")
-    w.model.script = { shell: `touch ${made}`, finalText: "All done.", usage }
-    const ran = await copilot(w, "create made.txt")
-    expect(ran.code, ran.stderr).toBe(0)
-    expect(ran.stdout).toContain("All done.")
-    expect(existsSync(made)).toBe(true)
-    expect(w.model.modelCalls()).toHaveLength(2)
-    const tokensIn = 2 * (usage.input + usage.cacheRead + usage.cacheWrite)
-    const session = await sessionWhere(w, (s) => s.tokens_in === tokensIn && s.signals.some((x: any) => x.type === "session-end"), "the session's tokens")
-    expect(session.adapter).toBe("copilot-cli")
-    expect(session.model).toBe(model)
-    expect(session.tokens_out).toBe(2 * usage.output)
-    const withUsage = session.signals.filter((x: any) => x.metadata.tokens_in !== undefined)
-    expect(withUsage.reduce((n: number, x: any) => n + x.metadata.cache_read_tokens, 0)).toBe(2 * usage.cacheRead)
-    expect(withUsage.reduce((n: number, x: any) => n + x.metadata.cache_write_tokens, 0)).toBe(2 * usage.cacheWrite)
-    const types = session.signals.map((x: any) => x.type)
-    expect(types).toEqual(expect.arrayContaining(["session-start", "user-prompt", "pre-tool", "post-tool", "stop", "session-end"]))
-    const post = session.signals.find((x: any) => x.type === "post-tool")
-    expect(post.metadata).toMatchObject({ tool_name: "bash", command: `touch ${made}` })
-    expect(session.cost_usd).toBeGreaterThan(0)
-    expect(session.cost_usd).toBeCloseTo(await referenceCost(w, 2), 9)
   })
 
   it("with the service down the run goes on (fail open, the agent warned), the spool drains once the service is back, and fail closed blocks", perTest, async () => {

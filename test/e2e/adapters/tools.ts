@@ -16,8 +16,12 @@ export interface ToolDriver {
   readonly model: string
   /** The name of the tool's shell tool, as its hooks report it. */
   readonly shellTool: string
+  /** What the user is shown of a prompt the adapter blocked with `message`. */
+  readonly blockedPromptShows: (message: string) => string
   /** What the fake reports per model call; a tool that reports no cache writes gets none. */
   readonly usage: FakeUsage
+  /** The provider's published prices of `model`, USD per million tokens, where the test states them. */
+  readonly publishedPrice?: FakeUsage
   /** The user's own settings before the adapter (the model, offline switches). */
   readonly prepare: (w: World) => void
   /** The environment `install` and `doctor` need to find the tool's config. */
@@ -35,7 +39,10 @@ const claudeCode: ToolDriver = {
   adapter: "claude-code",
   model: "claude-sonnet-4-5",
   shellTool: "Bash",
+  blockedPromptShows: (message) => message,
   usage: { input: 1200, output: 300, cacheRead: 5000, cacheWrite: 800 },
+  // Anthropic's list prices for claude-sonnet-4-5 (≤ 200k input).
+  publishedPrice: { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 },
   prepare: (w) => {
     mkdirSync(join(w.home, ".claude"), { recursive: true })
     writeFileSync(join(w.home, ".claude", "settings.json"), JSON.stringify({ model: claudeCode.model }))
@@ -63,6 +70,7 @@ const codex: ToolDriver = {
   adapter: "codex",
   model: "gpt-5-codex",
   shellTool: "Bash",
+  blockedPromptShows: (message) => `signal-engine: blocked: ${message}`,
   usage: { input: 1000, output: 200, cacheRead: 4000, cacheWrite: 0 },
   prepare: (w) => {
     mkdirSync(join(w.home, ".codex"), { recursive: true })
@@ -110,6 +118,7 @@ const geminiCli: ToolDriver = {
   model: "gemini-2.5-flash",
   // Gemini reports cache reads only (cachedContentTokenCount, inside promptTokenCount).
   shellTool: "run_shell_command",
+  blockedPromptShows: (message) => `Agent execution stopped: ${message}`,
   usage: { input: 1000, output: 250, cacheRead: 4000, cacheWrite: 0 },
   prepare: (w) => {
     mkdirSync(join(w.home, ".gemini"), { recursive: true })
@@ -141,6 +150,7 @@ const copilotCli: ToolDriver = {
   adapter: "copilot-cli",
   model: "gpt-4.1",
   shellTool: "bash",
+  blockedPromptShows: (message) => message,
   usage: { input: 1200, output: 300, cacheRead: 5000, cacheWrite: 800 },
   prepare: () => {},
   configEnv: () => ({}),
