@@ -164,6 +164,8 @@ describe.each(logVariants())("goals over %s", (_name, logEnv) => {
     for (const tokens of [100, 110, 90, 100, 100, 1000]) {
       last = (await goals("POST", "/signals", { type: "post-tool", adapter: "cursor", session_id: "spike", metadata: { tokens_in: tokens } }, user)).body
     }
+    // Outbox rows are committed behind the verdicts; a management request first waits for them.
+    await call(server, "GET", "/api/v1/rules?limit=1", { key: org.api_key_live! })
     const anomalies = await withStore(server.databaseUrl, Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
       return yield* sql<{ readonly payload: any }>`

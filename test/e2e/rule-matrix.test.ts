@@ -113,6 +113,8 @@ describe("rules: every type × scope × action", () => {
     }))
     expect(actual).toEqual(expected)
 
+    // Outbox rows are committed behind the verdicts; a management request first waits for them.
+    await call(server, "GET", "/api/v1/rules?limit=1", { key: answers[0]!.s.org.api_key_live! })
     const fired = await withStore(server.databaseUrl, Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
       return yield* sql<{ readonly rule_id: string; readonly action: string; readonly user_id: string }>`

@@ -50,11 +50,14 @@ describe.each(logVariants())("shared budgets over %s", (_name, logEnv) => {
     await waitFor(async () => (await signal(licenseKey, { model: "probe" })).body, (b) => b.action === "warn", { timeoutMs: 5_000 })
   }
 
-  const outbox = (o: Bootstrapped, type: string) =>
-    withStore(server.databaseUrl, Effect.gen(function*() {
+  // Outbox rows are committed behind the verdicts; a management request first waits for them.
+  const outbox = async (o: Bootstrapped, type: string) => {
+    await call(server, "GET", "/api/v1/rules?limit=1", { key: o.api_key_live! })
+    return withStore(server.databaseUrl, Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
       return yield* sql<{ readonly payload: any }>`SELECT payload FROM webhook_events WHERE org_id = ${o.org_id} AND type = ${type}`
     }))
+  }
 
   it("an org budget spent by one user blocks a second user on another partition; warning and exceeded fire once", async () => {
     const o = await bootstrapOrg(server.databaseUrl, "org-budget", "team")

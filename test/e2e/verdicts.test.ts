@@ -30,11 +30,14 @@ const nextVerdict = async (send: () => ReturnType<typeof signal>, shows: (body: 
   return body
 }
 
-const outbox = (o: Bootstrapped, type: string) =>
-  withStore(server.databaseUrl, Effect.gen(function*() {
+// Outbox rows are committed behind the verdicts; a management request first waits for them.
+const outbox = async (o: Bootstrapped, type: string) => {
+  await call(server, "GET", "/api/v1/rules?limit=1", { key: o.api_key_live! })
+  return withStore(server.databaseUrl, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     return yield* sql<{ readonly payload: any }>`SELECT payload FROM webhook_events WHERE org_id = ${o.org_id} AND type = ${type}`
   }))
+}
 
 describe("verdicts", () => {
   it("a blocking model filter answers ok: false with the rule and its message; the usage is still recorded", async () => {
