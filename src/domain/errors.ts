@@ -99,7 +99,7 @@ export class ServiceUnavailable extends Schema.Error<ServiceUnavailable>("Servic
       "that a rule needing no per-user state (model_filter, org_policy) gives it, or null. A client enforces a block " +
       "even though the request failed, and sends the signal again later (with its idempotency key) so it is recorded."
   }))
-}, annotations(503, "Not ready to serve")) {
+}, annotations(503, "Unavailable: a dependency is down (code database_unavailable, log_unavailable or outcome_unknown; see Retry-After), or not ready to serve")) {
   readonly _tag = "ServiceUnavailable"
   static of(error: string, code = "unavailable", verdicts?: ReadonlyArray<AcceptanceBlock | null>) {
     return new ServiceUnavailable({ ...fields(error, code, 503), ...(verdicts ? { verdicts } : {}) })

@@ -7,6 +7,7 @@ import {
   MethodNotAllowed,
   NotFound,
   PayloadTooLarge,
+  ServiceUnavailable,
   TooManyRequests,
   Unauthorized
 } from "../domain/errors.ts"
@@ -42,8 +43,11 @@ export class EnginePrincipal extends Context.Service<EnginePrincipal, LicensePri
   "signal-engine/http/EnginePrincipal"
 ) {}
 
-/** Errors any endpoint of either surface may answer with, whatever it does. */
-const commonErrors = [BadRequest, PayloadTooLarge, TooManyRequests, InternalError] as const
+/**
+ * Errors any endpoint of either surface may answer with, whatever it does (503
+ * `database_unavailable`: PostgreSQL out of reach, see database-outage.ts).
+ */
+const commonErrors = [BadRequest, PayloadTooLarge, TooManyRequests, InternalError, ServiceUnavailable] as const
 
 /**
  * Maps request decoding failures to 400 and stamps the request id on every error envelope.

@@ -21,6 +21,7 @@ import { anonymousRateWindows, managementRateWindows } from "../domain/plans.ts"
 import { RateLimiter, type RateDecision } from "../store/rate-limits.ts"
 import { Authenticator } from "./auth.ts"
 import { bearerCredential } from "./bearer.ts"
+import { databaseRetryAfterSeconds, databaseUnavailable, isDatabaseUnavailable, makeOutageLog } from "./database-outage.ts"
 import { Draining } from "./draining.ts"
 import { childrenByKey, Metrics, secondsSince } from "../observability/metrics.ts"
 import { RequestFacts } from "./request-facts.ts"
@@ -176,6 +177,7 @@ export const gateway = <E = never, R = never, E2 = never, R2 = never>(
       }>()
       /** An access line per request (ACCESS_LOG, default off: the ingest path would log every signal). */
       const accessLog = yield* Config.Boolean("ACCESS_LOG").pipe(Config.withDefault(false))
+      const outageLog = makeOutageLog()
 
       const failureResponse = (cause: Cause.Cause<unknown>, requestId: string) =>
         Effect.gen(function*() {
@@ -201,6 +203,9 @@ export const gateway = <E = never, R = never, E2 = never, R2 = never>(
               : BadRequest.of("the request body could not be read", "invalid_body")
           } else if (HttpApiError.HttpApiSchemaError.is(error)) {
             apiError = BadRequest.of(`invalid ${error.kind.toLowerCase()}: ${error.cause.message}`)
+          } else if (isDatabaseUnavailable(error)) {
+            yield* outageLog(error)
+            return envelopeResponse(envelopeOf(databaseUnavailable(), requestId), { "retry-after": String(databaseRetryAfterSeconds) })
           } else {
             yield* Effect.logError("request failed", cause).pipe(Effect.annotateLogs({ request_id: requestId }))
             apiError = InternalError.of()
@@ -223,6 +228,40 @@ export const gateway = <E = never, R = never, E2 = never, R2 = never>(
             Object.fromEntries(Object.entries(response.headers).filter(([k]) => k !== "content-type" && k !== "content-length"))
           )
           : response
+
+      /**
+       * A management request's key and rate limit, then `serve` if it may go on. A valid key counts
+       * against its org; a wrong one against the caller's address (the guessing that is throttled).
+       * No key at all is answered 401 (or the public OpenAPI document) before any throttling: it
+       * costs no lookup and is not an attempt, so it stays 401 whatever is down (its rate headers
+       * are left out when the counters cannot be read).
+       */
+      const admitManagement = (
+        request: HttpServerRequest.HttpServerRequest,
+        requestId: string,
+        facts: RequestFacts,
+        serve: Effect.Effect<HttpServerResponse.HttpServerResponse, unknown, HttpServerRequest.HttpServerRequest>
+      ) =>
+        Effect.gen(function*() {
+          const auth = yield* authenticator.apiKey(bearerCredential(request.headers.authorization))
+          const address = `ip:${Option.getOrElse(request.remoteAddress, () => "unknown")}`
+          if (auth._tag === "Missing") {
+            const peeked = yield* Effect.exit(limiter.peek(address, anonymousRateWindows))
+            const response = yield* serve
+            return peeked._tag === "Success" ? HttpServerResponse.setHeaders(response, rateHeaders(peeked.value)) : response
+          }
+          if (auth._tag === "Valid") facts.org_id = auth.principal.orgId
+          const decision = auth._tag === "Valid"
+            ? yield* limiter.consume(
+              `org:${auth.principal.orgId}:${auth.principal.environment}`,
+              managementRateWindows(auth.principal.plan, auth.principal.rateLimits)
+            )
+            : yield* limiter.consume(address, anonymousRateWindows)
+          if (decision.allowed) return HttpServerResponse.setHeaders(yield* serve, rateHeaders(decision))
+          managementRefusals.inc()
+          const refused = TooManyRequests.of(`rate limit of ${decision.limit} requests exceeded; retry in ${decision.retryAfter} s`)
+          return envelopeResponse(envelopeOf(refused, requestId), { ...rateHeaders(decision), "retry-after": String(decision.retryAfter) })
+        })
 
       return (httpEffect) =>
         Effect.gen(function*() {
@@ -251,30 +290,13 @@ export const gateway = <E = never, R = never, E2 = never, R2 = never>(
 
           let response: HttpServerResponse.HttpServerResponse
           if (isManagementPath(request.url)) {
-            const auth = yield* authenticator.apiKey(bearerCredential(request.headers.authorization))
-            // A valid key counts against its org; a wrong one against the caller's address (the
-            // guessing that is throttled). No key at all is answered 401 (or the public OpenAPI
-            // document) before any throttling: it costs no lookup, and it is not an attempt.
-            const address = `ip:${Option.getOrElse(request.remoteAddress, () => "unknown")}`
-            if (auth._tag === "Valid") facts.org_id = auth.principal.orgId
-            const decision = auth._tag === "Valid"
-              ? yield* limiter.consume(
-                `org:${auth.principal.orgId}:${auth.principal.environment}`,
-                managementRateWindows(auth.principal.plan, auth.principal.rateLimits)
+            // The key lookup and the rate limiter read the database: their failures (an outage)
+            // are answered with the envelope like any handler's.
+            response = yield* admitManagement(request, requestId, facts, serve).pipe(
+              Effect.catchCause((cause) =>
+                Cause.hasInterruptsOnly(cause) ? Effect.failCause(cause) : failureResponse(cause, requestId)
               )
-              : auth._tag === "Missing"
-              ? yield* limiter.peek(address, anonymousRateWindows).pipe(Effect.map((d) => ({ ...d, allowed: true })))
-              : yield* limiter.consume(address, anonymousRateWindows)
-            if (decision.allowed) {
-              response = HttpServerResponse.setHeaders(yield* serve, rateHeaders(decision))
-            } else {
-              managementRefusals.inc()
-              const refused = TooManyRequests.of(`rate limit of ${decision.limit} requests exceeded; retry in ${decision.retryAfter} s`)
-              response = envelopeResponse(envelopeOf(refused, requestId), {
-                ...rateHeaders(decision),
-                "retry-after": String(decision.retryAfter)
-              })
-            }
+            )
           } else {
             response = yield* serve
           }
