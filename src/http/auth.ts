@@ -9,6 +9,7 @@ import { SignalLimits } from "./engine/signal-limits.ts"
 import { hasScope } from "../domain/scopes.ts"
 import { RuleCache } from "../engine/rule-cache.ts"
 import { Tenancy } from "../store/tenancy-repo.ts"
+import { isDatabaseUnavailable } from "./database-outage.ts"
 import { makeKeyCache } from "./key-cache.ts"
 import { ApiPrincipal, EngineAuth, EnginePrincipal, KeyHousekeeping, ManagementAuth, RequiredFeature, RequiredScope } from "./contract.ts"
 
@@ -27,6 +28,11 @@ const invalid = { _tag: "Invalid" } as const
  * changed setting takes effect on every node as soon as the notice arrives. While a node cannot
  * listen (its connection lost), what it looks up is kept 5 s at most, and all of it is dropped
  * when it listens again. Malformed keys are refused without a query.
+ *
+ * While the database is out of reach, a key's last answer stands in for its lookup if it arrived
+ * at most AUTH_OUTAGE_GRACE (default 10 minutes) ago: a revocation committed before the outage was
+ * announced and dropped it; none can commit during it. Signals then go on being accepted over
+ * Kafka; unknown keys are answered 503 database_unavailable.
  */
 export class Authenticator extends Context.Service<Authenticator, {
   readonly apiKey: (credential: string) => Effect.Effect<Authentication<ApiKeyPrincipal>>
@@ -46,11 +52,14 @@ export class Authenticator extends Context.Service<Authenticator, {
         const ttl = yield* Config.Duration("AUTH_CACHE_TTL").pipe(Config.withDefault(Duration.minutes(10)))
         const ttlMs = Duration.toMillis(ttl)
         const unheardTtlMs = Math.min(ttlMs, 5_000)
+        const grace = yield* Config.Duration("AUTH_OUTAGE_GRACE").pipe(Config.withDefault(Duration.minutes(10)))
+        // Only where changes are heard (a cache at all): with none, nothing would drop a revoked key's answer.
+        const outage = { outageGraceMs: ttlMs > 0 ? Duration.toMillis(grace) : 0, isOutage: isDatabaseUnavailable }
         // Whether changes are heard now; read when a lookup answers, to decide how long it is kept.
         let listening = false
         const timeToLiveMs = () => (listening ? ttlMs : unheardTtlMs)
-        const apiKeys = makeKeyCache({ lookup: tenancy.authenticateApiKey, capacity: 10_000, timeToLiveMs })
-        const licenseKeys = makeKeyCache({ lookup: tenancy.authenticateLicenseKey, capacity: 100_000, timeToLiveMs })
+        const apiKeys = makeKeyCache({ lookup: tenancy.authenticateApiKey, capacity: 10_000, timeToLiveMs, ...outage })
+        const licenseKeys = makeKeyCache({ lookup: tenancy.authenticateLicenseKey, capacity: 100_000, timeToLiveMs, ...outage })
         const forgetAll = Effect.sync(() => {
           apiKeys.clear()
           licenseKeys.clear()
@@ -75,9 +84,12 @@ export class Authenticator extends Context.Service<Authenticator, {
               yield* forgetAll
             }
           })).pipe(
-            Effect.ensuring(Effect.suspend(() => {
+            // Unheard from now on: look every key up again, keeping the answers only to stand in
+            // while the database is out of reach (which is most often why the notices stopped).
+            Effect.ensuring(Effect.sync(() => {
               listening = false
-              return forgetAll
+              apiKeys.expire()
+              licenseKeys.expire()
             })),
             Effect.catchCause((cause) =>
               Effect.logWarning("auth: lost the notices of key and user changes; caching lookups 5 s until they are back", cause).pipe(

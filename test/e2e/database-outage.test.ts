@@ -4,6 +4,7 @@ import { join } from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
 import { type EmbeddedPostgres, startEmbeddedPostgres } from "../../src/store/embedded-postgres.ts"
 import { bootstrapOrg, call, startServer, type TestServer } from "../support/harness.ts"
+import { logVariants } from "../support/log-variants.ts"
 import { freePort } from "../support/ports.ts"
 import { waitFor } from "../support/wait.ts"
 
@@ -65,5 +66,54 @@ describe("a PostgreSQL outage", () => {
     })
     expect(back.headers.get("x-ratelimit-limit")).not.toBeNull()
     expect((await timed("/engine/v1/sessions", org.license_key)).status).toBe(200)
+  })
+})
+
+/**
+ * Over Kafka the log does not need PostgreSQL: a license key verified before the outage goes on
+ * being accepted from the node's cache (AUTH_OUTAGE_GRACE), its signals judged and appended, and
+ * every signal answered ok is in the projections once the database is back. A key never seen
+ * before cannot be verified: 503 database_unavailable.
+ */
+describe("a PostgreSQL outage over Kafka", () => {
+  const dataDir = mkdtempSync(join(tmpdir(), "se-outage-kafka-"))
+  chmodSync(dataDir, 0o755)
+  let pg: EmbeddedPostgres | undefined
+  let server: TestServer | undefined
+  afterAll(async () => {
+    await server?.stop()
+    await pg?.stop()
+    rmSync(dataDir, { recursive: true, force: true })
+  })
+
+  it("keeps accepting signals of keys verified before it, and loses none of them", { timeout: 120_000 }, async () => {
+    const port = await freePort()
+    pg = await startEmbeddedPostgres({ dataDir, port, ephemeral: true })
+    const kafka = logVariants().find(([name]) => name === "KafkaLog")![1]()
+    server = await startServer({ databaseUrl: pg.url, env: { ...kafka, AUTH_CACHE_TTL: "10 minutes" } })
+    const org = await bootstrapOrg(pg.url, "outage-kafka", "team")
+    const other = await call(server, "POST", "/api/v1/users", { key: org.api_key_live!, body: { email: "late@outage.test", name: "Late" } })
+    const unseen = (await call(server, "POST", "/api/v1/license-keys", { key: org.api_key_live!, body: { user_id: other.body.id } })).body.key
+    const send = (key: string, n: number) =>
+      call(server!, "POST", "/engine/v1/signals", { key, body: { type: "post-tool", adapter: "codex", session_id: "outage", metadata: { n, tokens_in: 10 } } })
+    expect((await send(org.license_key, 0)).body.ok).toBe(true)
+
+    await pg.stop()
+    const during = []
+    for (let n = 1; n <= 5; n++) during.push(await send(org.license_key, n))
+    for (const res of during) {
+      expect(res.status, JSON.stringify(res.body)).toBe(200)
+      expect(res.body.ok).toBe(true)
+    }
+    const refused = await send(unseen, 1)
+    expect(refused.status).toBe(503)
+    expect(refused.body.code).toBe("database_unavailable")
+
+    pg = await startEmbeddedPostgres({ dataDir, port, ephemeral: true })
+    const ids = during.map((r) => r.body.signal_id as string)
+    await waitFor(async () => {
+      const found = await Promise.all(ids.map((id) => call(server!, "GET", `/api/v1/events/evt_${id.slice(4)}`, { key: org.api_key_live! })))
+      return found.map((r) => r.status)
+    }, (statuses) => statuses.every((s) => s === 200), { timeoutMs: 30_000, what: "every signal answered ok during the outage" })
   })
 })

@@ -6,7 +6,9 @@ import { makeKeyCache } from "../../src/http/key-cache.ts"
  * A cache over a lookup the test answers by hand: each lookup waits on its own Deferred, so a
  * test decides when (and with what) each one answers. `lookups` lists the keys looked up.
  */
-const setup = (options: { readonly capacity?: number; readonly ttlMs?: number } = {}) => {
+const outage = new Error("connect ECONNREFUSED")
+
+const setup = (options: { readonly capacity?: number; readonly ttlMs?: number; readonly graceMs?: number } = {}) => {
   let clock = 1_000
   const lookups: Array<string> = []
   const answers: Array<Deferred.Deferred<string>> = []
@@ -20,11 +22,14 @@ const setup = (options: { readonly capacity?: number; readonly ttlMs?: number } 
       }),
     capacity: options.capacity ?? 100,
     timeToLiveMs: () => options.ttlMs ?? 60_000,
+    ...(options.graceMs === undefined ? {} : { outageGraceMs: options.graceMs, isOutage: (d: unknown) => d === outage }),
     now: () => clock
   })
   /** Answers the n-th lookup (in the order they started). */
   const answer = (n: number, value: string) => Effect.runSync(Deferred.succeed(answers[n]!, value))
   const fail = (n: number) => Effect.runSync(Deferred.die(answers[n]!, new Error("database unreachable")))
+  /** Fails the n-th lookup as an outage does. */
+  const unreachable = (n: number) => Effect.runSync(Deferred.die(answers[n]!, outage))
   /** A get on a fiber of its own, once whatever it started has had its turn (a lookup starts on its own fiber). */
   const fork = async (key: string) => {
     const fiber = Effect.runFork(cache.get(key))
@@ -47,7 +52,15 @@ const setup = (options: { readonly capacity?: number; readonly ttlMs?: number } 
     answer(before, value)
     return join(fiber)
   }
-  return { cache, lookups, answer, fail, fork, join, cached, lookedUp, advance: (ms: number) => void (clock += ms) }
+  /** A get that looks the key up and meets an outage: its exit. */
+  const duringOutage = async (key: string) => {
+    const before = lookups.length
+    const fiber = await fork(key)
+    expect(lookups.length, `"${key}" was not looked up`).toBe(before + 1)
+    unreachable(before)
+    return Effect.runPromise(Fiber.await(fiber))
+  }
+  return { cache, lookups, answer, fail, fork, join, cached, lookedUp, duringOutage, advance: (ms: number) => void (clock += ms) }
 }
 
 describe("key cache", () => {
@@ -129,5 +142,36 @@ describe("key cache", () => {
     await t.lookedUp("lic_a", "alice")
     expect(t.cache.size()).toBe(0)
     await t.lookedUp("lic_a", "alice")
+  })
+
+  it("through an outage a key's last answer stands in for its lookup, within the grace, never after a clear", async () => {
+    const t = setup({ ttlMs: 1_000, graceMs: 60_000 })
+    await t.lookedUp("lic_a", "alice")
+    await t.lookedUp("lic_b", "bob")
+    // Unheard changes: every key is looked up again; during an outage the last answers stand in.
+    t.cache.expire()
+    expect(await t.duringOutage("lic_a")).toEqual(Exit.succeed("alice"))
+    t.advance(59_999)
+    t.cache.sweep()
+    expect(await t.duringOutage("lic_b")).toEqual(Exit.succeed("bob"))
+    t.advance(1)
+    expect(Exit.isFailure(await t.duringOutage("lic_a"))).toBe(true)
+    // A failure that is not an outage never gets a stand-in.
+    await t.lookedUp("lic_c", "carol")
+    t.advance(1_000)
+    const other = await t.fork("lic_c")
+    t.fail(t.lookups.length - 1)
+    expect(Exit.isFailure(await Effect.runPromise(Fiber.await(other)))).toBe(true)
+    // A change announced (clear) drops the stand-ins too: a revoked key gets none.
+    await t.lookedUp("lic_d", "dave")
+    t.cache.clear()
+    expect(Exit.isFailure(await t.duringOutage("lic_d"))).toBe(true)
+  })
+
+  it("a grace of 0 gives no stand-in", async () => {
+    const t = setup({ ttlMs: 1_000, graceMs: 0 })
+    await t.lookedUp("lic_a", "alice")
+    t.advance(1_000)
+    expect(Exit.isFailure(await t.duringOutage("lic_a"))).toBe(true)
   })
 })
