@@ -4,6 +4,7 @@ import { join } from "node:path"
 import { newKey } from "../client.js"
 import { compact, keyFor, promptFields, toolFields } from "./common.js"
 import { installHooks, missingHooks, uninstallHooks } from "./hooks-settings.js"
+import { promptModels } from "./gemini-model.js"
 import { readNewLines, rememberIds } from "./transcript.js"
 
 /**
@@ -12,10 +13,12 @@ import { readNewLines, rememberIds } from "./transcript.js"
  * gets `session_id`, `transcript_path`, `cwd`, `hook_event_name`, `timestamp` on stdin and answers
  * with JSON on stdout (exit 0), or exit 2 with the reason on stderr (a block).
  *
- * - BeforeAgent (`prompt`) names no model, so the prompt is kept in the session state and judged
- *   as a `user-prompt` at the turn's first BeforeModel, whose `llm_request.model` is the model the
- *   CLI is about to call: a model_filter block stops the turn before any model call
- *   (`continue: false`, shown as "Agent execution stopped: <reason>").
+ * - BeforeAgent (`prompt`) → `user-prompt`, judged before the CLI sends anything. It names no
+ *   model: the model comes from the CLI's flag, variable or settings (gemini-model.js); under
+ *   "auto" the prompt goes to a classifier model and then to Pro or Flash, so it is judged as each
+ *   (the others as token-free `token-milestone` checks). A block is `continue: false` ("Agent
+ *   execution stopped: <reason>"). BeforeModel judges a model the turn was not judged for (a
+ *   switch the settings do not show) before its call.
  * - BeforeTool (`tool_name`, `tool_input`, `mcp_context`) → `pre-tool`; a block is
  *   `decision: "deny"` (the tool does not run; the reason goes to the model as the tool's error).
  * - AfterTool (`tool_response` with `llmContent`, `returnDisplay`, `error`) → `post-tool`.
@@ -78,6 +81,17 @@ const newUsage = (/** @type {any} */ input, /** @type {Record<string, any>} */ s
 const usageMetadata = (/** @type {{ model?: string, input: number, output: number, cacheRead: number }} */ u) =>
   compact({ model: u.model, tokens_in: u.input, tokens_out: u.output, cache_read_tokens: u.cacheRead || undefined })
 
+/**
+ * A model the prompt may reach besides the one its signal names, judged as a signal of its own: a
+ * token-milestone with no tokens (nothing to count; a model_filter rule judges its model).
+ */
+const modelCheck = (/** @type {string} */ sessionId, /** @type {string} */ model, /** @type {unknown} */ cwd, /** @type {unknown} */ setting) => ({
+  type: "token-milestone",
+  session_id: sessionId,
+  metadata: compact({ model, cwd, model_setting: setting }),
+  idempotency_key: newKey()
+})
+
 /** Gemini CLI names MCP tools `mcp_<server>_<tool>` and says the server in `mcp_context`. */
 const mcpServer = (/** @type {any} */ input) =>
   typeof input.mcp_context?.server_name === "string" ? input.mcp_context.server_name : undefined
@@ -106,27 +120,28 @@ export const geminiCli = {
     const sessionId = String(input.session_id ?? ctx.env.GEMINI_SESSION_ID ?? "unknown")
     const before = ctx.state.read(name, sessionId, ctx.env)
     if (event === "BeforeAgent") {
-      // Judged at the first model call of the turn, when the model is known.
-      ctx.state.write(name, sessionId, { ...before, pending: { ...promptFields(input.prompt, ctx.settings) } }, ctx.env)
-      return { signals: [] }
+      // Judged before the CLI sends anything (its router's classifier goes first under auto), as
+      // every model the prompt may reach: the first names the prompt, the others are checks.
+      const { setting, models } = promptModels(typeof input.cwd === "string" ? input.cwd : undefined, ctx.env)
+      ctx.state.write(name, sessionId, { ...before, judged: models, setting }, ctx.env)
+      const [first, ...rest] = models
+      const prompt = { type: "user-prompt", session_id: sessionId, metadata: compact({ cwd: input.cwd, model: first, ...promptFields(input.prompt, ctx.settings) }), idempotency_key: newKey() }
+      return { signals: [prompt, ...rest.map((m) => modelCheck(sessionId, m, input.cwd, setting))] }
+    }
+    if (event === "BeforeModel") {
+      // The model a call goes to after routing or a switch the settings do not show: a model the
+      // prompt was not judged for is judged before its call.
+      const model = typeof input.llm_request?.model === "string" ? input.llm_request.model : undefined
+      const judged = Array.isArray(before.judged) ? before.judged : []
+      ctx.state.write(name, sessionId, { ...before, ...(model ? { model, judged: [...new Set([...judged, model])] } : {}) }, ctx.env)
+      return { signals: model && !judged.includes(model) ? [modelCheck(sessionId, model, input.cwd, before.setting)] : [] }
     }
     /** @type {string | undefined} */
     let type
     /** @type {Record<string, unknown>} */
     let metadata = { cwd: input.cwd }
-    /** @type {Record<string, any>} */
-    let state = before
-    if (event === "BeforeModel") {
-      const model = typeof input.llm_request?.model === "string" ? input.llm_request.model : undefined
-      if (!before.pending) {
-        if (model && model !== before.model) ctx.state.write(name, sessionId, { ...before, model }, ctx.env)
-        return { signals: [] }
-      }
-      type = "user-prompt"
-      metadata = { ...metadata, ...before.pending, model }
-      const { pending: _done, ...rest } = before
-      state = { ...rest, ...(model ? { model } : {}) }
-    } else if (event === "BeforeTool" || event === "AfterTool") {
+    const state = before
+    if (event === "BeforeTool" || event === "AfterTool") {
       type = event === "BeforeTool" ? "pre-tool" : "post-tool"
       metadata = { ...metadata, ...toolFields(input.tool_name, input.tool_input, mcpServer(input)) }
       if (input.original_request_name) metadata.original_tool_name = input.original_request_name
@@ -143,8 +158,7 @@ export const geminiCli = {
     if (!type) return { signals: [] }
     // A verdict asked before something runs carries no usage (pre-tool is judged, not counted):
     // what the transcript gained waits for the next event.
-    if (type === "pre-tool" || type === "user-prompt") {
-      if (state !== before) ctx.state.write(name, sessionId, state, ctx.env)
+    if (type === "pre-tool") {
       return { signals: [{ type, session_id: sessionId, metadata: compact({ model: state.model, ...metadata }), idempotency_key: newKey() }] }
     }
     // The usage the transcript gained rides on the event's own signal; a second model in the same
