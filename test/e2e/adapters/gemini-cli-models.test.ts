@@ -1,6 +1,8 @@
+import { existsSync } from "node:fs"
+import { join } from "node:path"
 import { afterEach, describe, expect, it } from "vitest"
 import { blockModel, expectBlockedPromptSignal } from "./blocks.ts"
-import { gemini, perTest, served, setUpGemini } from "./gemini-cli-support.ts"
+import { gemini, perTest, served, setUpGemini, sum, usage } from "./gemini-cli-support.ts"
 import type { World } from "./support.ts"
 
 /**
@@ -13,6 +15,34 @@ describe("the Gemini CLI adapter, with the real gemini CLI choosing its model", 
   afterEach(async () => {
     await world?.stop()
     world = undefined
+  })
+
+  const sessionWhere = (w: World, done: (s: any) => boolean, what: string) => w.sessionWhere("gemini-cli", done, what)
+
+  it("under auto routing, every model request is counted once, with the model that served it", perTest, async () => {
+    const w = await setUpGemini()
+    world = w
+    const made = join(w.workdir, "made.txt")
+    w.model.script = { shell: `touch ${made}`, finalText: "All done.", usage }
+    const ran = await gemini(w, "create made.txt")
+    expect(ran.code, ran.stderr).toBe(0)
+    expect(ran.stdout).toContain("All done.")
+    expect(existsSync(made)).toBe(true)
+    // The router's request, then the two of the main loop (before and after the tool ran).
+    const calls = served(w)
+    expect(calls.length).toBeGreaterThanOrEqual(3)
+    expect(new Set(calls.map((c) => c.model)).size).toBeGreaterThanOrEqual(2)
+    const tokensIn = sum(calls, (c) => c.tokensIn)
+    const session = await sessionWhere(w, (s) => s.signals.some((x: any) => x.type === "session-end"), "the session's end")
+    expect({ tokens_in: session.tokens_in, tokens_out: session.tokens_out }).toEqual({ tokens_in: tokensIn, tokens_out: sum(calls, (c) => c.tokensOut) })
+    // Each model's tokens on signals that name it, so each is priced as itself.
+    const counted = session.signals.filter((x: any) => x.metadata.tokens_in !== undefined)
+    for (const m of new Set(calls.map((c) => c.model))) {
+      const own = calls.filter((c) => c.model === m)
+      const signals = counted.filter((x: any) => x.metadata.model === m)
+      expect(signals.reduce((n: number, x: any) => n + x.metadata.tokens_in, 0), m).toBe(sum(own, (c) => c.tokensIn))
+      expect(signals.reduce((n: number, x: any) => n + (x.metadata.cache_read_tokens ?? 0), 0), m).toBe(sum(own, (c) => c.cacheRead))
+    }
   })
 
   it("under auto routing, a model_filter block on the model that serves the prompt stops it before any request", perTest, async () => {

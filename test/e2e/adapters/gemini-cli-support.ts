@@ -16,6 +16,9 @@ export const perTest = { timeout: 180_000 }
 
 export const userSettings = (w: World): string => join(w.home, ".gemini", "settings.json")
 
+/** Where install points the CLI's telemetry. */
+export const telemetryOutfile = (w: World): string => join(w.home, ".gemini", "signal-engine-telemetry.log")
+
 /** Only the fake model server is reachable: its base URL, a dummy key. */
 export const geminiEnv = (w: World, extra: Record<string, string | undefined> = {}) =>
   w.env({

@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from "vitest"
 import { startServer } from "../../support/harness.ts"
 import { waitFor } from "../../support/wait.ts"
 import { blockMarkerCommand, blockModel, expectBlockedPromptSignal, expectOneMarkerPreTool, markerMessage } from "./blocks.ts"
-import { gemini, ownSettings, perTest, served, setUpGemini, sum, usage, userSettings } from "./gemini-cli-support.ts"
+import { gemini, ownSettings, perTest, served, setUpGemini, sum, telemetryOutfile, usage, userSettings } from "./gemini-cli-support.ts"
 import type { World } from "./support.ts"
 
 /**
@@ -29,13 +29,14 @@ describe("the Gemini CLI adapter, with the real gemini CLI", () => {
 
   const events = ["SessionStart", "BeforeAgent", "BeforeModel", "BeforeTool", "AfterTool", "AfterAgent", "SessionEnd"]
 
-  it("install writes the hooks once, keeps the user's own settings, and uninstall takes out exactly what it added", perTest, async () => {
+  it("install writes the hooks and a telemetry file once, keeps the user's own settings, and uninstall takes out exactly what it added", perTest, async () => {
     const w = await setUp()
     const own = ownSettings(model)
     const once = readFileSync(userSettings(w), "utf8")
     const config = JSON.parse(once)
-    const { hooks: _own, ...rest } = own
+    const { hooks: _own, telemetry: _off, ...rest } = own
     expect(config).toMatchObject(rest)
+    expect(config.telemetry).toEqual({ enabled: true, target: "local", outfile: telemetryOutfile(w), logPrompts: false })
     expect(config.hooks.Notification).toEqual(own.hooks.Notification)
     for (const event of events) expect(JSON.stringify(config.hooks[event]), event).toContain(`hook gemini-cli ${event}`)
     const again = await w.adapter(["install", "gemini-cli"])
@@ -48,12 +49,14 @@ describe("the Gemini CLI adapter, with the real gemini CLI", () => {
     expect(removed.code, removed.stderr).toBe(0)
     expect(JSON.parse(readFileSync(userSettings(w), "utf8"))).toEqual(own)
 
-    // --project: the repository's .gemini/settings.json, which the real CLI runs in a trusted folder.
+    // --project: the repository's .gemini/settings.json, which the real CLI runs in a trusted
+    // folder; it names no one's home, so no telemetry file (the main loop's calls still count).
     const project = await w.adapter(["install", "gemini-cli", "--project"])
     expect(project.code, project.stderr).toBe(0)
     const projectSettings = join(w.workdir, ".gemini", "settings.json")
     const projectConfig = JSON.parse(readFileSync(projectSettings, "utf8"))
     expect(JSON.stringify(projectConfig.hooks.BeforeAgent)).toContain("hook gemini-cli BeforeAgent")
+    expect(projectConfig.telemetry).toBeUndefined()
     expect(JSON.parse(readFileSync(userSettings(w), "utf8"))).toEqual(own)
     const ran = await gemini(w, "say hello")
     expect(ran.code, ran.stderr).toBe(0)
