@@ -254,10 +254,12 @@ export const geminiCli = {
   settle: async (sessionId, ctx) => {
     const deadline = Date.now() + settleWithinMs
     const pause = () => new Promise((r) => setTimeout(r, 100))
-    const { pid, telemetry } = ctx.state.read(name, sessionId, ctx.env)
-    if (pid) while (alive(pid) && Date.now() < deadline) await pause()
-    // Without the process to watch (no /proc): until its telemetry file has been still for longer
-    // than the CLI's export interval (1 s).
+    const { pid, telemetry, ending } = ctx.state.read(name, sessionId, ctx.env)
+    // A session ended by /clear or a logout goes on in the same process: only an exit is awaited.
+    const exits = !["clear", "logout"].includes(ending?.metadata?.reason)
+    if (pid && exits) while (alive(pid) && Date.now() < deadline) await pause()
+    // Otherwise (or with no process to watch: no /proc), until its telemetry file has been still
+    // for longer than the CLI's export interval (1 s).
     else if (telemetry) for (let size = -1, still = 0; still < 20 && Date.now() < deadline; await pause()) {
       const now = sizeOf(telemetry.path)
       still = now === size ? still + 1 : 0
@@ -265,9 +267,9 @@ export const geminiCli = {
     }
     const state = ctx.state.read(name, sessionId, ctx.env)
     const read = newUsage({}, state, sessionId)
-    const { ending, ...rest } = /** @type {Record<string, any>} */ (read.state)
+    const { ending: last, ...rest } = /** @type {Record<string, any>} */ (read.state)
     ctx.state.write(name, sessionId, rest, ctx.env)
-    return { signals: [...milestones(sessionId, read.usage, read.ids, undefined), ...(ending ? [ending] : [])] }
+    return { signals: [...milestones(sessionId, read.usage, read.ids, undefined), ...(last ? [last] : [])] }
   },
   reply: (decision, input, ctx) => {
     const event = String(input.hook_event_name ?? ctx.event)
