@@ -53,6 +53,21 @@ const settleWithinMs = 30_000
 
 /** @typedef {{ model?: string, input: number, output: number, cacheRead: number }} Usage */
 
+/** A record of the models auto was seen to use, per auto setting, kept beside the sessions' state. */
+const routedRecord = "auto-routing"
+
+/**
+ * Remembers the models auto used (the router's and those it picked: they differ by account and
+ * rollout), so every later auto prompt is judged as them too, in any session.
+ */
+const rememberRouted = (/** @type {import("../hook.js").HookContext} */ ctx, /** @type {unknown} */ setting, /** @type {Usage[]} */ usage) => {
+  if (typeof setting !== "string" || !isAuto(setting)) return
+  const record = ctx.state.read(name, routedRecord, ctx.env)
+  const known = Array.isArray(record[setting]) ? record[setting] : []
+  const seen = usage.map((u) => u.model).filter((m) => typeof m === "string" && !known.includes(m))
+  if (seen.length > 0) ctx.state.write(name, routedRecord, { ...record, [setting]: [...known, ...new Set(seen)] }, ctx.env)
+}
+
 /**
  * The model calls the session's record gained since the last read, summed per model, with the ids
  * counted (each call once): the telemetry file where the session has one, else the transcript.
@@ -66,9 +81,7 @@ const newUsage = (/** @type {any} */ input, /** @type {Record<string, any>} */ s
   if (state.telemetry) {
     const read = readRecords(state.telemetry, sessionId)
     calls.push(...read.calls)
-    // Under auto, the models the router used are judged for the session's next prompts too.
-    const routed = state.setting && isAuto(state.setting) ? read.calls.map((c) => c.model) : []
-    next = { ...state, telemetry: read.cursor, ...(routed.length > 0 ? { routed: [...new Set([...(state.routed ?? []), ...routed])] } : {}) }
+    next = { ...state, telemetry: read.cursor }
   } else {
     const path = typeof input.transcript_path === "string" ? input.transcript_path : state.transcript
     const { lines, offset } = readNewLines(path, Number(state.offset ?? 0))
@@ -194,7 +207,8 @@ export const geminiCli = {
       const switched = before.telemetry ? readRecords(before.switches ?? before.telemetry, sessionId) : undefined
       const lastSwitch = switched?.switches.at(-1) ?? before.switched
       const { setting, models: named } = promptModels(typeof input.cwd === "string" ? input.cwd : undefined, ctx.env, lastSwitch)
-      const models = isAuto(setting) ? [...new Set([...named, ...(before.routed ?? [])])] : named
+      const routed = isAuto(setting) ? ctx.state.read(name, routedRecord, ctx.env)[setting] : undefined
+      const models = Array.isArray(routed) ? [...new Set([...named, ...routed])] : named
       ctx.state.write(name, sessionId, { ...before, judged: models, setting, ...(switched ? { switches: switched.cursor } : {}), ...(lastSwitch ? { switched: lastSwitch } : {}) }, ctx.env)
       const [first, ...rest] = models
       const prompt = { type: "user-prompt", session_id: sessionId, metadata: compact({ cwd: input.cwd, model: first, ...promptFields(input.prompt, ctx.settings) }), idempotency_key: newKey() }
@@ -247,6 +261,7 @@ export const geminiCli = {
     // token-milestone each, so every model is priced as itself.
     const read = newUsage(input, before, sessionId)
     ctx.state.write(name, sessionId, read.state, ctx.env)
+    rememberRouted(ctx, before.setting, read.usage)
     const [main, ...others] = read.usage
     const own = compact({ model: before.model, ...metadata, ...(main ? usageMetadata(main) : {}) })
     return { signals: [...milestones(sessionId, others, read.ids, input.cwd), { type, session_id: sessionId, metadata: own, idempotency_key: newKey() }] }
@@ -269,6 +284,7 @@ export const geminiCli = {
     const read = newUsage({}, state, sessionId)
     const { ending: last, ...rest } = /** @type {Record<string, any>} */ (read.state)
     ctx.state.write(name, sessionId, rest, ctx.env)
+    rememberRouted(ctx, state.setting, read.usage)
     return { signals: [...milestones(sessionId, read.usage, read.ids, undefined), ...(last ? [last] : [])] }
   },
   reply: (decision, input, ctx) => {
