@@ -16,11 +16,12 @@ import { readNewLines, rememberIds } from "./transcript.js"
  * with JSON on stdout (exit 0), or exit 2 with the reason on stderr (a block).
  *
  * - BeforeAgent (`prompt`) → `user-prompt`, judged before the CLI sends anything. It names no
- *   model: the model comes from the CLI's flag, variable or settings (gemini-model.js); under
- *   "auto" the prompt goes to a classifier model and then to Pro or Flash, so it is judged as each
- *   (the others as token-free `token-milestone` checks). A block is `continue: false` ("Agent
- *   execution stopped: <reason>"). BeforeModel judges a model the turn was not judged for (a
- *   switch the settings do not show) before its call.
+ *   model: the model comes from a `/model` switch (only the telemetry shows it), else the CLI's
+ *   flag, variable or settings (gemini-model.js). Under "auto" the prompt goes to a classifier
+ *   model and then to Pro or Flash, so it is judged as each, and as every model auto was seen to
+ *   use (the others as token-free `token-milestone` checks). A block is `continue: false` ("Agent
+ *   execution stopped: <reason>"). BeforeModel judges a model the turn was not judged for before
+ *   its call.
  * - BeforeTool (`tool_name`, `tool_input`, `mcp_context`) → `pre-tool`; a block is
  *   `decision: "deny"` (the tool does not run; the reason goes to the model as the tool's error).
  * - AfterTool (`tool_response` with `llmContent`, `returnDisplay`, `error`) → `post-tool`.
