@@ -48,8 +48,9 @@ describe("the Gemini CLI adapter, with the real gemini CLI choosing its model", 
   it("under auto routing, a model_filter block on the model that serves the prompt stops it before any request", perTest, async () => {
     const w = await setUpGemini()
     world = w
-    // Which model auto serves this prompt with, from an allowed run.
-    const first = await gemini(w, "say hello")
+    // Which model auto serves a prompt with, from a run the adapter does not see (an adapter home
+    // of its own, unconfigured), so the blocked prompt is the first auto prompt it judges.
+    const first = await gemini(w, "say hello", { env: { SIGNAL_ENGINE_ADAPTER_HOME: join(w.home, "elsewhere") } })
     expect(first.code, first.stderr).toBe(0)
     const main = served(w).at(-1)!.model
     const message = `${main} is not approved in this org`
