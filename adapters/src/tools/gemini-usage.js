@@ -62,8 +62,13 @@ export const telemetryFile = (/** @type {string | undefined} */ cwd, /** @type {
   const enabled = bool(flag("telemetry", true)) ?? bool(env.GEMINI_TELEMETRY_ENABLED) ?? settings.enabled === true
   const outfile = flag("telemetry-outfile") ?? env.GEMINI_TELEMETRY_OUTFILE ?? settings.outfile
   if (!enabled || typeof outfile !== "string" || outfile === "") return undefined
-  return isAbsolute(outfile) ? outfile : resolve(cwd ?? ".", outfile)
+  const path = typeof settings.outfile === "string" && outfile === settings.outfile ? expand(outfile, env) : outfile
+  return isAbsolute(path) ? path : resolve(cwd ?? ".", path)
 }
+
+/** `$VAR`, `${VAR}` and `${VAR:-default}` in a settings value, as the CLI expands them. */
+const expand = (/** @type {string} */ value, /** @type {NodeJS.ProcessEnv} */ env) =>
+  value.replace(/\$(?:(\w+)|{([^}]+?)(?::-([^}]*))?})/g, (match, a, b, fallback) => env[a || b] ?? fallback ?? match)
 
 const mergedTelemetry = (/** @type {string | undefined} */ cwd, /** @type {NodeJS.ProcessEnv} */ env) => {
   const systemDir = process.platform === "darwin" ? "/Library/Application Support/GeminiCli" : process.platform === "win32" ? "C:\\ProgramData\\gemini-cli" : "/etc/gemini-cli"
