@@ -102,7 +102,7 @@ export const main = async (/** @type {string[]} */ argv, env = process.env) => {
           send_prompts: flags["send-prompts"] === true ? true : flags["no-send-prompts"] === true ? false : undefined
         }, env)
         const cmd = typeof flags.command === "string" ? (/** @type {string} */ e) => `${flags.command} hook ${tool.name} ${e}` : defaultCommand(tool.name)
-        writeJson(path, tool.install(readJson(path) ?? {}, cmd))
+        writeJson(path, tool.install(readJson(path) ?? {}, cmd, { project: flags.project === true, env }))
         out(`${tool.title}: hooks installed in ${path}`)
         for (const note of tool.notes ?? []) out(`note: ${note}`)
         out(`settings: ${saved}`)

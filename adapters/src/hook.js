@@ -34,7 +34,8 @@ import { sessionState } from "./state.js"
  * @property {string} name  the `adapter` of every signal
  * @property {string} title
  * @property {(o: { project: boolean, cwd: string, env: NodeJS.ProcessEnv }) => string} configPath
- * @property {(config: any, command: (event: string) => string) => any} install  the config with the hooks added (idempotent); `command(event)` is what the tool runs for that event
+ * @property {(config: any, command: (event: string) => string, target?: { project: boolean, env: NodeJS.ProcessEnv }) => any} install  the config with
+ *   the hooks added (idempotent); `command(event)` is what the tool runs for that event; `target`: a repository's config or the user's
  * @property {(config: any) => any} uninstall  the config with exactly the hooks `install` adds taken out
  * @property {(config: any) => string[]} check  what is wrong with the installed hooks, a line each
  * @property {(input: any, ctx: HookContext) => Plan | Promise<Plan>} plan

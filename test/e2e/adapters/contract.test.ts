@@ -3,7 +3,7 @@ import { join } from "node:path"
 import { afterEach, describe, expect, it } from "vitest"
 import { blockMarkerCommand, blockModel, expectBlockedPromptSignal, expectOneMarkerPreTool, markerMessage } from "./blocks.ts"
 import { startWorld, type World } from "./support.ts"
-import { installInto, tokensInOf, tools } from "./tools.ts"
+import { installInto, servedCalls, tokensInOf, tools, total } from "./tools.ts"
 
 /**
  * What every coding tool's adapter must do alike, run against each real CLI headless with the
@@ -34,34 +34,31 @@ describe.each(tools)("the $adapter adapter's contract, with the real CLI", (tool
     expect(ran.code, ran.output).toBe(0)
     expect(ran.output).toContain("All done.")
     expect(existsSync(made)).toBe(true)
-    const calls = w.model.modelCalls().length
-    expect(calls).toBeGreaterThanOrEqual(2) // the shell call, then the answer
-    const tokensIn = calls * tokensInOf(tool.usage)
+    const calls = servedCalls(w, tool)
+    expect(calls.length).toBeGreaterThanOrEqual(2) // the shell call, then the answer
+    const tokensIn = total(calls, tokensInOf)
     const session = await w.sessionWhere(tool.adapter, (s) => s.tokens_in === tokensIn && s.signals.some((x: any) => x.type === "session-end"),
       "the session with every call's tokens")
-    expect(session.tokens_out).toBe(calls * tool.usage.output)
+    expect(session.tokens_out).toBe(total(calls, (u) => u.output))
     expect(session.model).toBe(tool.model)
     const types = session.signals.map((x: any) => x.type)
     expect(types).toEqual(expect.arrayContaining(["session-start", "user-prompt", "pre-tool", "post-tool", "stop", "session-end"]))
     expect(session.signals.find((x: any) => x.type === "post-tool").metadata).toMatchObject({ tool_name: tool.shellTool, command: `touch ${made}` })
     const counted = session.signals.filter((x: any) => x.metadata.tokens_in !== undefined)
     const sum = (field: string) => counted.reduce((n: number, x: any) => n + Number(x.metadata[field] ?? 0), 0)
-    expect(sum("cache_read_tokens")).toBe(calls * tool.usage.cacheRead)
-    expect(sum("cache_write_tokens")).toBe(calls * tool.usage.cacheWrite)
+    expect(sum("cache_read_tokens")).toBe(total(calls, (u) => u.cacheRead))
+    expect(sum("cache_write_tokens")).toBe(total(calls, (u) => u.cacheWrite))
 
     // What the service charges for the same calls sent by hand.
-    const oneCall = {
-      model: tool.model, tokens_in: tokensInOf(tool.usage), tokens_out: tool.usage.output,
-      cache_read_tokens: tool.usage.cacheRead, cache_write_tokens: tool.usage.cacheWrite
-    }
-    const reference = await w.costOf(Array.from({ length: calls }, () => oneCall))
+    const reference = await w.costOf(calls.map((u) => ({
+      model: tool.model, tokens_in: tokensInOf(u), tokens_out: u.output, cache_read_tokens: u.cacheRead, cache_write_tokens: u.cacheWrite
+    })))
     expect(session.cost_usd).toBeGreaterThan(0)
     expect(session.cost_usd).toBeCloseTo(reference, 9)
     const price = tool.publishedPrice
     if (price !== undefined) {
-      const u = tool.usage
-      const listed = (u.input * price.input + u.output * price.output + u.cacheRead * price.cacheRead + u.cacheWrite * price.cacheWrite) / 1e6
-      expect(session.cost_usd).toBeCloseTo(calls * listed, 9)
+      const listed = total(calls, (u) => u.input * price.input + u.output * price.output + u.cacheRead * price.cacheRead + u.cacheWrite * price.cacheWrite) / 1e6
+      expect(session.cost_usd).toBeCloseTo(listed, 9)
     }
   })
 

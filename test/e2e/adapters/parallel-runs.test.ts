@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from "vitest"
 import { call } from "../../support/harness.ts"
 import { waitFor } from "../../support/wait.ts"
 import { startWorld, type World } from "./support.ts"
-import { installInto, tokensInOf, tools } from "./tools.ts"
+import { installInto, servedCalls, tokensInOf, tools, total } from "./tools.ts"
 
 /**
  * Two runs of a real coding tool by one user at the same time (two terminals, or parallel agents
@@ -39,11 +39,12 @@ describe.each(tools)("parallel runs of $adapter by one user", (tool) => {
       expect(ran.output).toContain("All done.")
     }
     for (const cwd of trees) expect(existsSync(join(cwd, "made.txt"))).toBe(true)
-    const calls = w.model.modelCalls().length
-    expect(calls).toBeGreaterThanOrEqual(4)
+    const calls = servedCalls(w, tool)
+    expect(calls.length).toBeGreaterThanOrEqual(4)
 
     const ended = (s: any) => s.signals.some((x: any) => x.type === "session-end")
-    const totalIn = calls * tokensInOf(tool.usage)
+    const totalIn = total(calls, tokensInOf)
+    const totalOut = total(calls, (u) => u.output)
     const sessions = await waitFor(
       () => w.sessions(tool.adapter),
       (all) => all.length >= 2 && all.every(ended) && all.reduce((n, s) => n + s.tokens_in, 0) === totalIn,
@@ -57,7 +58,7 @@ describe.each(tools)("parallel runs of $adapter by one user", (tool) => {
       }
       // Both runs did the same: each session holds half of the model calls.
       expect(s.tokens_in).toBe(totalIn / 2)
-      expect(s.tokens_out).toBe((calls / 2) * tool.usage.output)
+      expect(s.tokens_out).toBe(totalOut / 2)
       expect(s.status).toBe("ended")
     }
     // Per-run sessions change no total.
@@ -66,7 +67,7 @@ describe.each(tools)("parallel runs of $adapter by one user", (tool) => {
     expect(report.body.data.find((g: any) => g.key === tool.adapter)).toMatchObject({
       sessions: 2,
       tokens_in: totalIn,
-      tokens_out: calls * tool.usage.output
+      tokens_out: totalOut
     })
     expect(report.body.totals.cost_usd).toBeCloseTo(sessions[0].cost_usd + sessions[1].cost_usd, 9)
   })

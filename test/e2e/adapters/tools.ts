@@ -1,7 +1,9 @@
 import { mkdirSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { inject } from "vitest"
-import type { FakeUsage } from "../../support/fake-model/script.ts"
+import { usageFor } from "../../support/fake-model/gemini.ts"
+import type { FakeUsage, RecordedRequest } from "../../support/fake-model/script.ts"
+import { geminiEnv, ownSettings as geminiSettings } from "./gemini-cli-support.ts"
 import { cli, run, type Ran, type World } from "./support.ts"
 
 /**
@@ -20,6 +22,8 @@ export interface ToolDriver {
   readonly blockedPromptShows: (message: string) => string
   /** What the fake reports per model call; a tool that reports no cache writes gets none. */
   readonly usage: FakeUsage
+  /** What the fake answered one recorded model request to have used (the script's usage, or a variation of it). */
+  readonly servedUsage?: (request: RecordedRequest, script: FakeUsage) => FakeUsage
   /** The provider's published prices of `model`, USD per million tokens, where the test states them. */
   readonly publishedPrice?: FakeUsage
   /** The user's own settings before the adapter (the model, offline switches). */
@@ -32,6 +36,13 @@ export interface ToolDriver {
 
 /** The input tokens one model call of `usage` counts (tokens_in includes cache reads and writes). */
 export const tokensInOf = (usage: FakeUsage) => usage.input + usage.cacheRead + usage.cacheWrite
+
+/** What each model request the fake answered so far used, in order. */
+export const servedCalls = (w: World, driver: ToolDriver): ReadonlyArray<FakeUsage> =>
+  w.model.modelCalls().map((r) => driver.servedUsage?.(r, w.model.script.usage) ?? w.model.script.usage)
+
+/** The sum of one figure over calls. */
+export const total = (calls: ReadonlyArray<FakeUsage>, figure: (u: FakeUsage) => number) => calls.reduce((n, u) => n + figure(u), 0)
 
 const withOutput = (ran: Ran) => ({ ...ran, output: `${ran.stdout}\n${ran.stderr}` })
 
@@ -116,33 +127,22 @@ const codex: ToolDriver = {
 const geminiCli: ToolDriver = {
   adapter: "gemini-cli",
   model: "gemini-2.5-flash",
-  // Gemini reports cache reads only (cachedContentTokenCount, inside promptTokenCount).
   shellTool: "run_shell_command",
   blockedPromptShows: (message) => `Agent execution stopped: ${message}`,
+  // Gemini reports cache reads only (cachedContentTokenCount, inside promptTokenCount).
   usage: { input: 1000, output: 250, cacheRead: 4000, cacheWrite: 0 },
+  // The fake varies Gemini's usage per request, so a request counted twice or missed shows.
+  servedUsage: (request, script) => usageFor(request.path, request.body, script),
   prepare: (w) => {
     mkdirSync(join(w.home, ".gemini"), { recursive: true })
-    writeFileSync(join(w.home, ".gemini", "settings.json"), JSON.stringify({
-      security: { auth: { selectedType: "gemini-api-key" } },
-      model: { name: geminiCli.model },
-      general: { enableAutoUpdate: false, enableAutoUpdateNotification: false },
-      privacy: { usageStatisticsEnabled: false },
-      telemetry: { enabled: false }
-    }))
+    writeFileSync(join(w.home, ".gemini", "settings.json"), JSON.stringify(geminiSettings(geminiCli.model)))
   },
   configEnv: () => ({}),
   run: async (w, prompt, options = {}) =>
     withOutput(await run(cli("gemini"), ["-p", prompt, "--yolo"], {
       cwd: options.cwd ?? w.workdir,
       timeoutMs: 180_000,
-      env: w.env({
-        GEMINI_API_KEY: "test-gemini-key",
-        GOOGLE_GEMINI_BASE_URL: w.model.url,
-        GEMINI_CLI_TRUST_WORKSPACE: "true",
-        GEMINI_CLI_NO_RELAUNCH: "true",
-        GEMINI_TELEMETRY_ENABLED: "false",
-        ...options.env
-      })
+      env: geminiEnv(w, options.env)
     }))
 }
 

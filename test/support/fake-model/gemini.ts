@@ -1,16 +1,18 @@
 import { randomUUID } from "node:crypto"
-import type { FakeScript } from "./script.ts"
+import type { FakeScript, FakeUsage } from "./script.ts"
 import type { ProtocolHandler } from "./server.ts"
 
 /**
  * Gemini (POST …/models/{model}:streamGenerateContent?alt=sse and :generateContent), the way
  * Gemini CLI calls it. The first turn asks the run_shell_command tool to run the script's `shell`;
  * once the last content carries a functionResponse (or without `shell`), the answer is
- * `finalText`. Every response reports the script's usage as the API does: promptTokenCount counts
- * every input token, the cached ones (cachedContentTokenCount) included. Gemini reports no cache
- * writes, so the script's `cacheWrite` is counted as plain input. Streaming sends the text or the
- * call, the finish reason and the usage in one chunk (one AfterModel hook per model call).
- * :countTokens is answered too (it asks for no answer, but a CLI may call it).
+ * `finalText`. A request for JSON (`responseJsonSchema`: the CLI's router, next-speaker check and
+ * other helpers) gets an object of that schema (`answerFor`). Every response reports `usageFor`
+ * as the API does: promptTokenCount counts every input token, the cached ones
+ * (cachedContentTokenCount) included. Gemini reports no cache writes, so the script's `cacheWrite`
+ * is counted as plain input. Streaming sends the text or the call, the finish reason and the usage
+ * in one chunk (one AfterModel hook per model call). :countTokens is answered too (it asks for no
+ * answer, but a CLI may call it).
  */
 export const gemini: ProtocolHandler = (req, res, body, script) => {
   const [path = "", query = ""] = (req.url ?? "").split("?")
@@ -23,12 +25,14 @@ export const gemini: ProtocolHandler = (req, res, body, script) => {
     res.end(JSON.stringify({ totalTokens: script.usage.input + script.usage.cacheRead + script.usage.cacheWrite }))
     return true
   }
-  const parts = partsFor(body, script)
+  const schema = body?.generationConfig?.responseJsonSchema ?? body?.generationConfig?.responseSchema
+  const parts = schema ? [{ text: JSON.stringify(answerFor(schema)) }] : partsFor(body, script)
+  const usage = usageFor(path, body, script.usage)
   const usageMetadata = {
-    promptTokenCount: script.usage.input + script.usage.cacheRead + script.usage.cacheWrite,
-    ...(script.usage.cacheRead > 0 ? { cachedContentTokenCount: script.usage.cacheRead } : {}),
-    candidatesTokenCount: script.usage.output,
-    totalTokenCount: script.usage.input + script.usage.cacheRead + script.usage.cacheWrite + script.usage.output
+    promptTokenCount: usage.input + usage.cacheRead + usage.cacheWrite,
+    ...(usage.cacheRead > 0 ? { cachedContentTokenCount: usage.cacheRead } : {}),
+    candidatesTokenCount: usage.output,
+    totalTokenCount: usage.input + usage.cacheRead + usage.cacheWrite + usage.output
   }
   const responseId = randomUUID().replace(/-/g, "").slice(0, 22)
   const whole = {
@@ -53,6 +57,49 @@ export const gemini: ProtocolHandler = (req, res, body, script) => {
   for (const chunk of chunks) res.write(`data: ${JSON.stringify(chunk)}\r\n\r\n`)
   res.end()
   return true
+}
+
+/** The model a recorded request's path asks (`…/models/<model>:…`), undefined for other paths. */
+export const geminiModelOf = (path: string): string | undefined => {
+  const m = /\/models\/([^/:?]+):(?:streamGenerateContent|generateContent)/.exec(path)
+  return m ? decodeURIComponent(m[1] ?? "") : undefined
+}
+
+/**
+ * What one request is answered to have used: the script's usage, made distinct per request (the
+ * number of contents it sends) and per model (its name's length), so that a request counted twice
+ * or not at all changes a session's sum. A test recomputes it from the recorded request.
+ * Requests for JSON (the CLI's helpers) read no cache.
+ */
+export const usageFor = (path: string, body: any, base: FakeUsage): FakeUsage => {
+  const contents = Array.isArray(body?.contents) ? body.contents.length : 0
+  const salt = (geminiModelOf(path) ?? path).length
+  const helper = body?.generationConfig?.responseJsonSchema !== undefined || body?.generationConfig?.responseSchema !== undefined
+  return {
+    input: base.input + 10 * contents + salt,
+    output: base.output + contents + salt,
+    cacheRead: helper ? 0 : base.cacheRead,
+    cacheWrite: base.cacheWrite
+  }
+}
+
+/**
+ * An object of a response schema (OpenAPI-style `type` in upper or lower case): the first value of
+ * an enum, 10 for a number (a simple task, for the router's complexity score), "user" for who
+ * speaks next (so the CLI does not ask the model to go on), a short text otherwise.
+ */
+const answerFor = (schema: any, key = ""): unknown => {
+  const type = String(schema?.type ?? "").toLowerCase()
+  if (Array.isArray(schema?.enum) && schema.enum.length > 0) return key === "next_speaker" && schema.enum.includes("user") ? "user" : schema.enum[0]
+  if (type === "object") {
+    const out: Record<string, unknown> = {}
+    for (const [k, v] of Object.entries(schema.properties ?? {})) out[k] = answerFor(v, k)
+    return out
+  }
+  if (type === "array") return []
+  if (type === "integer" || type === "number") return 10
+  if (type === "boolean") return false
+  return key === "next_speaker" ? "user" : "fake"
 }
 
 type Part = { readonly text: string } | { readonly functionCall: { readonly name: string; readonly args: unknown } }
