@@ -4,6 +4,7 @@ import { newKey } from "../client.js"
 import { askClaude, claudeProcess, configuredModel, modelName, modelSwitchOf, probeEnv, userConfigDir } from "./claude-code-model.js"
 import { compact, keyFor, promptFields, toolFields, usageFields } from "./common.js"
 import { claudeStyleBlock, claudeStyleEvents, claudeStyleHook, claudeStyleTypes, installHooks, missingHooks, uninstallHooks } from "./hooks-settings.js"
+import { canReachStderr, tellUser } from "./terminal.js"
 import { readNewLines, rememberIds } from "./transcript.js"
 
 const name = "claude-code"
@@ -58,7 +59,9 @@ const currentModel = async (/** @type {any} */ input, /** @type {ReturnType<type
   const cwd = typeof input.cwd === "string" ? input.cwd : undefined
   const named = modelName(input.model)
   if (named) return { model: named, seen: true }
-  if (ctx.env[probeEnv]) return { model: read.model, seen: false }
+  // Only Claude Code itself can be asked, and only from a hook it runs (it sets CLAUDECODE and
+  // CLAUDE_PID), never from the probe's own session.
+  if (ctx.env[probeEnv] || !(ctx.env.CLAUDE_PID || ctx.env.CLAUDECODE === "1")) return { model: read.model ?? configuredModel(cwd, ctx.env), seen: false }
   const claude = claudeProcess(ctx.env)
   if (read.switched !== undefined) {
     const id = modelName(read.switched)
@@ -85,6 +88,10 @@ export const claudeCode = {
   install: (config, command) => installHooks(config, events, command, { timeout: 30 }),
   uninstall: uninstallHooks,
   check: (config) => missingHooks(config, events),
+  unseen: () => canReachStderr() ? [] : [
+    "claude -p with text or json output shows no hook warning on this system (no /proc to reach its stderr):",
+    "fail open, a refused key and warn verdicts show only in the interactive UI and in --output-format stream-json"
+  ],
   plan: async (input, ctx) => {
     const hook = claudeStyleHook(name, input, ctx)
     if (!hook) return { signals: [] }
@@ -121,7 +128,13 @@ export const claudeCode = {
     const message = decision.message ?? ""
     const blocked = decision.kind === "block" ? claudeStyleBlock(event, message) : undefined
     if (blocked) return blocked
-    // A warning, or a block where nothing is left to stop (the tool already ran, the turn ended).
+    // A warning, or a block where nothing is left to stop (the tool already ran, the turn ended):
+    // a system message, which the UI and stream-json show; `claude -p` with text or json output
+    // prints none, so there it is also written to Claude Code's own stderr.
+    const claude = claudeProcess(ctx.env)
+    if (claude.print && claude.outputFormat !== "stream-json") {
+      tellUser(claude.pid, message, { tool: name, sessionId: String(input.session_id ?? "unknown"), ctx })
+    }
     return { exitCode: 0, stdout: JSON.stringify({ systemMessage: message }) }
   }
 }

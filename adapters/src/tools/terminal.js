@@ -1,5 +1,6 @@
 // @ts-check
 import { closeSync, existsSync, openSync, readFileSync, writeSync } from "node:fs"
+import { spooledFiles } from "../spool.js"
 
 /**
  * Telling the person at a headless run what only a tool's UI would show. `claude -p` (text output)
@@ -71,5 +72,25 @@ export const tellUser = (
   const { tool, sessionId, ctx } = session
   const state = ctx.state.read(tool, sessionId, ctx.env)
   if (state.told === message) return
-  if (writeStderr(pid, `signal-engine: warning: ${message}`)) ctx.state.write(tool, sessionId, { ...ctx.state.read(tool, sessionId, ctx.env), told: message }, ctx.env)
+  // What waits in the spool is said with the warning: it is sent once a hook reaches the service.
+  const waiting = spooledFiles(ctx.env).length
+  const line = `signal-engine: warning: ${message}${waiting > 0 ? ` (spooled for later: ${waiting} hook event${waiting === 1 ? "" : "s"})` : ""}`
+  if (writeStderr(pid, line)) ctx.state.write(tool, sessionId, { ...ctx.state.read(tool, sessionId, ctx.env), told: message }, ctx.env)
+}
+
+/**
+ * The nearest process above this hook whose command line `matches` (the tool, where it runs the
+ * hook through a shell or a loader of its own), or undefined.
+ */
+export const toolAncestor = (/** @type {(args: string[]) => boolean} */ matches, depth = 4) => {
+  let pid = process.ppid
+  for (let i = 0; i < depth && pid > 1; i++) {
+    const args = argsOf(pid)
+    if (!args) return undefined
+    if (matches(args)) return { pid, args }
+    const up = parentOf(pid)
+    if (up === undefined) return undefined
+    pid = up
+  }
+  return undefined
 }
