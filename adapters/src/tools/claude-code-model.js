@@ -1,5 +1,6 @@
 // @ts-check
 import { readFileSync, readlinkSync } from "node:fs"
+import { createRequire } from "node:module"
 import { homedir } from "node:os"
 import { isAbsolute, join } from "node:path"
 import { argsOf, flagValue } from "./terminal.js"
@@ -56,7 +57,7 @@ const modelFlags = ["--model", "--agent", "--agents", "--settings", "--setting-s
  */
 export const claudeProcess = (/** @type {NodeJS.ProcessEnv} */ env) => {
   const pid = Number(env.CLAUDE_PID)
-  const argv = argsOf(pid)
+  const argv = argsOf(pid) ?? psArgs(pid)
   let exe
   try {
     exe = readlinkSync(`/proc/${pid}/exe`)
@@ -80,6 +81,21 @@ export const claudeProcess = (/** @type {NodeJS.ProcessEnv} */ env) => {
   }
   const print = argv ? argv.slice(1).some((a) => a === "-p" || a === "--print") : undefined
   return { pid, exe, argv, flags, cwd, print, outputFormat: argv ? flagValue(argv, "--output-format") ?? "text" : undefined }
+}
+
+/**
+ * A command line as `ps` shows it, where there is no /proc (macOS): split at spaces, which is
+ * enough for the model flags (a model name has none; a --settings JSON with spaces is lost).
+ */
+const psArgs = (/** @type {number} */ pid) => {
+  if (process.platform === "linux" || process.platform === "win32" || !Number.isInteger(pid) || pid <= 1) return undefined
+  try {
+    // Loaded here, through require: a hook that never gets here does not pay for the module.
+    const { execFileSync } = /** @type {typeof import("node:child_process")} */ (createRequire(import.meta.url)("node:child_process"))
+    return execFileSync("ps", ["-o", "args=", "-p", String(pid)], { encoding: "utf8", timeout: 2000 }).trim().split(/\s+/)
+  } catch {
+    return undefined
+  }
 }
 
 /** `--settings` as given (a JSON text or a file) with every hook turned off, so asking runs none of them, ours included. */

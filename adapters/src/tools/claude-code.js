@@ -131,8 +131,8 @@ export const claudeCode = {
     // A warning, or a block where nothing is left to stop (the tool already ran, the turn ended):
     // a system message, which the UI and stream-json show; `claude -p` with text or json output
     // prints none, so there it is also written to Claude Code's own stderr.
-    const claude = claudeProcess(ctx.env)
-    if (claude.print && claude.outputFormat !== "stream-json") {
+    const claude = canReachStderr() ? claudeProcess(ctx.env) : undefined
+    if (claude?.print && claude.outputFormat !== "stream-json") {
       tellUser(claude.pid, message, { tool: name, sessionId: String(input.session_id ?? "unknown"), ctx })
     }
     return { exitCode: 0, stdout: JSON.stringify({ systemMessage: message }) }

@@ -52,6 +52,20 @@ describe("the Claude Code adapter blocks a model however it was chosen", () => {
     await expectBlockedPromptSignal(w, "claude-code", model, "refactor the parser")
   })
 
+  it("a block holds for the model an ANTHROPIC_MODEL alias names, and the one a --settings flag names", perTest, async () => {
+    const w = await setUp()
+    const model = await modelClaudeUses(w, [], { ANTHROPIC_MODEL: "haiku" })
+    expect(model).toMatch(/haiku/)
+    await installClaudeHooks(w)
+    const message = `${model} is not approved in this org`
+    await blockModel(w, model, "no haiku", message)
+    const byEnv = await runClaude(w, ["-p", "refactor the parser"], { env: { ANTHROPIC_MODEL: "haiku" } })
+    expect(byEnv.stdout).toContain(message)
+    const bySettings = await runClaude(w, ["-p", "--settings", JSON.stringify({ model: "haiku" }), "refactor the parser"])
+    expect(bySettings.stdout).toContain(message)
+    expect(w.model.requests).toEqual([])
+  })
+
   it("after a mid-session /model switch to a blocked model the next prompt is stopped before its request", perTest, async () => {
     const w = await setUp()
     const before = await modelClaudeUses(w)

@@ -3,7 +3,7 @@ import { join } from "node:path"
 import { afterEach, describe, expect, it } from "vitest"
 import { freePort } from "../../support/ports.ts"
 import { blockMarkerCommand, blockModel, expectBlockedPromptSignal, expectOneMarkerPreTool, markerMessage } from "./blocks.ts"
-import { runClaude } from "./claude.ts"
+import { claudeConfigDir, claudeEnv, claudeUserSettings, runClaude } from "./claude.ts"
 import { cli, run, startWorld, type World } from "./support.ts"
 
 /**
@@ -27,22 +27,8 @@ describe("the Claude Code adapter, with the real claude CLI", () => {
     world = undefined
   })
 
-  const configDir = (w: World) => join(w.home, ".claude")
-  const userSettings = (w: World) => join(configDir(w), "settings.json")
-
-  /** Everything the CLI would otherwise reach beyond loopback is off; HOME is the world's. */
-  const claudeEnv = (w: World, extra: Record<string, string | undefined> = {}) =>
-    w.env({
-      CLAUDE_CONFIG_DIR: configDir(w),
-      ANTHROPIC_BASE_URL: w.model.url,
-      ANTHROPIC_API_KEY: "sk-ant-test-0000",
-      DISABLE_AUTOUPDATER: "1",
-      DISABLE_TELEMETRY: "1",
-      DISABLE_ERROR_REPORTING: "1",
-      DISABLE_BUG_COMMAND: "1",
-      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
-      ...extra
-    })
+  const configDir = claudeConfigDir
+  const userSettings = claudeUserSettings
 
   /**
    * One headless prompt. `stream-json --verbose` is what the tool shows a user in its UI (the

@@ -53,10 +53,10 @@ export const installClaudeHooks = async (w: World): Promise<void> => {
  * The model `claude -p` with `args` sends its request to, as a fake model server of its own sees it
  * (so the world's fake records nothing): what the CLI picks from its defaults, settings and flags.
  */
-export const modelClaudeUses = async (w: World, args: ReadonlyArray<string> = []): Promise<string> => {
+export const modelClaudeUses = async (w: World, args: ReadonlyArray<string> = [], env: Record<string, string> = {}): Promise<string> => {
   const probe = await startFakeModelServer({ finalText: "Hello.", usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0 } })
   try {
-    const ran = await runClaude(w, ["-p", "hello", ...args], { modelUrl: probe.url })
+    const ran = await runClaude(w, ["-p", "hello", ...args], { modelUrl: probe.url, env })
     expect(ran.code, ran.stderr).toBe(0)
     const model = (probe.modelCalls()[0]?.body as any)?.model
     expect(typeof model, JSON.stringify(probe.requests)).toBe("string")
