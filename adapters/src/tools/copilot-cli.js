@@ -151,9 +151,11 @@ export const copilotCli = {
     }
     return problems
   },
-  unseen: () => canReachStderr() ? [] : [
-    "copilot -p shows no hook warning on this system (no /proc to reach its stderr): fail open, a refused key",
-    "and warn verdicts reach only the agent's context (and Copilot's hook log); blocks are shown"
+  // Copilot has no on-screen channel for a hook's warning: the adapter reaches a -p run's stderr
+  // (Linux), but writes nothing over the interactive screen.
+  unseen: () => [
+    "an interactive copilot session shows a hook's warning (fail open, a refused key, a warn verdict) to the agent only; blocks are shown",
+    ...(canReachStderr() ? [] : ["copilot -p shows no hook warning on this system either (no /proc to reach its stderr)"])
   ],
   plan: (input, ctx) => {
     const event = eventName(String(input.hook_event_name ?? ctx.event))

@@ -1,5 +1,6 @@
 // @ts-check
-import { closeSync, existsSync, openSync, readFileSync, writeSync } from "node:fs"
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, writeSync } from "node:fs"
+import { dirname } from "node:path"
 import { spooledFiles } from "../spool.js"
 
 /**
@@ -61,8 +62,9 @@ const writeStderr = (/** @type {number} */ pid, /** @type {string} */ line) => {
 }
 
 /**
- * Tells the user `message` on the stderr of the tool's process `pid`, once in a row per session:
- * with the service down every hook of a run has the same warning, and one line says it.
+ * Tells the user `message` on the stderr of the tool's process `pid`, once per session: with the
+ * service down every hook of a run has the same warning, and one line says it. The first hook to
+ * create the message's marker file says it (hooks of one session may run at the same time).
  */
 export const tellUser = (
   /** @type {number} */ pid,
@@ -70,12 +72,18 @@ export const tellUser = (
   /** @type {{ tool: string, sessionId: string, ctx: import("../hook.js").HookContext }} */ session
 ) => {
   const { tool, sessionId, ctx } = session
-  const state = ctx.state.read(tool, sessionId, ctx.env)
-  if (state.told === message) return
+  let h = 0x811c9dc5
+  for (let i = 0; i < message.length; i++) h = Math.imul(h ^ message.charCodeAt(i), 0x01000193) >>> 0
+  const marker = `${ctx.state.path(tool, sessionId, ctx.env)}.told-${h.toString(16)}`
+  try {
+    mkdirSync(dirname(marker), { recursive: true, mode: 0o700 })
+    closeSync(openSync(marker, "wx", 0o600))
+  } catch {
+    return // told already, or the adapter's folder cannot be written: better silent than repeated
+  }
   // What waits in the spool is said with the warning: it is sent once a hook reaches the service.
   const waiting = spooledFiles(ctx.env).length
-  const line = `signal-engine: warning: ${message}${waiting > 0 ? ` (spooled for later: ${waiting} hook event${waiting === 1 ? "" : "s"})` : ""}`
-  if (writeStderr(pid, line)) ctx.state.write(tool, sessionId, { ...ctx.state.read(tool, sessionId, ctx.env), told: message }, ctx.env)
+  writeStderr(pid, `signal-engine: warning: ${message}${waiting > 0 ? ` (spooled for later: ${waiting} hook event${waiting === 1 ? "" : "s"})` : ""}`)
 }
 
 /**
