@@ -163,6 +163,14 @@ export const askClaude = async (
   })
 }
 
-/** The arguments of a `/model` switch ("" for the picker), where a transcript line records one (as a local command). */
-export const modelSwitchOf = (/** @type {any} */ line) =>
-  line?.type === "system" && line.subtype === "local_command" && line.commandRun?.command === "model" ? String(line.commandRun.args ?? "").trim() : undefined
+/**
+ * The arguments of a `/model` switch ("" for the picker) where a transcript line records one: as a
+ * user message naming the command, in print mode and interactive sessions alike.
+ */
+export const modelSwitchOf = (/** @type {any} */ line) => {
+  if (line?.type !== "user") return undefined
+  const content = line.message?.content
+  const text = typeof content === "string" ? content : Array.isArray(content) ? content.map((c) => c?.text ?? "").join("") : ""
+  if (!text.includes("<command-name>/model</command-name>")) return undefined
+  return (/<command-args>([\s\S]*?)<\/command-args>/.exec(text)?.[1] ?? "").trim()
+}

@@ -66,11 +66,10 @@ const currentModel = async (/** @type {any} */ input, /** @type {ReturnType<type
   if (read.switched !== undefined) {
     const id = modelName(read.switched)
     if (id) return { model: id, seen: true }
-    // An alias is resolved as a --model flag; the picker ("") leaves only the session's own record.
-    /** @type {Record<string, string>} */
-    const extra = read.switched === "" ? { "--resume": String(input.session_id) } : { "--model": read.switched }
+    // An alias is resolved as a --model flag. The picker ("") saves its choice as the user's
+    // default model, which a session without the --model flag it was started with then resolves.
     const { "--model": _flag, ...flags } = claude.flags ?? {}
-    const asked = await askClaude(ctx.env, { ...claude, flags: read.switched === "" ? flags : claude.flags }, cwd, extra)
+    const asked = await askClaude(ctx.env, { ...claude, flags }, cwd, read.switched === "" ? {} : { "--model": read.switched })
     return { model: asked ?? read.model, seen: asked !== undefined }
   }
   if (read.model) return { model: read.model, seen: true }

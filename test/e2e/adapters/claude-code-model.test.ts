@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest"
 import { blockModel, expectBlockedPromptSignal } from "./blocks.ts"
-import { installClaudeHooks, modelClaudeUses, runClaude } from "./claude.ts"
+import { installClaudeHooks, interactiveClaude, modelClaudeUses, runClaude } from "./claude.ts"
 import { startWorld, type World } from "./support.ts"
 
 /**
@@ -86,5 +86,28 @@ describe("the Claude Code adapter blocks a model however it was chosen", () => {
     // itself sends the new model a one-token "Hi" to check it exists: Claude Code runs no hook for it.)
     const prompts = w.model.modelCalls().filter((c) => JSON.stringify(c.body).includes("task"))
     expect(prompts.map((c) => (c.body as any).model)).toEqual([before])
+  })
+
+  it("in an interactive session, after picking a blocked model in /model, the next prompt is stopped before its request", perTest, async () => {
+    const w = await setUp()
+    const before = await modelClaudeUses(w)
+    const fable = await modelClaudeUses(w, ["--model", "fable"])
+    expect(fable).not.toBe(before)
+    await installClaudeHooks(w)
+    const message = `${fable} is not approved in this org`
+    await blockModel(w, fable, "no fable", message)
+    const claude = await interactiveClaude(w)
+    try {
+      await claude.type("/model", "/model")
+      await claude.type("\r", "Select model")
+      // The picker's third entry is Fable; Enter saves it as the default for new sessions too.
+      await claude.type("\x1b[B\x1b[B\r", "Set model to Fable")
+      await claude.type("write a poem", "write a poem")
+      await claude.type("\r", "operation blocked by hook")
+      expect(claude.screen()).toContain(message.replace(/\s+/g, ""))
+    } finally {
+      claude.close()
+    }
+    expect(w.model.modelCalls().filter((c) => JSON.stringify(c.body).includes("poem"))).toEqual([])
   })
 })

@@ -1,7 +1,9 @@
-import { mkdirSync } from "node:fs"
+import { spawn } from "node:child_process"
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { expect } from "vitest"
 import { startFakeModelServer } from "../../support/fake-model/server.ts"
+import { waitFor } from "../../support/wait.ts"
 import { cli, run, type Ran, type World } from "./support.ts"
 
 /** How the Claude Code tests run the real `claude`: its config in the world's home, every model call to a fake. */
@@ -63,5 +65,47 @@ export const modelClaudeUses = async (w: World, args: ReadonlyArray<string> = []
     return model as string
   } finally {
     await probe.close()
+  }
+}
+
+/** A screen of the interactive CLI, typed into as a person does. */
+export interface Terminal {
+  /** Types `keys`, then waits until the screen shows `text` (compared without spaces: the UI moves its cursor between words). */
+  readonly type: (keys: string, text: string) => Promise<void>
+  readonly screen: () => string
+  readonly close: () => void
+}
+
+/**
+ * Interactive `claude` in a pseudo-terminal (util-linux `script`), past the first-run dialogs as a
+ * person who has used it before: onboarding done, the project trusted, the API key approved.
+ */
+export const interactiveClaude = async (w: World): Promise<Terminal> => {
+  const state = join(claudeConfigDir(w), ".claude.json")
+  let known: Record<string, unknown> = {}
+  try {
+    known = JSON.parse(readFileSync(state, "utf8"))
+  } catch {
+    // first run
+  }
+  writeFileSync(state, JSON.stringify({
+    ...known,
+    hasCompletedOnboarding: true,
+    projects: { [w.workdir]: { hasTrustDialogAccepted: true } },
+    customApiKeyResponses: { approved: ["sk-ant-test-0000"], rejected: [] }
+  }))
+  const child = spawn("script", ["-qfc", cli("claude"), "/dev/null"], { env: claudeEnv(w, { TERM: "xterm-256color" }) as NodeJS.ProcessEnv, cwd: w.workdir })
+  let out = ""
+  child.stdout.on("data", (c) => (out += c))
+  const screen = () => out.replace(/\x1b\[[0-9;?<>]*[a-zA-Z]|\x1b\][^\x07\x1b]*(\x07|\x1b\\)?/g, "").replace(/\s+/g, "")
+  const shows = (text: string) => waitFor(async () => screen(), (s) => s.includes(text.replace(/\s+/g, "")), { timeoutMs: 30_000, what: `the screen to show "${text}"` })
+  await shows("auto mode on")
+  return {
+    type: async (keys, text) => {
+      child.stdin.write(keys)
+      await shows(text)
+    },
+    screen,
+    close: () => child.kill("SIGKILL")
   }
 }
