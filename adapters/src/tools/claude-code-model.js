@@ -120,7 +120,8 @@ export const probeEnv = "SIGNAL_ENGINE_MODEL_PROBE"
  * names the model by ID, resolved from the built-in default, the settings, ANTHROPIC_MODEL and
  * the flags passed here exactly as the session resolved it. `flags` are the session's own
  * (from its command line), `extra` what stands for a switch made since.
- * @returns {Promise<string | undefined>}
+ * @returns {Promise<{ model: string | undefined, name: string | undefined }>}  the model's ID and
+ *   the name Claude Code shows for it ("Current model: `Fable 5.2`")
  */
 export const askClaude = async (
   /** @type {NodeJS.ProcessEnv} */ env,
@@ -136,29 +137,33 @@ export const askClaude = async (
     ...Object.entries(flags).flatMap(([k, v]) => [k, v]),
     "--settings", settingsWithoutHooks(settings, claude.cwd)
   ]
+  const none = { model: undefined, name: undefined }
   return new Promise((resolve) => {
     let out = ""
     let child
     try {
       child = spawn(claude.exe ?? "claude", args, { cwd: cwd ?? claude.cwd, env: { ...env, [probeEnv]: "1" }, stdio: ["ignore", "pipe", "ignore"] })
     } catch {
-      resolve(undefined)
+      resolve(none)
       return
     }
     const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs)
     child.stdout.on("data", (c) => (out += c))
-    child.on("error", () => resolve(undefined))
+    child.on("error", () => resolve(none))
     child.on("close", () => {
       clearTimeout(timer)
+      let model
+      let name
       for (const line of out.split("\n")) {
         try {
           const l = JSON.parse(line)
-          if (l?.type === "system" && l.subtype === "init") return resolve(modelName(l.model))
+          if (l?.type === "system" && l.subtype === "init") model = modelName(l.model)
+          if (l?.type === "result" && typeof l.result === "string") name = /Current model: `([^`(]+?)\s*(\(|`)/.exec(l.result)?.[1]
         } catch {
           // not a JSON line
         }
       }
-      resolve(undefined)
+      resolve({ model, name })
     })
   })
 }
@@ -173,4 +178,14 @@ export const modelSwitchOf = (/** @type {any} */ line) => {
   const text = typeof content === "string" ? content : Array.isArray(content) ? content.map((c) => c?.text ?? "").join("") : ""
   if (!text.includes("<command-name>/model</command-name>")) return undefined
   return (/<command-args>([\s\S]*?)<\/command-args>/.exec(text)?.[1] ?? "").trim()
+}
+
+/**
+ * The model's name in the picker's answer when it was chosen for this session only ("Set model to
+ * `Fable 5.2` for this session only"): not saved anywhere else, so only this line says it.
+ */
+export const sessionOnlyPickOf = (/** @type {any} */ line) => {
+  const content = line?.message?.content ?? line?.content
+  const text = typeof content === "string" ? content : Array.isArray(content) ? content.map((c) => c?.text ?? "").join("") : ""
+  return /<local-command-stdout>Set model to `([^`]+)` for this session only/.exec(text)?.[1]
 }

@@ -1,7 +1,7 @@
 // @ts-check
 import { join } from "node:path"
 import { newKey } from "../client.js"
-import { askClaude, claudeProcess, configuredModel, modelName, modelSwitchOf, probeEnv, userConfigDir } from "./claude-code-model.js"
+import { askClaude, claudeProcess, configuredModel, modelName, modelSwitchOf, probeEnv, sessionOnlyPickOf, userConfigDir } from "./claude-code-model.js"
 import { compact, keyFor, promptFields, toolFields, usageFields } from "./common.js"
 import { claudeStyleBlock, claudeStyleEvents, claudeStyleHook, claudeStyleTypes, installHooks, missingHooks, uninstallHooks } from "./hooks-settings.js"
 import { canReachStderr, tellUser } from "./terminal.js"
@@ -21,10 +21,14 @@ const newUsage = (/** @type {any} */ input, /** @type {Record<string, any>} */ s
   const seen = new Set(state.ids ?? [])
   /** @type {Map<string, any>} */
   const messages = new Map()
-  /** @type {string | undefined} a `/model` switch no answer has followed yet */
+  /** @type {{ args: string, name?: string } | undefined} a `/model` switch no answer has followed yet */
   let switched
   for (const line of lines) {
-    switched = modelSwitchOf(line) ?? (line?.type === "assistant" && line.message?.model !== "<synthetic>" ? undefined : switched)
+    const args = modelSwitchOf(line)
+    const picked = switched?.args === "" ? sessionOnlyPickOf(line) : undefined
+    if (args !== undefined) switched = { args }
+    else if (picked) switched = { args: "", name: picked }
+    else if (line?.type === "assistant" && line.message?.model !== "<synthetic>") switched = undefined
     const m = line?.message
     if (line?.type !== "assistant" || !m?.usage || typeof m.id !== "string" || seen.has(m.id)) continue
     messages.set(m.id, m) // the last line of a message carries its final usage
@@ -63,19 +67,26 @@ const currentModel = async (/** @type {any} */ input, /** @type {ReturnType<type
   // CLAUDE_PID), never from the probe's own session.
   if (ctx.env[probeEnv] || !(ctx.env.CLAUDE_PID || ctx.env.CLAUDECODE === "1")) return { model: read.model ?? configuredModel(cwd, ctx.env), seen: false }
   const claude = claudeProcess(ctx.env)
-  if (read.switched !== undefined) {
-    const id = modelName(read.switched)
+  if (read.switched) {
+    const { args, name } = read.switched
+    const id = modelName(args)
     if (id) return { model: id, seen: true }
+    const { "--model": _flag, ...flags } = claude.flags ?? {}
+    // A model picked for this session only is named, not saved: its family's alias is asked for,
+    // and taken only if Claude Code shows that alias as the same model (else it stays unknown).
+    if (name) {
+      const asked = await askClaude(ctx.env, { ...claude, flags }, cwd, { "--model": name.split(" ")[0]?.toLowerCase() ?? "" })
+      return asked.name === name ? { model: asked.model, seen: true } : { model: undefined, seen: false }
+    }
     // An alias is resolved as a --model flag. The picker ("") saves its choice as the user's
     // default model, which a session without the --model flag it was started with then resolves.
-    const { "--model": _flag, ...flags } = claude.flags ?? {}
-    const asked = await askClaude(ctx.env, { ...claude, flags }, cwd, read.switched === "" ? {} : { "--model": read.switched })
-    return { model: asked ?? read.model, seen: asked !== undefined }
+    const asked = await askClaude(ctx.env, { ...claude, flags }, cwd, args === "" ? {} : { "--model": args })
+    return { model: asked.model ?? read.model, seen: asked.model !== undefined }
   }
   if (read.model) return { model: read.model, seen: true }
   const configured = configuredModel(cwd, ctx.env)
   if (configured && claude.flags && Object.keys(claude.flags).length === 0) return { model: configured, seen: false }
-  const asked = await askClaude(ctx.env, claude, cwd)
+  const { model: asked } = await askClaude(ctx.env, claude, cwd)
   return asked ? { model: asked, seen: true } : { model: configured, seen: false }
 }
 

@@ -88,7 +88,8 @@ describe("the Claude Code adapter blocks a model however it was chosen", () => {
     expect(prompts.map((c) => (c.body as any).model)).toEqual([before])
   })
 
-  it("in an interactive session, after picking a blocked model in /model, the next prompt is stopped before its request", perTest, async () => {
+  /** Interactive claude: /model, the picker's Fable entry taken with `keys`, a prompt; it must never reach Fable. */
+  const pickFableThenPrompt = async (keys: string, shown: string) => {
     const w = await setUp()
     const before = await modelClaudeUses(w)
     const fable = await modelClaudeUses(w, ["--model", "fable"])
@@ -100,8 +101,8 @@ describe("the Claude Code adapter blocks a model however it was chosen", () => {
     try {
       await claude.type("/model", "/model")
       await claude.type("\r", "Select model")
-      // The picker's third entry is Fable; Enter saves it as the default for new sessions too.
-      await claude.type("\x1b[B\x1b[B\r", "Set model to Fable")
+      // The picker's third entry is Fable.
+      await claude.type(`\x1b[B\x1b[B${keys}`, shown)
       await claude.type("write a poem", "write a poem")
       await claude.type("\r", "operation blocked by hook")
       expect(claude.screen()).toContain(message.replace(/\s+/g, ""))
@@ -109,5 +110,14 @@ describe("the Claude Code adapter blocks a model however it was chosen", () => {
       claude.close()
     }
     expect(w.model.modelCalls().filter((c) => JSON.stringify(c.body).includes("poem"))).toEqual([])
+  }
+
+  it("in an interactive session, after picking a blocked model in /model, the next prompt is stopped before its request", perTest, async () => {
+    // Enter saves the pick as the default for new sessions too.
+    await pickFableThenPrompt("\r", "saved as your default")
+  })
+
+  it("the same with the model picked for this session only", perTest, async () => {
+    await pickFableThenPrompt("s", "for this session only")
   })
 })
