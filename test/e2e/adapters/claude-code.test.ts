@@ -3,7 +3,7 @@ import { join } from "node:path"
 import { afterEach, describe, expect, it } from "vitest"
 import { freePort } from "../../support/ports.ts"
 import { blockMarkerCommand, blockModel, expectBlockedPromptSignal, expectOneMarkerPreTool, markerMessage } from "./blocks.ts"
-import { claudeConfigDir, claudeEnv, claudeUserSettings, runClaude } from "./claude.ts"
+import { claudeConfigDir, claudeEnv, claudeUserSettings, interactiveClaude, runClaude } from "./claude.ts"
 import { cli, run, startWorld, type World } from "./support.ts"
 
 /**
@@ -252,5 +252,18 @@ describe("the Claude Code adapter, with the real claude CLI", () => {
     const json = await runClaude(w, ["-p", "say hello", "--output-format", "stream-json", "--verbose"])
     expect(json.stdout).toContain(message)
     expect(json.stderr).not.toContain("signal-engine: warning")
+  })
+
+  it("an interactive session shows the person the fail-open warning on its screen", perTest, async () => {
+    const w = await setUp()
+    const claude = await interactiveClaude(w, { SIGNAL_ENGINE_URL: `http://127.0.0.1:${await freePort()}` })
+    try {
+      await claude.type("say hello\r", "All done.")
+      // Claude Code's own notice (spaces dropped by the screen capture); the adapter writes no second one.
+      expect(claude.screen()).toContain("UserPromptSubmitsays:signal-engineunreachable(ECONNREFUSED);allowedbecausetheadapterfailsopen")
+      expect(claude.screen()).not.toContain("signal-engine:warning:")
+    } finally {
+      claude.close()
+    }
   })
 })

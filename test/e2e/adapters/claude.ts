@@ -80,7 +80,7 @@ export interface Terminal {
  * Interactive `claude` in a pseudo-terminal (util-linux `script`), past the first-run dialogs as a
  * person who has used it before: onboarding done, the project trusted, the API key approved.
  */
-export const interactiveClaude = async (w: World): Promise<Terminal> => {
+export const interactiveClaude = async (w: World, env: Record<string, string | undefined> = {}): Promise<Terminal> => {
   const state = join(claudeConfigDir(w), ".claude.json")
   let known: Record<string, unknown> = {}
   try {
@@ -94,7 +94,7 @@ export const interactiveClaude = async (w: World): Promise<Terminal> => {
     projects: { [w.workdir]: { hasTrustDialogAccepted: true } },
     customApiKeyResponses: { approved: ["sk-ant-test-0000"], rejected: [] }
   }))
-  const child = spawn("script", ["-qfc", cli("claude"), "/dev/null"], { env: claudeEnv(w, { TERM: "xterm-256color" }) as NodeJS.ProcessEnv, cwd: w.workdir })
+  const child = spawn("script", ["-qfc", cli("claude"), "/dev/null"], { env: claudeEnv(w, { TERM: "xterm-256color", ...env }) as NodeJS.ProcessEnv, cwd: w.workdir })
   let out = ""
   child.stdout.on("data", (c) => (out += c))
   const screen = () => out.replace(/\x1b\[[0-9;?<>]*[a-zA-Z]|\x1b\][^\x07\x1b]*(\x07|\x1b\\)?/g, "").replace(/\s+/g, "")
