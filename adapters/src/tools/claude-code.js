@@ -66,8 +66,8 @@ const currentModel = async (/** @type {any} */ input, /** @type {ReturnType<type
   // Only Claude Code itself can be asked, and only from a hook it runs (it sets CLAUDECODE and
   // CLAUDE_PID), never from the probe's own session.
   if (ctx.env[probeEnv] || !(ctx.env.CLAUDE_PID || ctx.env.CLAUDECODE === "1")) return { model: read.model ?? configuredModel(cwd, ctx.env), seen: false }
-  const claude = claudeProcess(ctx.env)
   if (read.switched) {
+    const claude = claudeProcess(ctx.env)
     const { args, name } = read.switched
     const id = modelName(args)
     if (id) return { model: id, seen: true }
@@ -84,6 +84,7 @@ const currentModel = async (/** @type {any} */ input, /** @type {ReturnType<type
     return { model: asked.model ?? read.model, seen: asked.model !== undefined }
   }
   if (read.model) return { model: read.model, seen: true }
+  const claude = claudeProcess(ctx.env)
   const configured = configuredModel(cwd, ctx.env)
   if (configured && claude.flags && Object.keys(claude.flags).length === 0) return { model: configured, seen: false }
   const { model: asked } = await askClaude(ctx.env, claude, cwd)
