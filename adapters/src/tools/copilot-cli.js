@@ -115,7 +115,7 @@ const shutDown = (/** @type {string} */ path) => {
 const isCopilotPrompt = (/** @type {string[]} */ args) =>
   args.slice(0, 2).some((a) => /(^|\/)copilot(-[\w-]+)?(\.js)?$/.test(a)) && args.some((a) => a === "-p" || a === "--prompt" || a.startsWith("--prompt="))
 
-/** What the agent is told when the verdict is a warning (a -p run shows hook output to no one else). */
+/** Events whose warning also goes to the agent (Copilot shows hooks' output on no screen of its own). */
 const contextEvents = new Set(["sessionStart", "userPromptSubmitted", "preToolUse", "postToolUse", "postToolUseFailure"])
 
 /** @type {import("../hook.js").Tool} */

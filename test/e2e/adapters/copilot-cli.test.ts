@@ -196,7 +196,7 @@ describe("the Copilot CLI adapter, with the real copilot CLI", () => {
     expect(ran.code, ran.stderr).toBe(0)
     expect(ran.stdout).toContain("All done.")
     expect(existsSync(made)).toBe(true)
-    // A -p run shows no hook output; the warning reaches the conversation, where the agent sees it.
+    // The warning also reaches the conversation, where the agent sees it (the person: see the stderr test).
     const asked = JSON.stringify(w.model.modelCalls()[0]?.body)
     expect(asked).toContain("signal-engine unreachable")
     expect(asked).toContain("allowed because the adapter fails open")
