@@ -51,9 +51,9 @@ export const configuredModel = (/** @type {string | undefined} */ cwd, /** @type
 const modelFlags = ["--model", "--agent", "--agents", "--settings", "--setting-sources"]
 
 /**
- * The Claude Code process of this hook (CLAUDE_PID, which it sets for hooks), its executable and
- * the flags it was started with that choose a model; `args` is undefined where its command line
- * cannot be read (no /proc).
+ * The Claude Code process of this hook (CLAUDE_PID, which it sets for hooks): its executable, its
+ * folder, whether it prints (-p) and in which format, and the flags it was started with that
+ * choose a model; `argv` and `flags` are undefined where its command line cannot be read.
  */
 export const claudeProcess = (/** @type {NodeJS.ProcessEnv} */ env) => {
   const pid = Number(env.CLAUDE_PID)
