@@ -188,6 +188,7 @@ const doctor = async (/** @type {string | undefined} */ toolName, /** @type {boo
     const problems = tool.check(config)
     if (problems.length === 0) ok(`${tool.title}: hooks installed in ${path}`)
     for (const p of problems) fail(`${tool.title}: ${p} (${path})`)
+    for (const u of tool.unseen?.() ?? []) out(`note  ${tool.title}: ${u}`)
   }
   return failed ? 1 : 0
 }

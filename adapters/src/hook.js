@@ -41,6 +41,8 @@ import { sessionState } from "./state.js"
  * @property {(input: any, ctx: HookContext) => Plan | Promise<Plan>} plan
  * @property {(decision: Decision, input: any, ctx: HookContext) => Reply} reply
  * @property {string[]} [notes]  what the user must still do in the tool after install, a line each
+ * @property {() => string[]} [unseen]  where on this machine the tool shows the user no warning of
+ *   a hook's (fail open, a refused key, a `warn` verdict), a line each, for `doctor`
  * @property {(sessionId: string, ctx: HookContext) => Promise<Plan>} [settle]  the signals that
  *   become known only after the session's last hook (run detached, see Plan.settle)
  */

@@ -1,10 +1,10 @@
 // @ts-check
-import { readFileSync } from "node:fs"
 import { join } from "node:path"
-import { homedir } from "node:os"
 import { newKey } from "../client.js"
+import { askClaude, claudeProcess, configuredModel, modelName, modelSwitchOf, probeEnv, sessionOnlyPickOf, userConfigDir } from "./claude-code-model.js"
 import { compact, keyFor, promptFields, toolFields, usageFields } from "./common.js"
 import { claudeStyleBlock, claudeStyleEvents, claudeStyleHook, claudeStyleTypes, installHooks, missingHooks, uninstallHooks } from "./hooks-settings.js"
+import { canReachStderr, tellUser } from "./terminal.js"
 import { readNewLines, rememberIds } from "./transcript.js"
 
 const name = "claude-code"
@@ -21,7 +21,14 @@ const newUsage = (/** @type {any} */ input, /** @type {Record<string, any>} */ s
   const seen = new Set(state.ids ?? [])
   /** @type {Map<string, any>} */
   const messages = new Map()
+  /** @type {{ args: string, name?: string } | undefined} a `/model` switch no answer has followed yet */
+  let switched
   for (const line of lines) {
+    const args = modelSwitchOf(line)
+    const picked = switched?.args === "" ? sessionOnlyPickOf(line) : undefined
+    if (args !== undefined) switched = { args }
+    else if (picked) switched = { args: "", name: picked }
+    else if (line?.type === "assistant" && line.message?.model !== "<synthetic>") switched = undefined
     const m = line?.message
     if (line?.type !== "assistant" || !m?.usage || typeof m.id !== "string" || seen.has(m.id)) continue
     messages.set(m.id, m) // the last line of a message carries its final usage
@@ -41,44 +48,47 @@ const newUsage = (/** @type {any} */ input, /** @type {Record<string, any>} */ s
     byModel.set(m.model, sum)
   }
   const ids = [...messages.keys()]
-  return { usage: [...byModel.values()], ids, offset, model, state: { ...state, offset, model, ids: rememberIds(state.ids, ids) } }
+  return { usage: [...byModel.values()], ids, offset, model, switched, state: { ...state, offset, model, ids: rememberIds(state.ids, ids) } }
 }
-
-/** Claude Code's own names for "whichever model is current": not a model a rule or a price knows. */
-const aliases = /^(default|best|sonnet|opus|haiku|opusplan)(\[.*\])?$/i
-
-/** A configured model as the API will see it ("claude-sonnet-4-5[1m]" asks for the 1M context of claude-sonnet-4-5). */
-const modelName = (/** @type {unknown} */ value) =>
-  typeof value === "string" && value.trim() !== "" && !aliases.test(value.trim()) ? value.trim().replace(/\[.*\]$/, "") : undefined
-
-const settingsModel = (/** @type {string} */ path) => {
-  try {
-    return modelName(JSON.parse(readFileSync(path, "utf8"))?.model)
-  } catch {
-    return undefined
-  }
-}
-
-const userConfigDir = (/** @type {NodeJS.ProcessEnv} */ env) => env.CLAUDE_CONFIG_DIR || join(env.HOME || homedir(), ".claude")
 
 /**
- * The model Claude Code is configured to start with, before the transcript says which one answered
- * (the hook input does not name it in print mode): ANTHROPIC_MODEL, then the `model` of the local,
- * project and user settings, in Claude Code's own order. `--model` is not visible to hooks.
+ * The model the session's next request goes to: the one SessionStart names (interactive sessions),
+ * a `/model` switch since the last hook, else the model that answered last (transcript), else, as
+ * the first prompt of a print-mode session, whatever Claude Code resolves from its built-in default,
+ * settings, ANTHROPIC_MODEL and the session's flags (asked once, then kept in the session's state).
+ * Asking is skipped where the answer is certain without it: a full model ID configured, and no flag
+ * on the session's command line that could choose another.
  */
-const configuredModel = (/** @type {string | undefined} */ cwd, /** @type {NodeJS.ProcessEnv} */ env) => {
-  const fromEnv = modelName(env.ANTHROPIC_MODEL)
-  if (fromEnv) return fromEnv
-  const project = env.CLAUDE_PROJECT_DIR || cwd
-  const files = [
-    ...(project ? [join(project, ".claude", "settings.local.json"), join(project, ".claude", "settings.json")] : []),
-    join(userConfigDir(env), "settings.json")
-  ]
-  for (const file of files) {
-    const model = settingsModel(file)
-    if (model) return model
+const currentModel = async (/** @type {any} */ input, /** @type {ReturnType<typeof newUsage>} */ read, /** @type {import("../hook.js").HookContext} */ ctx) => {
+  const cwd = typeof input.cwd === "string" ? input.cwd : undefined
+  const named = modelName(input.model)
+  if (named) return { model: named, seen: true }
+  // Only Claude Code itself can be asked, and only from a hook it runs (it sets CLAUDECODE and
+  // CLAUDE_PID), never from the probe's own session.
+  if (ctx.env[probeEnv] || !(ctx.env.CLAUDE_PID || ctx.env.CLAUDECODE === "1")) return { model: read.model ?? configuredModel(cwd, ctx.env), seen: false }
+  if (read.switched) {
+    const claude = claudeProcess(ctx.env)
+    const { args, name } = read.switched
+    const id = modelName(args)
+    if (id) return { model: id, seen: true }
+    const { "--model": _flag, ...flags } = claude.flags ?? {}
+    // A model picked for this session only is named, not saved: its family's alias is asked for,
+    // and taken only if Claude Code shows that alias as the same model (else it stays unknown).
+    if (name) {
+      const asked = await askClaude(ctx.env, { ...claude, flags }, cwd, { "--model": name.split(" ")[0]?.toLowerCase() ?? "" })
+      return asked.name === name ? { model: asked.model, seen: true } : { model: undefined, seen: false }
+    }
+    // An alias is resolved as a --model flag. The picker ("") saves its choice as the user's
+    // default model, which a session without the --model flag it was started with then resolves.
+    const asked = await askClaude(ctx.env, { ...claude, flags }, cwd, args === "" ? {} : { "--model": args })
+    return { model: asked.model ?? read.model, seen: asked.model !== undefined }
   }
-  return undefined
+  if (read.model) return { model: read.model, seen: true }
+  const claude = claudeProcess(ctx.env)
+  const configured = configuredModel(cwd, ctx.env)
+  if (configured && claude.flags && Object.keys(claude.flags).length === 0) return { model: configured, seen: false }
+  const { model: asked } = await askClaude(ctx.env, claude, cwd)
+  return asked ? { model: asked, seen: true } : { model: configured, seen: false }
 }
 
 /** @type {import("../hook.js").Tool} */
@@ -89,16 +99,17 @@ export const claudeCode = {
   install: (config, command) => installHooks(config, events, command, { timeout: 30 }),
   uninstall: uninstallHooks,
   check: (config) => missingHooks(config, events),
-  plan: (input, ctx) => {
+  unseen: () => canReachStderr() ? [] : [
+    "claude -p with text or json output shows no hook warning on this system (no /proc to reach its stderr):",
+    "fail open, a refused key and warn verdicts show only in the interactive UI and in --output-format stream-json"
+  ],
+  plan: async (input, ctx) => {
     const hook = claudeStyleHook(name, input, ctx)
     if (!hook) return { signals: [] }
     const { type, sessionId, before } = hook
     const read = newUsage(input, before)
-    // The model that answered last (transcript), else the one the session started with (SessionStart
-    // names it in interactive sessions), else the configured one.
-    const seen = modelName(input.model) ?? read.model
-    const model = seen ?? configuredModel(typeof input.cwd === "string" ? input.cwd : undefined, ctx.env)
-    ctx.state.write(name, sessionId, { ...read.state, ...(seen ? { model: seen } : {}) }, ctx.env)
+    const { model, seen } = await currentModel(input, read, ctx)
+    ctx.state.write(name, sessionId, { ...read.state, ...(seen ? { model } : {}) }, ctx.env)
     /** @type {Record<string, unknown>} */
     let metadata = { model, cwd: input.cwd }
     if (type === "user-prompt") metadata = { ...metadata, ...promptFields(input.prompt, ctx.settings) }
@@ -128,7 +139,13 @@ export const claudeCode = {
     const message = decision.message ?? ""
     const blocked = decision.kind === "block" ? claudeStyleBlock(event, message) : undefined
     if (blocked) return blocked
-    // A warning, or a block where nothing is left to stop (the tool already ran, the turn ended).
+    // A warning, or a block where nothing is left to stop (the tool already ran, the turn ended):
+    // a system message, which the UI and stream-json show; `claude -p` with text or json output
+    // prints none, so there it is also written to Claude Code's own stderr.
+    const claude = canReachStderr() ? claudeProcess(ctx.env) : undefined
+    if (claude?.print && claude.outputFormat !== "stream-json") {
+      tellUser(claude.pid, message, { tool: name, sessionId: String(input.session_id ?? "unknown"), ctx })
+    }
     return { exitCode: 0, stdout: JSON.stringify({ systemMessage: message }) }
   }
 }

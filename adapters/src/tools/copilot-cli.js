@@ -4,6 +4,7 @@ import { homedir } from "node:os"
 import { join } from "node:path"
 import { newKey } from "../client.js"
 import { compact, isOurs, keyFor, promptFields, toolFields, usageFields } from "./common.js"
+import { canReachStderr, tellUser, toolAncestor } from "./terminal.js"
 import { readNewLines, rememberIds } from "./transcript.js"
 
 /**
@@ -110,7 +111,11 @@ const shutDown = (/** @type {string} */ path) => {
   }
 }
 
-/** What the agent is told when the verdict is a warning (a -p run shows hook output to no one else). */
+/** A headless `copilot -p …` (or `--prompt`) process, by its command line. */
+const isCopilotPrompt = (/** @type {string[]} */ args) =>
+  args.slice(0, 2).some((a) => /(^|\/)copilot(-[\w-]+)?(\.js)?$/.test(a)) && args.some((a) => a === "-p" || a === "--prompt" || a.startsWith("--prompt="))
+
+/** Events whose warning also goes to the agent (Copilot shows hooks' output on no screen of its own). */
 const contextEvents = new Set(["sessionStart", "userPromptSubmitted", "preToolUse", "postToolUse", "postToolUseFailure"])
 
 /** @type {import("../hook.js").Tool} */
@@ -146,6 +151,12 @@ export const copilotCli = {
     }
     return problems
   },
+  // Copilot has no on-screen channel for a hook's warning: the adapter reaches a -p run's stderr
+  // (Linux), but writes nothing over the interactive screen.
+  unseen: () => [
+    "an interactive copilot session shows a hook's warning (fail open, a refused key, a warn verdict) to the agent only; blocks are shown",
+    ...(canReachStderr() ? [] : ["copilot -p shows no hook warning on this system either (no /proc to reach its stderr)"])
+  ],
   plan: (input, ctx) => {
     const event = eventName(String(input.hook_event_name ?? ctx.event))
     const type = types[event]
@@ -217,7 +228,9 @@ export const copilotCli = {
       if (event === "preToolUse") return { exitCode: 0, stdout: JSON.stringify({ permissionDecision: "deny", permissionDecisionReason: message }) }
     }
     // A warning, or a block where nothing is left to stop. Copilot shows no hook output in a -p
-    // run; the agent is told (and can say so), and the message goes to Copilot's hook log.
+    // run: the user is told on Copilot's own stderr, the agent in its context (and can say so).
+    const copilot = toolAncestor(isCopilotPrompt)
+    if (copilot) tellUser(copilot.pid, message, { tool: name, sessionId: String(input.sessionId ?? input.session_id ?? "unknown"), ctx })
     if (contextEvents.has(event)) return { exitCode: 0, stdout: JSON.stringify({ additionalContext: `[signal-engine] ${message}` }), stderr: message }
     return { exitCode: 0, stderr: message }
   }

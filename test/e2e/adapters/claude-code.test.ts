@@ -2,6 +2,7 @@ import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync
 import { join } from "node:path"
 import { afterEach, describe, expect, it } from "vitest"
 import { freePort } from "../../support/ports.ts"
+import { claudeConfigDir, claudeEnv, claudeUserSettings, interactiveClaude, runClaude } from "./claude.ts"
 import { cli, run, startWorld, type World } from "./support.ts"
 
 /**
@@ -25,22 +26,8 @@ describe("the Claude Code adapter, with the real claude CLI", () => {
     world = undefined
   })
 
-  const configDir = (w: World) => join(w.home, ".claude")
-  const userSettings = (w: World) => join(configDir(w), "settings.json")
-
-  /** Everything the CLI would otherwise reach beyond loopback is off; HOME is the world's. */
-  const claudeEnv = (w: World, extra: Record<string, string | undefined> = {}) =>
-    w.env({
-      CLAUDE_CONFIG_DIR: configDir(w),
-      ANTHROPIC_BASE_URL: w.model.url,
-      ANTHROPIC_API_KEY: "sk-ant-test-0000",
-      DISABLE_AUTOUPDATER: "1",
-      DISABLE_TELEMETRY: "1",
-      DISABLE_ERROR_REPORTING: "1",
-      DISABLE_BUG_COMMAND: "1",
-      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
-      ...extra
-    })
+  const configDir = claudeConfigDir
+  const userSettings = claudeUserSettings
 
   /**
    * One headless prompt. `stream-json --verbose` is what the tool shows a user in its UI (the
@@ -174,5 +161,45 @@ describe("the Claude Code adapter, with the real claude CLI", () => {
     expect(closed.stdout).toContain("blocked because the adapter fails closed")
     expect(closed.stdout).not.toContain("All done.")
     expect(w.model.modelCalls()).toHaveLength(callsBefore)
+  })
+
+  it("a plain claude -p shows the person fail open, a refused key and a warn verdict on its stderr, once each", perTest, async () => {
+    const w = await setUp()
+    const down = `http://127.0.0.1:${await freePort()}`
+    const shown = (stderr: string) => stderr.split("\n").filter((l) => l.startsWith("signal-engine: warning: "))
+    const open = await runClaude(w, ["-p", "say hello"], { env: { SIGNAL_ENGINE_URL: down } })
+    expect(open.code, open.stderr).toBe(0)
+    expect(open.stdout).toContain("All done.")
+    // Every hook of the run has the same warning: the person is told once, with what was spooled.
+    expect(shown(open.stderr)).toHaveLength(1)
+    expect(shown(open.stderr)[0]).toMatch(/signal-engine unreachable \(ECONNREFUSED\); allowed because the adapter fails open \(spooled for later: \d+ hook events?\)/)
+
+    const refused = await runClaude(w, ["-p", "say hello"], { env: { SIGNAL_ENGINE_LICENSE_KEY: "lic_00000000000000000000" } })
+    expect(refused.stdout).toContain("All done.")
+    expect(shown(refused.stderr).join("\n")).toContain("signal-engine refused the signal: 401")
+
+    const message = "claude-sonnet-4-5 is being phased out: prefer the newer model"
+    const rule = await w.rule({ name: "sonnet 4.5 warned", type: "model_filter", condition: { model: { in: [model] } }, action: "warn", action_config: { message } })
+    await w.ruleInForce(rule.id, { type: "user-prompt", metadata: { model } })
+    const warned = await runClaude(w, ["-p", "say hello"])
+    expect(warned.stdout).toContain("All done.")
+    expect(shown(warned.stderr)).toEqual([`signal-engine: warning: ${message}`])
+    // stream-json shows hooks' system messages itself: the warning is not written a second time.
+    const json = await runClaude(w, ["-p", "say hello", "--output-format", "stream-json", "--verbose"])
+    expect(json.stdout).toContain(message)
+    expect(json.stderr).not.toContain("signal-engine: warning")
+  })
+
+  it("an interactive session shows the person the fail-open warning on its screen", perTest, async () => {
+    const w = await setUp()
+    const claude = await interactiveClaude(w, { SIGNAL_ENGINE_URL: `http://127.0.0.1:${await freePort()}` })
+    try {
+      await claude.type("say hello\r", "All done.")
+      // Claude Code's own notice (spaces dropped by the screen capture); the adapter writes no second one.
+      expect(claude.screen()).toContain("UserPromptSubmitsays:signal-engineunreachable(ECONNREFUSED);allowedbecausetheadapterfailsopen")
+      expect(claude.screen()).not.toContain("signal-engine:warning:")
+    } finally {
+      claude.close()
+    }
   })
 })

@@ -2,6 +2,7 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterEach, describe, expect, inject, it } from "vitest"
 import { startServer, type TestServer } from "../../support/harness.ts"
+import { freePort } from "../../support/ports.ts"
 import { waitFor } from "../../support/wait.ts"
 import { cli, run, startWorld, type World } from "./support.ts"
 
@@ -46,6 +47,15 @@ describe("the Copilot CLI adapter, with the real copilot CLI", () => {
   const copilot = (w: World, prompt: string, env: Record<string, string | undefined> = {}, args: ReadonlyArray<string> = []) =>
     run(cli("copilot"), ["-p", prompt, "--allow-all-tools", "--no-ask-user", ...args], { env: copilotEnv(w, env), cwd: w.workdir, timeoutMs: 150_000 })
 
+  /**
+   * The same run with its stdout and stderr each through a shell pipe, as in a terminal or a CI log
+   * (Node gives a child socket pairs, which a hook cannot reopen through /proc to tell the person).
+   */
+  const copilotPiped = (w: World, prompt: string, env: Record<string, string | undefined> = {}) =>
+    run("/bin/bash", ["-o", "pipefail", "-c", `"$@" 2> >(cat >&2) | cat`, "copilot", cli("copilot"), "-p", prompt, "--allow-all-tools", "--no-ask-user"], {
+      env: copilotEnv(w, env), cwd: w.workdir, timeoutMs: 150_000
+    })
+
   const setUp = async () => {
     const w = await startWorld({ finalText: "All done.", usage })
     world = w
@@ -82,6 +92,8 @@ describe("the Copilot CLI adapter, with the real copilot CLI", () => {
     expect(readFileSync(hooksFile(w), "utf8")).toBe(once)
     const doctor = await w.adapter(["doctor", "copilot-cli"])
     expect(doctor.stdout).not.toContain("FAIL")
+    // Copilot gives hooks no on-screen line in an interactive session: doctor says so.
+    expect(doctor.stdout).toContain("note  Copilot CLI: an interactive copilot session shows a hook's warning")
     expect(doctor.code, doctor.stdout).toBe(0)
 
     // The installed hooks are the ones the real CLI runs.
@@ -123,7 +135,7 @@ describe("the Copilot CLI adapter, with the real copilot CLI", () => {
     expect(ran.code, ran.stderr).toBe(0)
     expect(ran.stdout).toContain("All done.")
     expect(existsSync(made)).toBe(true)
-    // A -p run shows no hook output; the warning reaches the conversation, where the agent sees it.
+    // The warning also reaches the conversation, where the agent sees it (the person: see the stderr test).
     const asked = JSON.stringify(w.model.modelCalls()[0]?.body)
     expect(asked).toContain("signal-engine unreachable")
     expect(asked).toContain("allowed because the adapter fails open")
@@ -162,5 +174,28 @@ describe("the Copilot CLI adapter, with the real copilot CLI", () => {
     expect(closed.stderr).toContain("blocked because the adapter fails closed")
     expect(closed.stdout).not.toContain("All done.")
     expect(w.model.modelCalls()).toHaveLength(callsBefore)
+  })
+
+  it("copilot -p shows the person fail open, a refused key and a warn verdict on its stderr, once each", perTest, async () => {
+    const w = await setUp()
+    const shown = (stderr: string) => stderr.split("\n").filter((l) => l.startsWith("signal-engine: warning: "))
+    const down = `http://127.0.0.1:${await freePort()}`
+    const open = await copilotPiped(w, "say hello", { SIGNAL_ENGINE_URL: down })
+    expect(open.code, open.stderr).toBe(0)
+    expect(open.stdout).toContain("All done.")
+    // Every hook of the run has the same warning: the person is told once, with what was spooled.
+    expect(shown(open.stderr), open.stderr).toHaveLength(1)
+    expect(shown(open.stderr)[0]).toMatch(/signal-engine unreachable \(ECONNREFUSED\); allowed because the adapter fails open \(spooled for later: \d+ hook events?\)/)
+
+    const refused = await copilotPiped(w, "say hello", { SIGNAL_ENGINE_LICENSE_KEY: "lic_00000000000000000000" })
+    expect(refused.stdout).toContain("All done.")
+    expect(shown(refused.stderr).join("\n")).toContain("signal-engine refused the signal: 401")
+
+    const message = "gpt-4.1 is being phased out: prefer the newer model"
+    const rule = await w.rule({ name: "gpt-4.1 warned", type: "model_filter", condition: { model: { in: [model] } }, action: "warn", action_config: { message } })
+    await w.ruleInForce(rule.id, { type: "user-prompt", metadata: { model } })
+    const warned = await copilotPiped(w, "say hello")
+    expect(warned.stdout).toContain("All done.")
+    expect(shown(warned.stderr)).toEqual([`signal-engine: warning: ${message}`])
   })
 })
