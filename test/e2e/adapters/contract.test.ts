@@ -1,6 +1,7 @@
 import { existsSync } from "node:fs"
 import { join } from "node:path"
 import { afterEach, describe, expect, it } from "vitest"
+import { freePort } from "../../support/ports.ts"
 import { blockMarkerCommand, blockModel, expectBlockedPromptSignal, expectOneMarkerPreTool, markerMessage } from "./blocks.ts"
 import { startWorld, type World } from "./support.ts"
 import { installInto, servedCalls, tokensInOf, tools, total } from "./tools.ts"
@@ -9,8 +10,9 @@ import { installInto, servedCalls, tokensInOf, tools, total } from "./tools.ts"
  * What every coding tool's adapter must do alike, run against each real CLI headless with the
  * hooks its own `install` wrote: count every model call once, priced as the service prices it;
  * stop a blocked shell command before it runs and tell the model why; stop a prompt for a blocked
- * model before any model request and tell the user why. Each tool's own file keeps what only it
- * has (its config files, its events, its ways of showing a message).
+ * model before any model request and tell the user why; without the service, fail open with a
+ * warning the person sees, or closed with the reason. Each tool's own file keeps what only it has
+ * (its config files, its events, its spool and its ways of showing a message).
  */
 describe.each(tools)("the $adapter adapter's contract, with the real CLI", (tool) => {
   let world: World | undefined
@@ -87,5 +89,20 @@ describe.each(tools)("the $adapter adapter's contract, with the real CLI", (tool
     expect(ran.output).not.toContain("All done.")
     expect(w.model.modelCalls()).toEqual([])
     await expectBlockedPromptSignal(w, tool.adapter, tool.model, "refactor the parser")
+  })
+  it("without the service a headless run goes on and the person sees why; failing closed, no model is asked", { timeout: 240_000 }, async () => {
+    const w = await setUp()
+    const down = `http://127.0.0.1:${await freePort()}`
+    const open = await tool.run(w, "say hello", { env: { SIGNAL_ENGINE_URL: down } })
+    expect(open.code, open.output).toBe(0)
+    expect(open.output).toContain("All done.")
+    expect(open.output).toContain("signal-engine unreachable (ECONNREFUSED); allowed because the adapter fails open")
+    const asked = w.model.modelCalls().length
+    expect(asked).toBeGreaterThan(0)
+
+    const closed = await tool.run(w, "say hello again", { env: { SIGNAL_ENGINE_URL: down, SIGNAL_ENGINE_FAIL_MODE: "closed" } })
+    expect(closed.output).toContain("blocked because the adapter fails closed")
+    expect(closed.output).not.toContain("All done.")
+    expect(w.model.modelCalls()).toHaveLength(asked)
   })
 })

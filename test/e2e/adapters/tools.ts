@@ -30,7 +30,7 @@ export interface ToolDriver {
   readonly prepare: (w: World) => void
   /** The environment `install` and `doctor` need to find the tool's config. */
   readonly configEnv: (w: World) => Record<string, string>
-  /** One headless prompt, tools approved; `output` is everything the user sees. */
+  /** One headless prompt, tools approved, through a shell pipe; `output` is everything the user sees. */
   readonly run: (w: World, prompt: string, options?: { readonly cwd?: string; readonly env?: Record<string, string | undefined> }) => Promise<Ran & { readonly output: string }>
 }
 
@@ -44,7 +44,15 @@ export const servedCalls = (w: World, driver: ToolDriver): ReadonlyArray<FakeUsa
 /** The sum of one figure over calls. */
 export const total = (calls: ReadonlyArray<FakeUsage>, figure: (u: FakeUsage) => number) => calls.reduce((n, u) => n + figure(u), 0)
 
-const withOutput = (ran: Ran) => ({ ...ran, output: `${ran.stdout}\n${ran.stderr}` })
+/**
+ * Runs a CLI through a shell pipe, its stdout and stderr together, as in a terminal or a CI log
+ * (Node gives a child socket pairs for stdio, which the adapter cannot reopen through /proc to
+ * show a headless user its warnings).
+ */
+const piped = async (command: string, args: ReadonlyArray<string>, options: { readonly cwd: string; readonly env: Record<string, string | undefined> }) => {
+  const ran = await run("/bin/bash", ["-o", "pipefail", "-c", `"$@" 2>&1 | cat`, "tool", command, ...args], { ...options, timeoutMs: 180_000 })
+  return { ...ran, output: ran.stdout }
+}
 
 const claudeCode: ToolDriver = {
   adapter: "claude-code",
@@ -60,9 +68,8 @@ const claudeCode: ToolDriver = {
   },
   configEnv: (w) => ({ CLAUDE_CONFIG_DIR: join(w.home, ".claude") }),
   run: async (w, prompt, options = {}) =>
-    withOutput(await run(cli("claude"), ["-p", prompt, "--allowedTools", "Bash"], {
+    piped(cli("claude"), ["-p", prompt, "--allowedTools", "Bash"], {
       cwd: options.cwd ?? w.workdir,
-      timeoutMs: 180_000,
       env: w.env({
         CLAUDE_CONFIG_DIR: join(w.home, ".claude"),
         ANTHROPIC_BASE_URL: w.model.url,
@@ -74,7 +81,7 @@ const claudeCode: ToolDriver = {
         CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
         ...options.env
       })
-    }))
+    })
 }
 
 const codex: ToolDriver = {
@@ -105,15 +112,12 @@ const codex: ToolDriver = {
     ].join("\n"))
   },
   configEnv: () => ({}),
-  // Through a shell pipe, as in a terminal or a CI log (see codex.test.ts).
   run: async (w, prompt, options = {}) =>
-    withOutput(await run("/bin/bash", [
-      "-o", "pipefail", "-c", `"$@" 2>&1 | cat`, "codex", cli("codex"),
+    piped(cli("codex"), [
       "exec", "--color", "never", "--skip-git-repo-check", "--dangerously-bypass-hook-trust",
       "--dangerously-bypass-approvals-and-sandbox", prompt
     ], {
       cwd: options.cwd ?? w.workdir,
-      timeoutMs: 180_000,
       env: w.env({
         FAKE_OPENAI_API_KEY: "sk-fake",
         HTTPS_PROXY: "http://127.0.0.1:9",
@@ -121,7 +125,7 @@ const codex: ToolDriver = {
         NO_PROXY: "127.0.0.1,localhost",
         ...options.env
       })
-    }))
+    })
 }
 
 const geminiCli: ToolDriver = {
@@ -139,11 +143,10 @@ const geminiCli: ToolDriver = {
   },
   configEnv: () => ({}),
   run: async (w, prompt, options = {}) =>
-    withOutput(await run(cli("gemini"), ["-p", prompt, "--yolo"], {
+    piped(cli("gemini"), ["-p", prompt, "--yolo"], {
       cwd: options.cwd ?? w.workdir,
-      timeoutMs: 180_000,
       env: geminiEnv(w, options.env)
-    }))
+    })
 }
 
 const copilotCli: ToolDriver = {
@@ -156,9 +159,8 @@ const copilotCli: ToolDriver = {
   configEnv: () => ({}),
   // Offline; the CLI unpacks its bundled package into one cache beside the installed CLIs.
   run: async (w, prompt, options = {}) =>
-    withOutput(await run(cli("copilot"), ["-p", prompt, "--allow-all-tools", "--no-ask-user"], {
+    piped(cli("copilot"), ["-p", prompt, "--allow-all-tools", "--no-ask-user"], {
       cwd: options.cwd ?? w.workdir,
-      timeoutMs: 180_000,
       env: w.env({
         COPILOT_OFFLINE: "true",
         COPILOT_AUTO_UPDATE: "false",
@@ -168,7 +170,7 @@ const copilotCli: ToolDriver = {
         COPILOT_PKG_CACHE_HOME: join(inject("codingToolsBin"), "..", "..", ".copilot-package-cache"),
         ...options.env
       })
-    }))
+    })
 }
 
 /** The four tools whose real CLIs the contract runs. */
