@@ -11,33 +11,41 @@ import { waitFor } from "../support/wait.ts"
 /** What adapters wait for an answer before they give up (their default timeout). */
 const adapterTimeoutMs = 3_000
 
+/** A PostgreSQL of the suite's own, to stop and start again on the same port, and the service on it. */
+const outageWorld = () => {
+  const dataDir = mkdtempSync(join(tmpdir(), "se-outage-"))
+  // Traversable by the postgres user that runs the cluster when the tests run as root.
+  chmodSync(dataDir, 0o755)
+  const world: { pg?: EmbeddedPostgres; server?: TestServer; port?: number } = {}
+  afterAll(async () => {
+    await world.server?.stop()
+    await world.pg?.stop()
+    rmSync(dataDir, { recursive: true, force: true })
+  })
+  const startPostgres = async () => {
+    world.port ??= await freePort()
+    world.pg = await startEmbeddedPostgres({ dataDir, port: world.port, ephemeral: true })
+    return world.pg
+  }
+  return { world, startPostgres }
+}
+
 /**
  * PostgreSQL stopped under a running service and started again: every request is answered in
  * time with the envelope (503 `database_unavailable`, Retry-After, the request id), a request
  * without a key stays 401, and the service serves again once the database is back, unrestarted.
  */
 describe("a PostgreSQL outage", () => {
-  const dataDir = mkdtempSync(join(tmpdir(), "se-outage-"))
-  // Traversable by the postgres user that runs the cluster when the tests run as root.
-  chmodSync(dataDir, 0o755)
-  let pg: EmbeddedPostgres | undefined
-  let server: TestServer | undefined
-  afterAll(async () => {
-    await server?.stop()
-    await pg?.stop()
-    rmSync(dataDir, { recursive: true, force: true })
-  })
-
+  const { world, startPostgres } = outageWorld()
   const timed = async (path: string, key?: string) => {
     const started = performance.now()
-    const res = await call(server!, "GET", path, key === undefined ? {} : { key })
+    const res = await call(world.server!, "GET", path, key === undefined ? {} : { key })
     return { ...res, ms: performance.now() - started }
   }
 
   it("is answered 503 database_unavailable on both surfaces, 401 without a key, and recovered from unrestarted", { timeout: 120_000 }, async () => {
-    const port = await freePort()
-    pg = await startEmbeddedPostgres({ dataDir, port, ephemeral: true })
-    server = await startServer({ databaseUrl: pg.url })
+    const pg = await startPostgres()
+    world.server = await startServer({ databaseUrl: pg.url })
     const org = await bootstrapOrg(pg.url, "outage", "team")
     expect((await timed("/api/v1/rules", org.api_key_live!)).status).toBe(200)
 
@@ -59,7 +67,7 @@ describe("a PostgreSQL outage", () => {
     expect(anonymous.status).toBe(401)
     expect(anonymous.body).toMatchObject({ code: "missing_api_key", status: 401, request_id: expect.stringMatching(/^req_/) })
 
-    pg = await startEmbeddedPostgres({ dataDir, port, ephemeral: true })
+    await startPostgres()
     const back = await waitFor(() => timed("/api/v1/rules", org.api_key_live!), (r) => r.status === 200, {
       timeoutMs: 30_000,
       what: "the management API to serve again"
@@ -76,26 +84,18 @@ describe("a PostgreSQL outage", () => {
  * before cannot be verified: 503 database_unavailable.
  */
 describe("a PostgreSQL outage over Kafka", () => {
-  const dataDir = mkdtempSync(join(tmpdir(), "se-outage-kafka-"))
-  chmodSync(dataDir, 0o755)
-  let pg: EmbeddedPostgres | undefined
-  let server: TestServer | undefined
-  afterAll(async () => {
-    await server?.stop()
-    await pg?.stop()
-    rmSync(dataDir, { recursive: true, force: true })
-  })
+  const { world, startPostgres } = outageWorld()
 
   it("keeps accepting signals of keys verified before it, and loses none of them", { timeout: 120_000 }, async () => {
-    const port = await freePort()
-    pg = await startEmbeddedPostgres({ dataDir, port, ephemeral: true })
+    const pg = await startPostgres()
     const kafka = logVariants().find(([name]) => name === "KafkaLog")![1]()
-    server = await startServer({ databaseUrl: pg.url, env: { ...kafka, AUTH_CACHE_TTL: "10 minutes" } })
+    const server = await startServer({ databaseUrl: pg.url, env: { ...kafka, AUTH_CACHE_TTL: "10 minutes" } })
+    world.server = server
     const org = await bootstrapOrg(pg.url, "outage-kafka", "team")
     const other = await call(server, "POST", "/api/v1/users", { key: org.api_key_live!, body: { email: "late@outage.test", name: "Late" } })
     const unseen = (await call(server, "POST", "/api/v1/license-keys", { key: org.api_key_live!, body: { user_id: other.body.id } })).body.key
     const send = (key: string, n: number) =>
-      call(server!, "POST", "/engine/v1/signals", { key, body: { type: "post-tool", adapter: "codex", session_id: "outage", metadata: { n, tokens_in: 10 } } })
+      call(server, "POST", "/engine/v1/signals", { key, body: { type: "post-tool", adapter: "codex", session_id: "outage", metadata: { n, tokens_in: 10 } } })
     expect((await send(org.license_key, 0)).body.ok).toBe(true)
 
     await pg.stop()
@@ -109,10 +109,10 @@ describe("a PostgreSQL outage over Kafka", () => {
     expect(refused.status).toBe(503)
     expect(refused.body.code).toBe("database_unavailable")
 
-    pg = await startEmbeddedPostgres({ dataDir, port, ephemeral: true })
+    await startPostgres()
     const ids = during.map((r) => r.body.signal_id as string)
     await waitFor(async () => {
-      const found = await Promise.all(ids.map((id) => call(server!, "GET", `/api/v1/events/evt_${id.slice(4)}`, { key: org.api_key_live! })))
+      const found = await Promise.all(ids.map((id) => call(server, "GET", `/api/v1/events/evt_${id.slice(4)}`, { key: org.api_key_live! })))
       return found.map((r) => r.status)
     }, (statuses) => statuses.every((s) => s === 200), { timeoutMs: 30_000, what: "every signal answered ok during the outage" })
   })

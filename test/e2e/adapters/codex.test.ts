@@ -4,7 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { FakeScript } from "../../support/fake-model/script.ts"
 import { startServer, type TestServer } from "../../support/harness.ts"
 import { waitFor } from "../../support/wait.ts"
-import { cli, run, startWorld, type World } from "./support.ts"
+import { startWorld, type World } from "./support.ts"
+import { drivers } from "./tools.ts"
 
 /**
  * The Codex CLI adapter against the real `codex` (headless: `codex exec`), with its hooks installed
@@ -12,61 +13,19 @@ import { cli, run, startWorld, type World } from "./support.ts"
  * Responses API. Nothing leaves the machine: the provider's base URL is the fake's, update checks,
  * analytics and feedback are off, and any other HTTP(S) request goes to a proxy on a closed port.
  */
-const model = "gpt-5-codex"
 const usage = { input: 1000, output: 200, cacheRead: 4000, cacheWrite: 0 }
 const script = (shell?: string): FakeScript => ({ ...(shell === undefined ? {} : { shell }), finalText: "All done.", usage })
 
-const writeCodexConfig = (world: World) => {
-  const dir = join(world.home, ".codex")
-  mkdirSync(dir, { recursive: true })
-  writeFileSync(join(dir, "config.toml"), [
-    `model = "${model}"`,
-    `model_provider = "fake"`,
-    `check_for_update_on_startup = false`,
-    ``,
-    `[model_providers.fake]`,
-    `name = "Fake"`,
-    `base_url = "${world.model.url}/v1"`,
-    `wire_api = "responses"`,
-    `env_key = "FAKE_OPENAI_API_KEY"`,
-    ``,
-    `[analytics]`,
-    `enabled = false`,
-    ``,
-    `[feedback]`,
-    `enabled = false`,
-    ``
-  ].join("\n"))
-}
+/** The user's Codex config: the model, the fake as its provider, nothing else reached. */
+const writeCodexConfig = drivers.codex.prepare
 
 const install = async (world: World, url = world.server.baseUrl) => {
   const ran = await world.adapter(["install", "codex", "--url", url, "--license-key", world.org.license_key])
   expect(ran.code, ran.stderr).toBe(0)
 }
 
-/**
- * One headless Codex run in the world's project folder, its stdout and stderr together (what the
- * user sees), through a shell pipe as in a terminal or a CI log: Node gives a child socket pairs
- * for stdio, which the adapter cannot reopen through /proc to tell an exec user a hook's message.
- */
-const codex = async (world: World, prompt: string, env: Record<string, string> = {}) => {
-  const ran = await run("/bin/bash", [
-    "-o", "pipefail", "-c", `"$@" 2>&1 | cat`, "codex", cli("codex"),
-    "exec", "--color", "never", "--skip-git-repo-check", "--dangerously-bypass-hook-trust",
-    "--dangerously-bypass-approvals-and-sandbox", prompt
-  ], {
-    cwd: world.workdir,
-    timeoutMs: 150_000,
-    env: world.env({
-      FAKE_OPENAI_API_KEY: "sk-fake",
-      HTTPS_PROXY: "http://127.0.0.1:9",
-      HTTP_PROXY: "http://127.0.0.1:9",
-      NO_PROXY: "127.0.0.1,localhost",
-      ...env
-    })
-  })
-  return { ...ran, output: `${ran.stdout}\n${ran.stderr}` }
-}
+/** One headless Codex run in the world's project folder; `output` is what the user sees. */
+const codex = (world: World, prompt: string, env: Record<string, string> = {}) => drivers.codex.run(world, prompt, { env })
 
 const spoolDir = (world: World) => join(world.home, ".signal-engine", "spool")
 const spooledSignals = (world: World): Array<any> => {

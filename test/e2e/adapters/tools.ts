@@ -3,6 +3,7 @@ import { join } from "node:path"
 import { inject } from "vitest"
 import { usageFor } from "../../support/fake-model/gemini.ts"
 import type { FakeUsage, RecordedRequest } from "../../support/fake-model/script.ts"
+import { claudeConfigDir, claudeEnv } from "./claude.ts"
 import { geminiEnv, ownSettings as geminiSettings } from "./gemini-cli-support.ts"
 import { cli, run, type Ran, type World } from "./support.ts"
 
@@ -63,25 +64,12 @@ const claudeCode: ToolDriver = {
   // Anthropic's list prices for claude-sonnet-4-5 (≤ 200k input).
   publishedPrice: { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 },
   prepare: (w) => {
-    mkdirSync(join(w.home, ".claude"), { recursive: true })
-    writeFileSync(join(w.home, ".claude", "settings.json"), JSON.stringify({ model: claudeCode.model }))
+    mkdirSync(claudeConfigDir(w), { recursive: true })
+    writeFileSync(join(claudeConfigDir(w), "settings.json"), JSON.stringify({ model: claudeCode.model }))
   },
-  configEnv: (w) => ({ CLAUDE_CONFIG_DIR: join(w.home, ".claude") }),
-  run: async (w, prompt, options = {}) =>
-    piped(cli("claude"), ["-p", prompt, "--allowedTools", "Bash"], {
-      cwd: options.cwd ?? w.workdir,
-      env: w.env({
-        CLAUDE_CONFIG_DIR: join(w.home, ".claude"),
-        ANTHROPIC_BASE_URL: w.model.url,
-        ANTHROPIC_API_KEY: "sk-ant-test-0000",
-        DISABLE_AUTOUPDATER: "1",
-        DISABLE_TELEMETRY: "1",
-        DISABLE_ERROR_REPORTING: "1",
-        DISABLE_BUG_COMMAND: "1",
-        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
-        ...options.env
-      })
-    })
+  configEnv: (w) => ({ CLAUDE_CONFIG_DIR: claudeConfigDir(w) }),
+  run: (w, prompt, options = {}) =>
+    piped(cli("claude"), ["-p", prompt, "--allowedTools", "Bash"], { cwd: options.cwd ?? w.workdir, env: claudeEnv(w, options.env) })
 }
 
 const codex: ToolDriver = {
@@ -175,6 +163,9 @@ const copilotCli: ToolDriver = {
 
 /** The four tools whose real CLIs the contract runs. */
 export const tools: ReadonlyArray<ToolDriver> = [claudeCode, codex, geminiCli, copilotCli]
+
+/** Each driver by name, for the tools' own suites. */
+export const drivers = { claudeCode, codex, geminiCli, copilotCli }
 
 /** The user's settings, then the adapter's `install` of `driver`'s tool into the world's home. */
 export const installInto = async (w: World, driver: ToolDriver): Promise<void> => {
