@@ -1,6 +1,6 @@
 // @ts-check
-import { existsSync, readSync, rmSync } from "node:fs"
 import { fileURLToPath } from "node:url"
+import { existsSync, readSync, rmSync } from "./builtins.js"
 import { request } from "./client.js"
 import { runHook, runSettle } from "./hook.js"
 import { readJson, writeJson } from "./json-file.js"
