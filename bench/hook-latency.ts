@@ -1,4 +1,6 @@
 import { spawn } from "node:child_process"
+import { createServer } from "node:http"
+import type { AddressInfo } from "node:net"
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -10,7 +12,9 @@ import { performance } from "node:perf_hooks"
  * from that config runs through `sh -c` (as the tools do), JSON on stdin, a new process per event.
  * Measured per tool and event, alternating with a bare `node -e 0` (the same node, spawned
  * directly, no shell) so both see the same machine at the same moment: `added_p50_ms` is the
- * hook's time beyond the least any hook written for node costs.
+ * hook's time beyond the least any hook written for node costs. Each event also runs against a stub
+ * that allows every signal at once (SIGNAL_ENGINE_URL over the settings): `stub_added_p50_ms` is the
+ * adapter's own part, without the service's verdict.
  */
 
 const defaultAdapter = join(import.meta.dirname, "..", "adapters")
@@ -116,6 +120,23 @@ export interface HookLatencyRow {
   readonly node_start_p50_ms: number
   readonly added_p50_ms: number
   readonly ratio_p50: number
+  readonly stub_p50_ms: number
+  readonly stub_added_p50_ms: number
+}
+
+/** Answers every signal `allow` at once, as the service's routes shape it. */
+const startStub = async () => {
+  const server = createServer((req, res) => {
+    let body = ""
+    req.on("data", (c) => (body += c))
+    req.on("end", () => {
+      const allow = { ok: true, signal_id: "sig_stub", action: "allow" }
+      const answer = req.url?.endsWith("/batch") ? { results: (JSON.parse(body).signals as Array<unknown>).map(() => allow) } : allow
+      res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(answer))
+    })
+  })
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => server.close() }
 }
 
 export const hookLatency = async (options: {
@@ -138,6 +159,8 @@ export const hookLatency = async (options: {
   }
   const bin = join(options.adapter ?? defaultAdapter, "bin", "signal-engine-adapter.js")
   const rows: Array<HookLatencyRow> = []
+  const stub = await startStub()
+  const stubEnv = { ...env, SIGNAL_ENGINE_URL: stub.url }
   try {
     for (const { tool, events } of tools) {
       await timeRun(process.execPath, [bin, "install", tool, "--url", options.baseUrl, "--license-key", options.licenseKey], "", env)
@@ -149,35 +172,37 @@ export const hookLatency = async (options: {
           session_id: `bench-${tool}`, sessionId: `bench-${tool}`, conversation_id: `bench-${tool}`, transcript_path: transcript,
           cwd: home, hook_event_name: event, ...input
         })
-        const run = () => timeRun("/bin/sh", ["-c", command], payload, env)
         const first = after === undefined ? undefined : commands.get(after)
         const firstPayload = JSON.stringify({ session_id: `bench-${tool}`, cwd: home, hook_event_name: after, prompt: "Fix the login bug" })
-        const hook = async () => {
-          if (first !== undefined) await timeRun("/bin/sh", ["-c", first], firstPayload, env)
-          return run()
+        const hook = async (to = env) => {
+          if (first !== undefined) await timeRun("/bin/sh", ["-c", first], firstPayload, to)
+          return timeRun("/bin/sh", ["-c", command], payload, to)
         }
         // Unmeasured: fills the compile cache and the service's key cache, as a tool's first hooks would.
         for (let i = 0; i < 3; i++) await hook()
         const hooks: Array<number> = []
+        const stubbed: Array<number> = []
         const bare: Array<number> = []
         for (let i = 0; i < options.runs; i++) {
           bare.push(await timeRun(process.execPath, ["-e", "0"], "", env))
           hooks.push(await hook())
+          stubbed.push(await hook(stubEnv))
         }
-        hooks.sort((a, b) => a - b)
-        bare.sort((a, b) => a - b)
+        for (const list of [hooks, stubbed, bare]) list.sort((a, b) => a - b)
         const p50 = percentile(hooks, 50)
         const base = percentile(bare, 50)
         const row = {
           tool, event, type, runs: options.runs,
           p50_ms: round(p50), p95_ms: round(percentile(hooks, 95)), node_start_p50_ms: round(base),
-          added_p50_ms: round(p50 - base), ratio_p50: Math.round((p50 / base) * 100) / 100
+          added_p50_ms: round(p50 - base), ratio_p50: Math.round((p50 / base) * 100) / 100,
+          stub_p50_ms: round(percentile(stubbed, 50)), stub_added_p50_ms: round(percentile(stubbed, 50) - base)
         }
-        options.say(`hook ${tool} ${type} (${event}): p50 ${row.p50_ms} ms = node -e 0 ${row.node_start_p50_ms} ms + ${row.added_p50_ms} (×${row.ratio_p50}), p95 ${row.p95_ms} ms`)
+        options.say(`hook ${tool} ${type} (${event}): p50 ${row.p50_ms} ms = node -e 0 ${row.node_start_p50_ms} ms + ${row.added_p50_ms} (×${row.ratio_p50}), p95 ${row.p95_ms} ms; against a stub + ${row.stub_added_p50_ms}`)
         rows.push(row)
       }
     }
   } finally {
+    stub.close()
     rmSync(home, { recursive: true, force: true })
   }
   return rows
