@@ -22,6 +22,7 @@ const { values: flags } = parseArgs({
     "replay-records": { type: "string" },
     "memory-users": { type: "string" },
     "hook-runs": { type: "string" },
+    "hook-adapter": { type: "string" },
     partitions: { type: "string", default: "8" },
     "cpu-prof": { type: "boolean", default: false },
     keep: { type: "boolean", default: false },
@@ -44,6 +45,8 @@ export const options = {
   replayRecords: num(flags["replay-records"], 1_000_000, 5_000),
   memoryUsers: num(flags["memory-users"], 100_000, 2_000),
   hookRuns: num(flags["hook-runs"], 50, 5),
+  /** hook: the adapters/ folder installed and measured (another version's, to compare in one run); default this repository's. */
+  hookAdapter: flags["hook-adapter"],
   partitions: Number(flags.partitions),
   warmupS: smoke ? 0 : 2,
   /**

@@ -1,6 +1,5 @@
 // @ts-check
-import { existsSync, readSync, rmSync } from "node:fs"
-import { fileURLToPath } from "node:url"
+import { existsSync, readSync, rmSync } from "./builtins.js"
 import { request } from "./client.js"
 import { runHook, runSettle } from "./hook.js"
 import { readJson, writeJson } from "./json-file.js"
@@ -38,10 +37,12 @@ const parseArgs = (/** @type {string[]} */ argv) => {
 
 const shellQuote = (/** @type {string} */ s) => (/^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`)
 
-/** The command a tool runs for one event: this node and this script by absolute path, so PATH does not matter. */
-const defaultCommand = (/** @type {string} */ tool) => (/** @type {string} */ event) =>
-  [process.execPath, fileURLToPath(new URL("../bin/signal-engine-adapter.js", import.meta.url)), "hook", tool, event]
-    .map(shellQuote).join(" ")
+/**
+ * The command a tool runs for one event: the launcher in the adapter's home (see launcher.js), by
+ * absolute path, so neither PATH nor a later change of Node matters.
+ */
+const launcherCommand = (/** @type {string} */ launcher, /** @type {string} */ tool) => (/** @type {string} */ event) =>
+  [launcher, "hook", tool, event].map(shellQuote).join(" ")
 
 /**
  * The hook's input: read at once from the pipe the tool gives (the stream machinery costs a hook
@@ -101,7 +102,9 @@ export const main = async (/** @type {string[]} */ argv, env = process.env) => {
           fail_mode: failMode,
           send_prompts: flags["send-prompts"] === true ? true : flags["no-send-prompts"] === true ? false : undefined
         }, env)
-        const cmd = typeof flags.command === "string" ? (/** @type {string} */ e) => `${flags.command} hook ${tool.name} ${e}` : defaultCommand(tool.name)
+        const cmd = typeof flags.command === "string"
+          ? (/** @type {string} */ e) => `${flags.command} hook ${tool.name} ${e}`
+          : launcherCommand((await import("./launcher.js")).writeLauncher(loadSettings(env).fail_mode, env), tool.name)
         writeJson(path, tool.install(readJson(path) ?? {}, cmd, { project: flags.project === true, env }))
         out(`${tool.title}: hooks installed in ${path}`)
         for (const note of tool.notes ?? []) out(`note: ${note}`)
@@ -167,6 +170,7 @@ const doctor = async (/** @type {string | undefined} */ toolName, /** @type {boo
   ok(`fail mode: ${settings.fail_mode}; prompts ${settings.send_prompts ? "sent" : "not sent"}; timeout ${settings.timeout_ms} ms`)
   const spooled = spooledFiles(env).length
   if (spooled > 0) fail(`${spooled} hook events wait in the spool: run signal-engine-adapter flush once the service answers`)
+  const { commandProblems, ourCommands } = await import("./launcher.js")
   const chosen = await Promise.all(toolName ? [toolNamed(toolName)] : toolNames.map(toolNamed))
   for (const tool of chosen) {
     if (!tool) {
@@ -185,7 +189,8 @@ const doctor = async (/** @type {string | undefined} */ toolName, /** @type {boo
       if (toolName) fail(`${tool.title}: no hooks installed (${path} missing): run install ${tool.name}`)
       continue
     }
-    const problems = tool.check(config)
+    const repair = `signal-engine-adapter install ${tool.name}${project ? " --project" : ""}`
+    const problems = [...tool.check(config), ...commandProblems(ourCommands(config), repair, env)]
     if (problems.length === 0) ok(`${tool.title}: hooks installed in ${path}`)
     for (const p of problems) fail(`${tool.title}: ${p} (${path})`)
     for (const u of tool.unseen?.() ?? []) out(`note  ${tool.title}: ${u}`)

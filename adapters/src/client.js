@@ -1,5 +1,5 @@
 // @ts-check
-import { createRequire } from "node:module"
+import { exchange } from "./http1.js"
 
 /**
  * @typedef {{ type: string, adapter?: string, session_id: string, metadata?: Record<string, unknown>, idempotency_key: string }} Signal
@@ -28,14 +28,6 @@ export const newKey = () => {
 }
 
 /**
- * Loaded on first use, through require: an ESM import of node:http reads every export of the
- * module, and its lazy WebSocket getters load all of undici (a third of a hook's start-up).
- */
-const require = createRequire(import.meta.url)
-const transport = (/** @type {URL} */ url) =>
-  /** @type {typeof import("node:http").request} */ (url.protocol === "https:" ? require("node:https").request : require("node:http").request)
-
-/**
  * One request to the engine API, answered within `timeoutMs` or not at all.
  * @returns {Promise<{ status: number, body: any } | { status: 0, reason: string }>}
  */
@@ -53,46 +45,23 @@ export const request = async (
   } catch {
     return { status: 0, reason: `the service URL is not a URL: ${target.url}` }
   }
-  const send = transport(url)
+  if (url.protocol !== "http:" && url.protocol !== "https:") return { status: 0, reason: `the service URL is not http(s): ${target.url}` }
   const payload = body === undefined ? undefined : JSON.stringify(body)
-  return new Promise((resolve) => {
-    let done = false
-    const finish = (/** @type {any} */ value) => {
-      if (done) return
-      done = true
-      clearTimeout(timer)
-      resolve(value)
-    }
-    const req = send(url, {
-      method,
-      headers: {
-        authorization: `Bearer ${target.license_key}`,
-        accept: "application/json",
-        ...(payload === undefined ? {} : { "content-type": "application/json", "content-length": String(Buffer.byteLength(payload)) }),
-        ...headers
-      }
-    }, (res) => {
-      const chunks = /** @type {Buffer[]} */ ([])
-      res.on("data", (c) => chunks.push(c))
-      res.on("end", () => {
-        const text = Buffer.concat(chunks).toString("utf8")
-        let parsed
-        try {
-          parsed = text.length > 0 ? JSON.parse(text) : undefined
-        } catch {
-          parsed = { error: text.slice(0, 200) }
-        }
-        finish({ status: res.statusCode ?? 0, body: parsed })
-      })
-      res.on("error", (e) => finish({ status: 0, reason: e.message }))
-    })
-    const timer = setTimeout(() => {
-      finish({ status: 0, reason: `no answer within ${timeoutMs} ms` })
-      req.destroy()
-    }, timeoutMs)
-    req.on("error", (e) => finish({ status: 0, reason: /** @type {NodeJS.ErrnoException} */ (e).code ?? e.message }))
-    req.end(payload)
-  })
+  const answer = await exchange(url, method, {
+    authorization: `Bearer ${target.license_key}`,
+    accept: "application/json",
+    ...(payload === undefined ? {} : { "content-type": "application/json" }),
+    ...headers
+  }, payload, timeoutMs)
+  if (answer.status === 0) return answer
+  const text = "body" in answer ? answer.body : ""
+  let parsed
+  try {
+    parsed = text.length > 0 ? JSON.parse(text) : undefined
+  } catch {
+    parsed = { error: text.slice(0, 200) }
+  }
+  return { status: answer.status, body: parsed }
 }
 
 const retryable = (/** @type {number} */ status) => status === 0 || status === 408 || status === 429 || status >= 500

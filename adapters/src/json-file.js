@@ -1,5 +1,5 @@
 // @ts-check
-import { chmodSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs"
+import { chmodSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "./builtins.js"
 import { dirname } from "node:path"
 
 /** A JSON file's value, or undefined when it does not exist. Throws when it exists but is not JSON. */

@@ -1,5 +1,5 @@
 // @ts-check
-import { existsSync, readFileSync } from "node:fs"
+import { existsSync, readFileSync } from "./builtins.js"
 import { homedir } from "node:os"
 import { dirname, join } from "node:path"
 import { readJson, writeJsonPrivate } from "./json-file.js"

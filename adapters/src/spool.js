@@ -1,5 +1,5 @@
 // @ts-check
-import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from "node:fs"
+import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from "./builtins.js"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { sendSignals } from "./client.js"

@@ -1,6 +1,5 @@
 // @ts-check
-import { readFileSync, readlinkSync } from "node:fs"
-import { createRequire } from "node:module"
+import { builtin, readFileSync, readlinkSync } from "../builtins.js"
 import { homedir } from "node:os"
 import { isAbsolute, join } from "node:path"
 import { argsOf, flagValue } from "./terminal.js"
@@ -91,7 +90,7 @@ const psArgs = (/** @type {number} */ pid) => {
   if (process.platform === "linux" || process.platform === "win32" || !Number.isInteger(pid) || pid <= 1) return undefined
   try {
     // Loaded here, through require: a hook that never gets here does not pay for the module.
-    const { execFileSync } = /** @type {typeof import("node:child_process")} */ (createRequire(import.meta.url)("node:child_process"))
+    const { execFileSync } = /** @type {typeof import("node:child_process")} */ (builtin("node:child_process"))
     return execFileSync("ps", ["-o", "args=", "-p", String(pid)], { encoding: "utf8", timeout: 2000 }).trim().split(/\s+/)
   } catch {
     return undefined

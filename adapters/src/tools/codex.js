@@ -1,5 +1,5 @@
 // @ts-check
-import { closeSync, openSync, readFileSync, writeSync } from "node:fs"
+import { closeSync, openSync, readFileSync, writeSync } from "../builtins.js"
 import { homedir } from "node:os"
 import { join } from "node:path"
 import { newKey } from "../client.js"

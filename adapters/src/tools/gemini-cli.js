@@ -1,5 +1,5 @@
 // @ts-check
-import { statSync } from "node:fs"
+import { statSync } from "../builtins.js"
 import { join } from "node:path"
 import { homedir } from "node:os"
 import { newKey } from "../client.js"

@@ -1,5 +1,5 @@
 // @ts-check
-import { readFileSync } from "node:fs"
+import { readFileSync } from "../builtins.js"
 import { homedir } from "node:os"
 import { dirname, join } from "node:path"
 

@@ -1,5 +1,5 @@
 // @ts-check
-import { closeSync, fstatSync, openSync, readFileSync, readSync, renameSync, statSync } from "node:fs"
+import { closeSync, fstatSync, openSync, readFileSync, readSync, renameSync, statSync } from "../builtins.js"
 import { homedir } from "node:os"
 import { dirname, isAbsolute, join, resolve } from "node:path"
 

@@ -1,5 +1,5 @@
 // @ts-check
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, writeSync } from "node:fs"
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, writeSync } from "../builtins.js"
 import { dirname } from "node:path"
 import { spooledFiles } from "../spool.js"
 

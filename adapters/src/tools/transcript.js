@@ -1,5 +1,5 @@
 // @ts-check
-import { closeSync, fstatSync, openSync, readSync } from "node:fs"
+import { closeSync, fstatSync, openSync, readSync } from "../builtins.js"
 
 /**
  * Reads the complete lines a JSONL file gained since `offset` (a line still being written is left

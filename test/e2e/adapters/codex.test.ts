@@ -103,7 +103,7 @@ describe("Codex CLI adapter: install", () => {
     expect(Object.keys(installed.hooks).sort()).toEqual(["PostToolUse", "PreCompact", "PreToolUse", "SessionEnd", "SessionStart", "Stop", "UserPromptSubmit"])
     expect(installed.hooks.Stop[0]).toEqual(own.hooks.Stop[0])
     expect(installed.hooks.PreToolUse[0]).toMatchObject({ matcher: "*", hooks: [{ type: "command", timeout: 30 }] })
-    expect(installed.hooks.PreToolUse[0].hooks[0].command).toMatch(/signal-engine-adapter\.js hook codex PreToolUse$/)
+    expect(installed.hooks.PreToolUse[0].hooks[0].command).toMatch(/\/signal-engine-adapter hook codex PreToolUse$/)
     const doctor = await world.adapter(["doctor", "codex"], { env })
     expect(doctor.stdout).toContain(`ok    Codex CLI: hooks installed in ${path}`)
     expect((await world.adapter(["uninstall", "codex"], { env })).code).toBe(0)
