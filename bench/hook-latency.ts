@@ -43,8 +43,8 @@ const tools: ReadonlyArray<{ readonly tool: string; readonly events: ReadonlyArr
   {
     tool: "gemini-cli",
     events: [
-      // The prompt is sent at the turn's first model call, with the text BeforeAgent kept.
-      { event: "BeforeModel", type: "user-prompt", input: { llm_request: { model: "gemini-2.5-pro", messages: [] } }, after: "BeforeAgent" },
+      // The prompt is judged at BeforeAgent, before any model request (the router's included).
+      { event: "BeforeAgent", type: "user-prompt", input: { prompt: "Fix the login bug in the auth service" } },
       { event: "BeforeTool", type: "pre-tool", input: { tool_name: "run_shell_command", tool_input: { command: "npm test" } } },
       { event: "AfterTool", type: "post-tool", input: { tool_name: "run_shell_command", tool_input: { command: "npm test" }, tool_response: { llmContent: "ok" } } },
       { event: "AfterAgent", type: "stop", input: {} }

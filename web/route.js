@@ -29,6 +29,9 @@ export const useRoute = () => {
   useEffect(() => {
     const update = () => setRoute(currentRoute())
     addEventListener("hashchange", update)
+    // Effects run after paint: a change between the first render and this listener (a click
+    // right after sign-in) would otherwise be missed until the next one.
+    update()
     return () => removeEventListener("hashchange", update)
   }, [])
   return route
