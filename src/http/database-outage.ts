@@ -8,8 +8,8 @@ import { ServiceUnavailable } from "../domain/errors.ts"
  * per interval with the count, not a stack trace per request.
  */
 
-/** How long a client is told to wait before retrying (seconds). */
-export const databaseRetryAfterSeconds = 2
+/** How long a client is told to wait before retrying a 503 (seconds). */
+export const retryAfterSeconds = 2
 
 /** SQLSTATEs of a server going away: admin_shutdown, crash_shutdown, cannot_connect_now. */
 const goingAway = new Set(["57P01", "57P02", "57P03"])
@@ -33,7 +33,7 @@ export const isDatabaseUnavailable = (u: unknown): boolean => {
 }
 
 export const databaseUnavailable = () =>
-  ServiceUnavailable.of(`the database is unavailable; retry in ${databaseRetryAfterSeconds} s`, "database_unavailable")
+  ServiceUnavailable.of(`the database is unavailable; retry in ${retryAfterSeconds} s`, "database_unavailable")
 
 /** Logs the first failure of an outage, then at most one line per `intervalMs` with the count since. */
 export const makeOutageLog = (intervalMs = 10_000) => {

@@ -21,7 +21,7 @@ import { anonymousRateWindows, managementRateWindows } from "../domain/plans.ts"
 import { RateLimiter, type RateDecision } from "../store/rate-limits.ts"
 import { Authenticator } from "./auth.ts"
 import { bearerCredential } from "./bearer.ts"
-import { databaseRetryAfterSeconds, databaseUnavailable, isDatabaseUnavailable, makeOutageLog } from "./database-outage.ts"
+import { retryAfterSeconds, databaseUnavailable, isDatabaseUnavailable, makeOutageLog } from "./database-outage.ts"
 import { Draining } from "./draining.ts"
 import { childrenByKey, Metrics, secondsSince } from "../observability/metrics.ts"
 import { RequestFacts } from "./request-facts.ts"
@@ -205,12 +205,16 @@ export const gateway = <E = never, R = never, E2 = never, R2 = never>(
             apiError = BadRequest.of(`invalid ${error.kind.toLowerCase()}: ${error.cause.message}`)
           } else if (isDatabaseUnavailable(error)) {
             yield* outageLog(error)
-            return envelopeResponse(envelopeOf(databaseUnavailable(), requestId), { "retry-after": String(databaseRetryAfterSeconds) })
+            return envelopeResponse(envelopeOf(databaseUnavailable(), requestId), { "retry-after": String(retryAfterSeconds) })
           } else {
             yield* Effect.logError("request failed", cause).pipe(Effect.annotateLogs({ request_id: requestId }))
             apiError = InternalError.of()
           }
-          return envelopeResponse(envelopeOf(apiError, requestId))
+          // A 503 is always worth retrying shortly (a dependency down, an outcome not known yet).
+          return envelopeResponse(
+            envelopeOf(apiError, requestId),
+            apiError.status === 503 ? { "retry-after": String(retryAfterSeconds) } : undefined
+          )
         })
 
       /** Bare error responses from the framework (415, empty 4xx) become envelopes too. */

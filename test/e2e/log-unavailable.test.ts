@@ -39,6 +39,7 @@ describe("while the signal log does not take appends", () => {
       expect(blocked.body).toMatchObject({ code: "outcome_unknown", status: 503, verdicts: [{ ok: false, action: "block", rule_id: rule, message: "o3 is not allowed" }] })
       expect(blocked.body.error).toMatch(/may be recorded: send them again with their idempotency keys/)
       expect(blocked.body.request_id).toMatch(/^req_/)
+      expect(blocked.headers.get("retry-after")).toBe("2")
       expect(allowed.status).toBe(503)
       expect(allowed.body.code).toBe("outcome_unknown")
       expect(allowed.body.verdicts).toBeUndefined()
@@ -76,6 +77,7 @@ describe("while the signal log does not take appends", () => {
       await admin.query("ALTER TABLE signal_log DROP CONSTRAINT refuse_all")
       expect(refused.status).toBe(503)
       expect(refused.body).toMatchObject({ code: "log_unavailable", status: 503 })
+      expect(refused.headers.get("retry-after")).toBe("2")
       expect(refused.body.error).toMatch(/were not accepted/)
       expect(blocked.body).toMatchObject({ code: "log_unavailable", verdicts: [{ ok: false, action: "block", rule_id: rule }] })
       // Told "not accepted", and indeed not there: the next signal is the org's first event.
