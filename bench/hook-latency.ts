@@ -122,6 +122,9 @@ export interface HookLatencyRow {
   readonly ratio_p50: number
   readonly stub_p50_ms: number
   readonly stub_added_p50_ms: number
+  /** The hook run by a Node process of its own (SIGNAL_ENGINE_DAEMON=off). */
+  readonly node_hook_p50_ms: number
+  readonly node_hook_added_p50_ms: number
 }
 
 /** Answers every signal `allow` at once, as the service's routes shape it. */
@@ -174,7 +177,7 @@ export const hookLatency = async (options: {
         })
         const first = after === undefined ? undefined : commands.get(after)
         const firstPayload = JSON.stringify({ session_id: `bench-${tool}`, cwd: home, hook_event_name: after, prompt: "Fix the login bug" })
-        const hook = async (to = env) => {
+        const hook = async (to: Record<string, string | undefined> = env) => {
           if (first !== undefined) await timeRun("/bin/sh", ["-c", first], firstPayload, to)
           return timeRun("/bin/sh", ["-c", command], payload, to)
         }
@@ -183,21 +186,25 @@ export const hookLatency = async (options: {
         const hooks: Array<number> = []
         const stubbed: Array<number> = []
         const bare: Array<number> = []
+        // The same hook run by its own Node process (no resident hook process), as before issue 37's daemon.
+        const withNode: Array<number> = []
         for (let i = 0; i < options.runs; i++) {
           bare.push(await timeRun(process.execPath, ["-e", "0"], "", env))
           hooks.push(await hook())
           stubbed.push(await hook(stubEnv))
+          withNode.push(await hook({ ...env, SIGNAL_ENGINE_DAEMON: "off" }))
         }
-        for (const list of [hooks, stubbed, bare]) list.sort((a, b) => a - b)
+        for (const list of [hooks, stubbed, bare, withNode]) list.sort((a, b) => a - b)
         const p50 = percentile(hooks, 50)
         const base = percentile(bare, 50)
         const row = {
           tool, event, type, runs: options.runs,
           p50_ms: round(p50), p95_ms: round(percentile(hooks, 95)), node_start_p50_ms: round(base),
           added_p50_ms: round(p50 - base), ratio_p50: Math.round((p50 / base) * 100) / 100,
-          stub_p50_ms: round(percentile(stubbed, 50)), stub_added_p50_ms: round(percentile(stubbed, 50) - base)
+          stub_p50_ms: round(percentile(stubbed, 50)), stub_added_p50_ms: round(percentile(stubbed, 50) - base),
+          node_hook_p50_ms: round(percentile(withNode, 50)), node_hook_added_p50_ms: round(percentile(withNode, 50) - base)
         }
-        options.say(`hook ${tool} ${type} (${event}): p50 ${row.p50_ms} ms = node -e 0 ${row.node_start_p50_ms} ms + ${row.added_p50_ms} (×${row.ratio_p50}), p95 ${row.p95_ms} ms; against a stub + ${row.stub_added_p50_ms}`)
+        options.say(`hook ${tool} ${type} (${event}): p50 ${row.p50_ms} ms = node -e 0 ${row.node_start_p50_ms} ms + ${row.added_p50_ms} (×${row.ratio_p50}), p95 ${row.p95_ms} ms; against a stub + ${row.stub_added_p50_ms}; its own Node process ${row.node_hook_p50_ms} ms`)
         rows.push(row)
       }
     }

@@ -1,5 +1,5 @@
 // @ts-check
-import { existsSync, readSync, rmSync } from "./builtins.js"
+import { closeInherited, existsSync, readSync, rmSync } from "./builtins.js"
 import { request } from "./client.js"
 import { runHook, runSettle } from "./hook.js"
 import { readJson, writeJson } from "./json-file.js"
@@ -80,7 +80,15 @@ export const main = async (/** @type {string[]} */ argv, env = process.env) => {
       const reply = await runHook(tool, event ?? "", await readStdin(), env)
       if (reply.stdout) process.stdout.write(reply.stdout)
       if (reply.stderr) process.stderr.write(reply.stderr.endsWith("\n") ? reply.stderr : `${reply.stderr}\n`)
+      // Run through the launcher without the resident hook process: start it for the next hooks.
+      if (env.SIGNAL_ENGINE_LAUNCHER === "1") await (await import("./daemon-start.js")).startDaemon(env, env.SIGNAL_ENGINE_DAEMON_MISSING === "1")
       return reply.exitCode
+    }
+    case "daemon": {
+      // Started by a hook (daemon-start.js), not by people; it exits by itself.
+      closeInherited()
+      await (await import("./daemon.js")).runDaemon(env)
+      return new Promise(() => {})
     }
     case "install":
     case "uninstall": {
@@ -129,6 +137,7 @@ export const main = async (/** @type {string[]} */ argv, env = process.env) => {
       return doctor(toolName, flags.project === true, cwd, env)
     case "settle": {
       // Run by a hook in the background (Plan.settle), not by people.
+      closeInherited()
       const tool = await toolNamed(toolName ?? "")
       if (tool && event) await runSettle(tool, event, env)
       return 0

@@ -1,5 +1,6 @@
 // @ts-check
 import { sendSignals } from "./client.js"
+import { hookCwd } from "./hook-context.js"
 import { loadSettings, projectIdFor } from "./settings.js"
 import { inBackground, spool, spooledFiles } from "./spool.js"
 import { sessionState } from "./state.js"
@@ -121,7 +122,7 @@ const deliver = async (
   /** @type {Settings} */ settings,
   /** @type {NodeJS.ProcessEnv} */ env
 ) => {
-  const projectId = projectIdFor(typeof input.cwd === "string" ? input.cwd : process.cwd(), settings)
+  const projectId = projectIdFor(typeof input.cwd === "string" ? input.cwd : hookCwd(), settings)
   for (const s of plan.signals) s.adapter = tool.name // required by the engine (spec §2.5)
   if (projectId) for (const s of plan.signals) s.metadata = { project_id: projectId, ...s.metadata }
   const target = { url: /** @type {string} */ (settings.url), license_key: /** @type {string} */ (settings.license_key) }

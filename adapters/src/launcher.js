@@ -2,6 +2,7 @@
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "./builtins.js"
+import { daemonFile } from "./daemon-start.js"
 import { adapterHome } from "./settings.js"
 
 /**
@@ -19,12 +20,39 @@ export const adapterScript = () => fileURLToPath(new URL("../bin/signal-engine-a
 
 const shq = (/** @type {string} */ s) => `'${s.replace(/'/g, `'\\''`)}'`
 
+/**
+ * The launcher's client of the resident hook process (daemon.js), run by bash: the hook's input,
+ * its environment (`env -0`), folder and parent go over the loopback socket the daemon's file
+ * names, and its answer is printed as a Node hook would print it. Whatever fails (no daemon, a
+ * refused connection, a daemon that answers `fallback` or dies), the launcher runs the hook with
+ * Node, telling it the daemon was missing so that it starts one.
+ */
+const daemonClient = `l=$1; d=$2; shift 2
+IFS= read -r -d '' input
+if read -r port token <"$d" 2>/dev/null && { exec 3<>"/dev/tcp/127.0.0.1/$port"; } 2>/dev/null; then
+  { printf '%s\\0' "$token" "$2" "$3" "$PWD" "$PPID"; env -0; printf '\\0%s\\0' "$input"; } >&3 2>/dev/null
+  if IFS= read -r code <&3 && [ "$code" != fallback ]; then
+    IFS= read -r -d '' out <&3; IFS= read -r -d '' err <&3
+    printf '%s' "$out"; printf '%s' "$err" >&2
+    exit "$code"
+  fi
+fi
+export SIGNAL_ENGINE_DAEMON_MISSING=1
+exec "$l" "$@" <<<"$input"
+`
+
 /** The launcher's text: the recorded node and adapter, then the fallbacks in order. */
-export const launcherScript = (/** @type {{ node: string, adapter: string, failMode: "open" | "closed" }} */ o) => `#!/bin/sh
+export const launcherScript = (/** @type {{ node: string, adapter: string, failMode: "open" | "closed", daemon: string }} */ o) => `#!/bin/sh
 # signal-engine-adapter's hook launcher, written by \`signal-engine-adapter install\`: the coding
 # tools' configs run this file, so a Node upgrade or nvm changes the two lines below, not them.
 node=${shq(o.node)}
 adapter=${shq(o.adapter)}
+daemon=${shq(o.daemon)}
+# A hook goes to the resident hook process when one runs (no Node start; Linux, bash).
+if [ "$1" = hook ] && [ -z "$SIGNAL_ENGINE_DAEMON_MISSING" ] && [ "$SIGNAL_ENGINE_DAEMON" != off ] && [ -r "$daemon" ] && [ -d /proc/self ] && command -v bash >/dev/null 2>&1; then
+  exec bash -c ${shq(daemonClient)} bash "$0" "$daemon" "$@"
+fi
+export SIGNAL_ENGINE_LAUNCHER=1
 if [ -x "$node" ] && [ -f "$adapter" ]; then exec "$node" "$adapter" "$@"; fi
 # The recorded Node is gone: any node on PATH runs the same adapter.
 if [ -f "$adapter" ] && command -v node >/dev/null 2>&1; then exec node "$adapter" "$@"; fi
@@ -41,7 +69,7 @@ export const writeLauncher = (/** @type {"open" | "closed"} */ failMode, env = p
   const path = launcherPath(env)
   mkdirSync(join(path, ".."), { recursive: true, mode: 0o700 })
   const tmp = `${path}.${process.pid}.tmp`
-  writeFileSync(tmp, launcherScript({ node: process.execPath, adapter: adapterScript(), failMode }), { mode: 0o755 })
+  writeFileSync(tmp, launcherScript({ node: process.execPath, adapter: adapterScript(), failMode, daemon: daemonFile(env) }), { mode: 0o755 })
   chmodSync(tmp, 0o755)
   renameSync(tmp, path)
   return path

@@ -1,9 +1,10 @@
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { Agent, type ClientRequest, request } from "node:http"
-import { connect, type Socket } from "node:net"
+import type { Socket } from "node:net"
 import { describe, expect, it } from "vitest"
 import { bootstrapOrg, startServer, withStore } from "../support/harness.ts"
+import { connectionRefused } from "../support/ports.ts"
 import { waitFor } from "../support/wait.ts"
 
 interface Answer {
@@ -43,15 +44,7 @@ const postSignal = (
   })
 
 /** Whether a new connection to the port is refused. */
-const refused = (port: number) => () =>
-  new Promise<boolean>((resolve) => {
-    const socket = connect(port, "127.0.0.1")
-    socket.on("connect", () => {
-      socket.destroy()
-      resolve(false)
-    })
-    socket.on("error", () => resolve(true))
-  })
+const refused = (port: number) => () => connectionRefused(port)
 
 describe("stopping under load", () => {
   it("answers every request it took with its verdict, not 503; the one it was serving when told to stop is answered and closes its keep-alive connection; every signal answered is kept", { timeout: 60_000 }, async () => {

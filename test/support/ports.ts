@@ -1,4 +1,4 @@
-import { createServer } from "node:net"
+import { connect, createServer } from "node:net"
 
 /** A TCP port that was free a moment ago on loopback. */
 export const freePort = (): Promise<number> =>
@@ -10,4 +10,15 @@ export const freePort = (): Promise<number> =>
       const port = typeof address === "object" && address !== null ? address.port : 0
       server.close(() => resolve(port))
     })
+  })
+
+/** Whether a new connection to the loopback port is refused (nothing listens there any more). */
+export const connectionRefused = (port: number): Promise<boolean> =>
+  new Promise((resolve) => {
+    const socket = connect(port, "127.0.0.1")
+    socket.on("connect", () => {
+      socket.destroy()
+      resolve(false)
+    })
+    socket.on("error", () => resolve(true))
   })

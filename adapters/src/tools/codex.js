@@ -1,5 +1,6 @@
 // @ts-check
 import { closeSync, openSync, readFileSync, writeSync } from "../builtins.js"
+import { hookParentPid } from "../hook-context.js"
 import { homedir } from "node:os"
 import { join } from "node:path"
 import { newKey } from "../client.js"
@@ -100,7 +101,7 @@ const newUsage = (/** @type {any} */ input, /** @type {Record<string, any>} */ s
  */
 const tellExecUser = (/** @type {string} */ message) => {
   try {
-    let pid = process.ppid
+    let pid = hookParentPid()
     for (let depth = 0; depth < 4 && pid > 1; depth++) {
       const stat = readFileSync(`/proc/${pid}/stat`, "utf8")
       const comm = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"))

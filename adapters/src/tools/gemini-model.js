@@ -1,5 +1,6 @@
 // @ts-check
 import { readFileSync } from "../builtins.js"
+import { hookParentPid } from "../hook-context.js"
 import { homedir } from "node:os"
 import { dirname, join } from "node:path"
 
@@ -95,7 +96,7 @@ export const modelFlag = (/** @type {string[]} */ argv) => {
  * @returns {{ pid?: number, argv: string[] }}
  */
 export const geminiProcess = () => {
-  let pid = process.ppid
+  let pid = hookParentPid()
   for (let depth = 0; depth < 6 && pid > 1; depth++) {
     try {
       const argv = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").filter((a) => a !== "")

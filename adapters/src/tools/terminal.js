@@ -1,5 +1,6 @@
 // @ts-check
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, writeSync } from "../builtins.js"
+import { hookParentPid } from "../hook-context.js"
 import { dirname } from "node:path"
 import { spooledFiles } from "../spool.js"
 
@@ -91,7 +92,7 @@ export const tellUser = (
  * hook through a shell or a loader of its own), or undefined.
  */
 export const toolAncestor = (/** @type {(args: string[]) => boolean} */ matches, depth = 4) => {
-  let pid = process.ppid
+  let pid = hookParentPid()
   for (let i = 0; i < depth && pid > 1; i++) {
     const args = argsOf(pid)
     if (!args) return undefined

@@ -1,10 +1,11 @@
 import { spawn } from "node:child_process"
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs"
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { expect } from "vitest"
 import { startFakeModelServer } from "../../support/fake-model/server.ts"
 import { waitFor } from "../../support/wait.ts"
-import { cli, run, type Ran, type World } from "./support.ts"
+import { adapterBin, cli, run, type Ran, type World } from "./support.ts"
 
 /** How the Claude Code tests run the real `claude`: its config in the world's home, every model call to a fake. */
 
@@ -41,6 +42,22 @@ export const runClaude = (
     timeoutMs: 150_000,
     input: options.input ?? ""
   })
+
+/**
+ * Installs the adapter's Claude Code hooks with a copy of node in a folder of its own (so a test can
+ * take that Node away, as an upgrade or nvm does); answers the copy's path and its folder.
+ */
+export const installClaudeHooksWithNodeCopy = async (w: World): Promise<{ readonly node: string; readonly dir: string }> => {
+  const dir = mkdtempSync(join(tmpdir(), "adapter-node-"))
+  const node = join(dir, "node")
+  copyFileSync(process.execPath, node)
+  const installed = await run(node, [adapterBin, "install", "claude-code", "--url", w.server.baseUrl, "--license-key", w.org.license_key], {
+    env: w.env({ CLAUDE_CONFIG_DIR: claudeConfigDir(w) }),
+    cwd: w.workdir
+  })
+  expect(installed.code, installed.stderr).toBe(0)
+  return { node, dir }
+}
 
 /** Installs the adapter's hooks in the user's settings, as a developer does. */
 export const installClaudeHooks = async (w: World): Promise<void> => {

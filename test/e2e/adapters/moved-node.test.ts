@@ -1,7 +1,8 @@
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterEach, describe, expect, it } from "vitest"
+import { installClaudeHooksWithNodeCopy } from "./claude.ts"
 import { adapterBin, run, startWorld, type World } from "./support.ts"
 
 /**
@@ -25,16 +26,10 @@ describe("hooks installed with a Node that is later removed", () => {
 
   /** Installs the Claude Code hooks with a copy of node, then removes the copy; answers its path. */
   const installWithNodeCopy = async (w: World) => {
-    nodeDir = mkdtempSync(join(tmpdir(), "adapter-node-"))
-    const node = join(nodeDir, "node")
-    copyFileSync(process.execPath, node)
-    const installed = await run(node, [adapterBin, "install", "claude-code", "--url", w.server.baseUrl, "--license-key", w.org.license_key], {
-      env: w.env({ CLAUDE_CONFIG_DIR: configDir(w) }),
-      cwd: w.workdir
-    })
-    expect(installed.code, installed.stderr).toBe(0)
-    rmSync(nodeDir, { recursive: true, force: true })
-    return node
+    const copy = await installClaudeHooksWithNodeCopy(w)
+    nodeDir = copy.dir
+    rmSync(copy.dir, { recursive: true, force: true })
+    return copy.node
   }
 
   const commandOf = (w: World, event: string): string =>
