@@ -205,7 +205,7 @@ export const gateway = <E = never, R = never, E2 = never, R2 = never>(
             apiError = BadRequest.of(`invalid ${error.kind.toLowerCase()}: ${error.cause.message}`)
           } else if (isDatabaseUnavailable(error)) {
             yield* outageLog(error)
-            return envelopeResponse(envelopeOf(databaseUnavailable(), requestId), { "retry-after": String(retryAfterSeconds) })
+            apiError = databaseUnavailable()
           } else {
             yield* Effect.logError("request failed", cause).pipe(Effect.annotateLogs({ request_id: requestId }))
             apiError = InternalError.of()
