@@ -59,7 +59,6 @@ export const runDaemon = async (env = process.env) => {
   const places = new AsyncLocalStorage()
   servePlacesWith(() => places.getStore())
   let lastUsed = Date.now()
-  let stopping = false
 
   const serve = async (/** @type {NonNullable<ReturnType<typeof parseRequest>>} */ req) => {
     // Another HOME (homedir() would differ), another token or another adapter: Node runs it.
@@ -89,16 +88,12 @@ export const runDaemon = async (env = process.env) => {
         () => socket.end("fallback\n")
       ).finally(() => {
         lastUsed = Date.now()
-        if (stopping) stop()
       })
     })
   })
 
-  const stop = () => {
-    stopping = true
-    server.close(() => process.exit(0))
-    // Requests in flight finish (server.close waits for them); new ones go to Node.
-  }
+  // Requests in flight finish (close waits for their connections); new ones go to Node.
+  const stop = () => server.close(() => process.exit(0))
 
   await new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve(undefined)))
   const address = server.address()
