@@ -1,6 +1,7 @@
 import { Config, Effect, Option } from "effect"
 import { type Admin, Kafka, type KafkaMessage, logLevel } from "kafkajs"
 import { hostname } from "node:os"
+import { kafkajsLogCreator } from "./kafkajs-log.ts"
 import { patchKafkajs } from "./kafkajs-patches.ts"
 import { decodeStored, LogMisconfigured, LogPartitions, type UndecodableRecord } from "./shared.ts"
 import { type LogEntry, LogUnavailable } from "./signal-log.ts"
@@ -60,16 +61,7 @@ export const connectKafka = Effect.gen(function*() {
     brokers: settings.brokers,
     connectionTimeout: 3_000,
     logLevel: logLevel.WARN,
-    // kafkajs's warnings and errors go to Effect's logger, with the service's other logs.
-    logCreator: () => ({ level, log, namespace }) => {
-      const { message, timestamp: _timestamp, ...extra } = log
-      const line = namespace ? `kafkajs ${namespace}: ${message}` : `kafkajs: ${message}`
-      runLog(
-        (level === logLevel.ERROR ? Effect.logError(line) : Effect.logWarning(line)).pipe(
-          Effect.annotateLogs(Object.fromEntries(Object.entries(extra).map(([k, v]) => [k, String(v)])))
-        )
-      )
-    }
+    logCreator: kafkajsLogCreator(runLog)
   })
   const admin = kafka.admin()
   yield* Effect.acquireRelease(
@@ -89,7 +81,8 @@ export const clusterIdOf = ({ admin }: KafkaClient) =>
 export const scopedConsumer = (
   { kafka, settings }: KafkaClient,
   groupId: string,
-  onClosed: Effect.Effect<void> = Effect.void
+  onClosed: Effect.Effect<void> = Effect.void,
+  options: { readonly restart?: boolean } = {}
 ) =>
   Effect.acquireRelease(
     Effect.gen(function*() {
@@ -99,7 +92,9 @@ export const scopedConsumer = (
         heartbeatInterval: Math.max(500, Math.floor(settings.sessionTimeoutMs / 10)),
         maxWaitTimeInMs: settings.fetchMaxWaitMs,
         minBytes: settings.fetchMinBytes,
-        allowAutoTopicCreation: false
+        allowAutoTopicCreation: false,
+        // Whether kafkajs restarts a consumer that crashed on a retriable error (on its own terms).
+        ...(options.restart === false ? { retry: { restartOnFailure: async () => false } } : {})
       })
       yield* Effect.tryPromise({ try: () => consumer.connect(), catch: unavailable("connecting a consumer") })
       return consumer

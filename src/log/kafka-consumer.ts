@@ -1,19 +1,11 @@
-import { Cause, Effect, Exit, FiberSet, Option, Schedule, type Scope, Semaphore } from "effect"
+import { Cause, Deferred, Effect, Exit, FiberSet, Option, Schedule, Scope, Semaphore } from "effect"
 import type { Consumer, KafkaMessage } from "kafkajs"
 import { decodeMessages, describe, type KafkaClient, scopedConsumer, unavailable } from "./kafka-client.ts"
+import type { BrokerWatch } from "./broker-watch.ts"
+import { liveMembers, removeStaleMembers } from "./kafka-membership.ts"
 import type { LocalRecords } from "./local-records.ts"
 import { range } from "./shared.ts"
 import type { LogEntry, PartitionHandler } from "./signal-log.ts"
-
-/** What kafkajs's internal cluster client offers that removing a dead member needs. */
-interface KafkajsCluster {
-  connect(): Promise<void>
-  disconnect(): Promise<void>
-  findGroupCoordinator(o: { readonly groupId: string }): Promise<{ leaveGroup(o: { readonly groupId: string; readonly memberId: string }): Promise<unknown> }>
-}
-
-/** Member ids of this process's consumers (never removed as a previous incarnation's). */
-const liveMembers = new Set<string>()
 
 const pauseBackoff = (attempt: number) => Math.min(500 * 2 ** attempt, 30_000)
 
@@ -32,8 +24,8 @@ interface PartitionState {
  * nothing is committed to Kafka. Records this node appended (`local`) reach the handler of
  * their partition without a fetch.
  */
-export const makeKafkaConsumer = (client: KafkaClient, local: LocalRecords) => {
-  const { kafka, admin, settings } = client
+export const makeKafkaConsumer = (client: KafkaClient, local: LocalRecords, watch: BrokerWatch) => {
+  const { settings } = client
   const { topic, partitions } = settings
 
   /**
@@ -42,38 +34,6 @@ export const makeKafkaConsumer = (client: KafkaClient, local: LocalRecords) => {
    * nothing because the others own everything".
    */
   let membership: ReadonlySet<number> | undefined
-
-  /**
-   * Removes from the group the members this node's previous incarnation left there (same
-   * client id: same KAFKA_GROUP_INSTANCE_ID), so a node killed and restarted gets its partitions
-   * at its join instead of after the dead member's session timeout; members of this process are
-   * kept. kafkajs 2.2.4 has no static membership (group.instance.id) nor a LeaveGroup for
-   * another member, so this asks the group's coordinator through kafkajs's own cluster client.
-   */
-  const removePreviousIncarnation = (groupId: string) =>
-    Effect.tryPromise(async () => {
-      const described = await admin.describeGroups([groupId])
-      const stale = (described.groups[0]?.members ?? [])
-        .filter((m) => m.clientId === `signal-engine@${settings.instance}` && !liveMembers.has(m.memberId))
-        .map((m) => m.memberId)
-      if (stale.length === 0) return stale
-      const createCluster = Object.getOwnPropertySymbols(kafka).find((s) => s.description === "private:Kafka:createCluster")
-      if (createCluster === undefined) return []
-      const cluster = (kafka as unknown as Record<symbol, (o: object) => KafkajsCluster>)[createCluster]!({ allowAutoTopicCreation: false })
-      await cluster.connect()
-      try {
-        const coordinator = await cluster.findGroupCoordinator({ groupId })
-        for (const memberId of stale) await coordinator.leaveGroup({ groupId, memberId })
-      } finally {
-        await cluster.disconnect()
-      }
-      return stale
-    }).pipe(
-      Effect.tap((stale) =>
-        stale.length > 0 ? Effect.logInfo(`KafkaLog: removed this node's previous membership from ${groupId}: ${stale.join(", ")}`) : Effect.void
-      ),
-      Effect.catchCause((cause) => Effect.logWarning("KafkaLog: could not remove this node's previous group membership", cause))
-    )
 
   const run = (handler: PartitionHandler): Effect.Effect<void, never, Scope.Scope> =>
     Effect.gen(function*() {
@@ -207,69 +167,94 @@ export const makeKafkaConsumer = (client: KafkaClient, local: LocalRecords) => {
         }))
       }
 
-      const c = yield* scopedConsumer(
-        client,
-        settings.groupId,
-        // After the consumer has left the group (its last batch done): revoke what was ours.
-        Effect.suspend(() => {
-          current = new Set()
-          membership = undefined
-          generation++
-          return reconcileAll(range(partitions))
-        })
-      )
-      consumer = c
-      yield* removePreviousIncarnation(settings.groupId)
-      yield* Effect.tryPromise({
-        try: () => c.subscribe({ topics: [topic], fromBeginning: true }),
-        catch: unavailable("subscribing")
-      })
-      // Emitted after each join and before the generation's first fetch: pause what we got
-      // until `assigned` has answered and we have sought there (reconcile resumes it).
-      c.on(c.events.GROUP_JOIN, (event) => {
-        const mine = event.payload.memberAssignment[topic] ?? []
-        const before = current
+      /** Leaves what was ours: after a consumer has left the group, or crashed out of it. */
+      const revokeAll = Effect.suspend(() => {
+        current = new Set()
+        membership = undefined
         generation++
-        current = new Set(mine)
-        membership = current
-        liveMembers.add(event.payload.memberId)
-        if (mine.length > 0) c.pause([{ topic, partitions: mine }])
-        background(reconcileAll([...before, ...mine]))
+        return reconcileAll(range(partitions))
       })
-      c.on(c.events.CRASH, (event) => {
-        if (event.payload.restart) return
-        background(
-          Effect.logError(`KafkaLog: the consumer stopped: ${describe(event.payload.error)}`).pipe(
-            Effect.andThen(Effect.suspend(() => {
-              const before = current
-              current = new Set()
-              membership = undefined
-              generation++
-              return reconcileAll(before)
-            }))
-          )
-        )
-      })
-      yield* Effect.tryPromise({
-        try: () =>
-          c.run({
-            autoCommit: false,
-            eachBatchAutoResolve: false,
-            partitionsConsumedConcurrently: partitions,
-            eachBatch: async ({ batch, resolveOffset, heartbeat }) => {
-              await runPromise(eachBatch(batch.partition, batch.messages, (offset) =>
-                resolveOffset(offset)))
-              await heartbeat().catch(() => undefined)
-            }
-          }),
-        catch: unavailable("starting the consumer")
-      })
-    }).pipe(
-      // The broker answered when the layer started; wait for it rather than give up consuming.
-      Effect.tapError((e) => Effect.logWarning(`${e.message}; retrying`)),
-      Effect.retry(Schedule.spaced("2 seconds")),
-      Effect.orDie
-    )
+
+      /**
+       * One consumer, from its join to its crash: `crashed` completes when kafkajs gives up on it
+       * (the broker went away, the coordinator moved). kafkajs would restart it itself, but only
+       * after its retry backoff (up to ~10 s) and under a new member id while the old one still
+       * holds up the group's rebalance; a new incarnation, once the cluster answers, removes that
+       * one first.
+       */
+      const incarnation = (crashed: Deferred.Deferred<void>) =>
+        Effect.gen(function*() {
+          let memberId: string | undefined
+          yield* Effect.addFinalizer(() => Effect.sync(() => memberId !== undefined && liveMembers.delete(memberId)))
+          const c = yield* scopedConsumer(client, settings.groupId, revokeAll, { restart: false })
+          consumer = c
+          yield* removeStaleMembers(client, settings.groupId)
+          yield* Effect.tryPromise({
+            try: () => c.subscribe({ topics: [topic], fromBeginning: true }),
+            catch: unavailable("subscribing")
+          })
+          // Emitted after each join and before the generation's first fetch: pause what we got
+          // until `assigned` has answered and we have sought there (reconcile resumes it).
+          c.on(c.events.GROUP_JOIN, (event) => {
+            const mine = event.payload.memberAssignment[topic] ?? []
+            const before = current
+            generation++
+            current = new Set(mine)
+            membership = current
+            memberId = event.payload.memberId
+            liveMembers.add(memberId)
+            if (mine.length > 0) c.pause([{ topic, partitions: mine }])
+            background(reconcileAll([...before, ...mine]))
+          })
+          c.on(c.events.CRASH, (event) => {
+            if (memberId !== undefined) liveMembers.delete(memberId)
+            background(
+              Effect.logWarning(`KafkaLog: the consumer stopped: ${describe(event.payload.error)}; starting another once the cluster answers`).pipe(
+                Effect.andThen(revokeAll),
+                Effect.ensuring(Deferred.succeed(crashed, undefined))
+              )
+            )
+          })
+          yield* Effect.tryPromise({
+            try: () =>
+              c.run({
+                autoCommit: false,
+                eachBatchAutoResolve: false,
+                partitionsConsumedConcurrently: partitions,
+                eachBatch: async ({ batch, resolveOffset, heartbeat }) => {
+                  await runPromise(eachBatch(batch.partition, batch.messages, (offset) =>
+                    resolveOffset(offset)))
+                  await heartbeat().catch(() => undefined)
+                }
+              }),
+            catch: unavailable("starting the consumer")
+          })
+        })
+
+      /** Starts an incarnation in a scope of its own, retried until it runs. */
+      const start = Effect.gen(function*() {
+        const crashed = yield* Deferred.make<void>()
+        const scope = yield* Scope.make()
+        const exit = yield* Effect.exit(incarnation(crashed).pipe(Effect.provideService(Scope.Scope, scope)))
+        if (Exit.isSuccess(exit)) return { crashed, scope }
+        yield* Scope.close(scope, Exit.void)
+        return yield* Effect.failCause(exit.cause)
+      }).pipe(
+        // The broker answered when the layer started; wait for it rather than give up consuming.
+        Effect.tapError((e) => Effect.logWarning(`${e.message}; retrying`)),
+        Effect.retry(Schedule.spaced("1 second")),
+        Effect.orDie
+      )
+
+      let live = yield* start
+      yield* Effect.addFinalizer(() => Scope.close(live.scope, Exit.void))
+      yield* Effect.forkScoped(Effect.forever(Effect.gen(function*() {
+        yield* Deferred.await(live.crashed)
+        yield* Scope.close(live.scope, Exit.void)
+        yield* watch.up
+        live = yield* start
+      })))
+    })
 
   return { run, assignment: Effect.sync(() => Option.fromUndefinedOr(membership)) }
 }

@@ -3,7 +3,8 @@ import { clusterIdOf, connectKafka } from "./kafka-client.ts"
 import { makeKafkaConsumer } from "./kafka-consumer.ts"
 import { makeKafkaAppend } from "./kafka-producer.ts"
 import { makeKafkaReader } from "./kafka-reader.ts"
-import { ensureTopic, pingCluster } from "./kafka-topic.ts"
+import { ensureTopic } from "./kafka-topic.ts"
+import { watchBrokers } from "./broker-watch.ts"
 import { makeLocalRecords } from "./local-records.ts"
 import { Metrics } from "../observability/metrics.ts"
 import { LogIdentityGuard } from "./log-identity.ts"
@@ -24,14 +25,15 @@ const make = Effect.gen(function*() {
   yield* ensureTopic(client)
   /** What this node appends, handed to its own consumer (`run`) without a fetch. */
   const local = makeLocalRecords()
-  const append = yield* makeKafkaAppend(client, local)
+  const watch = yield* watchBrokers(client)
+  const append = yield* makeKafkaAppend(client, local, watch)
   return makeSignalLog({
     name: `kafka:${client.settings.topic}`,
     partitions: client.settings.partitions,
     append,
     reader: makeKafkaReader(client),
-    consumer: makeKafkaConsumer(client, local),
-    ping: pingCluster(client),
+    consumer: makeKafkaConsumer(client, local, watch),
+    ping: Effect.sync(() => !watch.isDown()),
     metrics: yield* Metrics
   })
 })

@@ -1,17 +1,31 @@
 import { Duration, Effect } from "effect"
 import { Partitioners, type RecordMetadata } from "kafkajs"
 import type { LogRecord } from "../domain/records.ts"
+import type { BrokerWatch } from "./broker-watch.ts"
 import { type KafkaClient, unavailable } from "./kafka-client.ts"
 import type { LocalRecords } from "./local-records.ts"
 import { partitionForKey } from "./murmur2.ts"
 import { batchedAppend, serializeRecord } from "./shared.ts"
 import { type AppendResult, LogUnavailable } from "./signal-log.ts"
 
+/** What a caller is told when the cluster is known to be down: nothing was handed to the producer. */
+const refused = (watch: BrokerWatch) =>
+  new LogUnavailable({
+    message: `KafkaLog: the cluster has not answered for ${((Date.now() - (watch.downSince() ?? Date.now())) / 1000).toFixed(1)} s; the records were not sent`,
+    notWritten: true
+  })
+
+/** What a caller waiting for an append is told when the cluster goes down meanwhile. */
+const cutOff = new LogUnavailable({ message: "KafkaLog: the cluster went down while the records were being sent; they may still be written" })
+
 /**
  * KafkaLog's `append`: records keyed by user id, placed explicitly by our murmur2 partitioner, produced
- * idempotently with acks=all, and handed to this node's own consumer through `local`.
+ * idempotently with acks=all, and handed to this node's own consumer through `local`. While the
+ * cluster is down (`watch`) appends are refused at once, certain not to be written, rather than
+ * held until kafkajs gives up; callers already waiting are released when it goes down, their
+ * records still in flight (the client retries under the same idempotency keys).
  */
-export const makeKafkaAppend = ({ kafka, settings }: KafkaClient, local: LocalRecords) =>
+export const makeKafkaAppend = ({ kafka, settings }: KafkaClient, local: LocalRecords, watch: BrokerWatch) =>
   Effect.gen(function*() {
     const { topic, partitions } = settings
     // One send in flight (the batcher's) and maxInFlightRequests 1: kafkajs's idempotent
@@ -31,6 +45,8 @@ export const makeKafkaAppend = ({ kafka, settings }: KafkaClient, local: LocalRe
 
     const write = (records: ReadonlyArray<LogRecord>) =>
       Effect.gen(function*() {
+        // Queued behind a send that the outage held: its callers were answered; send nothing.
+        if (watch.isDown()) return yield* refused(watch)
         const placed = records.map((r) => partitionForKey(r.user_id, partitions))
         const values = records.map(serializeRecord)
         const sent: ReadonlyArray<RecordMetadata> = yield* Effect.tryPromise({
@@ -76,5 +92,9 @@ export const makeKafkaAppend = ({ kafka, settings }: KafkaClient, local: LocalRe
 
     // No linger: one produce is in flight at a time, and the appends that arrive meanwhile go in
     // the next one, so under load batches form anyway; a window would only add its length.
-    return yield* batchedAppend("KafkaLog", Duration.zero, write)
+    const batched = yield* batchedAppend("KafkaLog", Duration.zero, write)
+    return (records: ReadonlyArray<LogRecord>) =>
+      watch.isDown()
+        ? Effect.fail(refused(watch))
+        : Effect.raceFirst(batched(records), Effect.andThen(watch.down, Effect.fail(cutOff)))
   })

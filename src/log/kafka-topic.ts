@@ -76,11 +76,3 @@ export const topicOffsets = ({ admin, settings }: KafkaClient) =>
     try: () => admin.fetchTopicOffsets(settings.topic),
     catch: unavailable("reading the end offsets")
   })
-
-/** Whether the cluster answers (readiness). */
-export const pingCluster = ({ admin }: KafkaClient) =>
-  Effect.tryPromise(() => admin.describeCluster()).pipe(
-    Effect.timeout("2 seconds"),
-    Effect.as(true),
-    Effect.catchCause(() => Effect.succeed(false))
-  )
