@@ -6,6 +6,7 @@ import { AppConfig } from "./config.ts"
 import { Authenticator } from "./http/auth.ts"
 import { checkPortsFree } from "./http/listen-ports.ts"
 import { HttpServerLive, serveApp } from "./http/server.ts"
+import { DatabaseHealth } from "./store/database-health.ts"
 import { Activity } from "./store/activity-repo.ts"
 import { Budgets } from "./store/budgets-repo.ts"
 import { DatabaseInfo, DatabaseLive, migrate } from "./store/database.ts"
@@ -91,7 +92,7 @@ export const SignalLogLive = signalLogOver(LogIdentityGuardLive)
 
 /** The stream processor: log consumer, partition workers and the verdicts they answer. */
 const ProcessingLive = Engine.layer.pipe(
-  Layer.provideMerge(Layer.mergeAll(SignalLogLive, Projections.layer, VerdictRegistry.layer, Pricing.layer, Cluster.layer, RuleCache.layer, ScopeTotals.layer))
+  Layer.provideMerge(Layer.mergeAll(SignalLogLive, Projections.layer, VerdictRegistry.layer, Pricing.layer, Cluster.layer, RuleCache.layer, ScopeTotals.layer, DatabaseHealth.layer))
 )
 
 /** On the first start with an empty database, create a demo org and print its credentials once. */

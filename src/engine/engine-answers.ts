@@ -19,14 +19,16 @@ export interface PartitionStatus {
 
 /**
  * Why a durable signal has no verdict yet: no node owned its partition (a restart or rebalance),
- * the owner could not be reached, or the owner did not answer within INGEST_WAIT.
+ * the owner could not be reached, the owner did not answer within INGEST_WAIT, or PostgreSQL is
+ * out of reach (the log took the signal; its user's state is folded once the database is back).
  */
-export type PendingReason = "no_owner" | "forward_failed" | "timeout"
+export type PendingReason = "no_owner" | "forward_failed" | "timeout" | "database_unavailable"
 
 export const pendingMessages: Record<PendingReason, string> = {
   no_owner: "no node owns this user's partition right now (restart or rebalance); the signal is durable and will be judged when one does",
   forward_failed: "the node owning this user's partition could not be reached; the signal is durable and will be judged by it",
-  timeout: "the signal is durable but was not judged within the wait"
+  timeout: "the signal is durable but was not judged within the wait",
+  database_unavailable: "the signal is durable; the database is unavailable, so the rules that need the user's state (budgets, limits) are judged once it is back"
 }
 
 export type Submitted =

@@ -14,6 +14,7 @@ import type { Outcome } from "../domain/verdict.ts"
 import { VerdictRegistry } from "./verdicts.ts"
 import { childrenByKey, Metrics, secondsSince } from "../observability/metrics.ts"
 import { stepSpan } from "../observability/tracing.ts"
+import { DatabaseHealth } from "../store/database-health.ts"
 
 /** The internal route a node answers verdicts of its partitions on (for the proxy path). */
 export const internalVerdictPath = (signalId: string) => `/internal/v1/verdicts/${encodeURIComponent(signalId)}`
@@ -23,6 +24,8 @@ export { type AcceptanceVerdict, NotAppended, type PartitionStatus, type Pending
 
 /** How often due inactivity timers are looked for, and idle actors evicted. */
 const sweepSchedule = Schedule.spaced("1 second")
+/** With the database down, how long a signal's wait goes on for a verdict already on its way. */
+const DATABASE_DOWN_GRACE = "200 millis"
 
 /**
  * The stream processor of this node: consumes the partitions the log assigns it, one
@@ -59,6 +62,7 @@ export class Engine extends Context.Service<Engine, {
       const context = yield* Effect.context<import("../store/projections.ts").Projections>()
       const workers = new Map<number, PartitionWorker>()
       const metrics = yield* Metrics
+      const database = yield* DatabaseHealth
 
       /**
        * A partition's records in [from, until), read from the log: what a worker folded past the
@@ -205,8 +209,11 @@ export class Engine extends Context.Service<Engine, {
         const partition = log.partitionFor(userId)
         const why: { reason: PendingReason } = { reason: "timeout" }
         const local = !cluster.enabled || workers.has(partition)
+        const answered = local ? Deferred.await(deferred) : Effect.raceFirst(Deferred.await(deferred), remoteOutcome(partition, id, why, blocked))
         return Effect.map(
-          local ? Deferred.await(deferred) : Effect.raceFirst(Deferred.await(deferred), remoteOutcome(partition, id, why, blocked)),
+          // The database out of reach: the fold that would answer waits for it, so answer now
+          // (after a moment for a verdict already on its way) rather than at the deadline.
+          Effect.raceFirst(answered, Effect.andThen(database.down, Effect.as(Effect.sleep(DATABASE_DOWN_GRACE), "database_unavailable" as const))),
           // At the deadline: a partition that no worker of this node holds and no other node
           // answers for has no owner (without a cluster, this node is meant to own them all).
           (outcome) => outcome ?? (workers.has(partition) ? "timeout" : local ? "no_owner" : why.reason)

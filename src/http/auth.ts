@@ -9,7 +9,7 @@ import { SignalLimits } from "./engine/signal-limits.ts"
 import { hasScope } from "../domain/scopes.ts"
 import { RuleCache } from "../engine/rule-cache.ts"
 import { Tenancy } from "../store/tenancy-repo.ts"
-import { isDatabaseUnavailable } from "./database-outage.ts"
+import { isDatabaseUnavailable } from "../store/database-health.ts"
 import { makeKeyCache } from "./key-cache.ts"
 import { ApiPrincipal, EngineAuth, EnginePrincipal, KeyHousekeeping, ManagementAuth, RequiredFeature, RequiredScope } from "./contract.ts"
 

@@ -21,7 +21,8 @@ import { anonymousRateWindows, managementRateWindows } from "../domain/plans.ts"
 import { RateLimiter, type RateDecision } from "../store/rate-limits.ts"
 import { Authenticator } from "./auth.ts"
 import { bearerCredential } from "./bearer.ts"
-import { retryAfterSeconds, databaseUnavailable, isDatabaseUnavailable, makeOutageLog } from "./database-outage.ts"
+import { DatabaseHealth, isDatabaseUnavailable } from "../store/database-health.ts"
+import { databaseUnavailable, makeOutageLog, retryAfterSeconds } from "./database-outage.ts"
 import { Draining } from "./draining.ts"
 import { childrenByKey, Metrics, secondsSince } from "../observability/metrics.ts"
 import { RequestFacts } from "./request-facts.ts"
@@ -163,7 +164,11 @@ export const gateway = <E = never, R = never, E2 = never, R2 = never>(
 ) =>
   HttpRouter.middleware(
     Effect.gen(function*() {
-      const settle = settled === undefined ? Effect.void : yield* settled
+      const database = yield* DatabaseHealth
+      // With the database out of reach nothing commits: a read does not wait for commits (it
+      // fails at once), and a wait under way ends when the database goes.
+      const settledOnce = settled === undefined ? Effect.void : yield* settled
+      const settle = Effect.suspend(() => (database.isDown() ? Effect.void : Effect.raceFirst(settledOnce, database.down)))
       const authenticator = yield* Authenticator
       const limiter = yield* RateLimiter
       const draining = yield* Draining
@@ -250,7 +255,7 @@ export const gateway = <E = never, R = never, E2 = never, R2 = never>(
           const auth = yield* authenticator.apiKey(bearerCredential(request.headers.authorization))
           const address = `ip:${Option.getOrElse(request.remoteAddress, () => "unknown")}`
           if (auth._tag === "Missing") {
-            const peeked = yield* Effect.exit(limiter.peek(address, anonymousRateWindows))
+            const peeked = yield* Effect.exit(database.isDown() ? Effect.fail("the database is down") : limiter.peek(address, anonymousRateWindows))
             const response = yield* serve
             return peeked._tag === "Success" ? HttpServerResponse.setHeaders(response, rateHeaders(peeked.value)) : response
           }

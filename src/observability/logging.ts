@@ -1,6 +1,7 @@
 import { Cause, Config, Context, Effect, Layer, Logger, References, Tracer } from "effect"
 import { RequestFacts } from "../http/request-facts.ts"
 import { RequestId } from "../http/request-id.ts"
+import { throttleRepeats } from "./log-throttle.ts"
 
 /** LOG_FORMAT: `text` (default), or `json`: one JSON object a line, for a log pipeline. */
 export const LogFormat = Config.Literals(["text", "json"], "LOG_FORMAT").pipe(Config.withDefault("text" as const))
@@ -47,7 +48,10 @@ export const jsonLogger = Logger.make<unknown, void>(({ cause, date, fiber, logL
   else process.stdout.write(text + "\n")
 })
 
-/** The service's loggers: Effect's default (text), or JSON lines with LOG_FORMAT=json. */
+/**
+ * The service's loggers: Effect's default (text), or JSON lines with LOG_FORMAT=json; either way a
+ * warning or error repeated within 10 s is written once, with the count (`throttleRepeats`).
+ */
 export const LoggingLive = Layer.unwrap(
-  Effect.map(LogFormat, (format) => (format === "json" ? Logger.layer([jsonLogger]) : Layer.empty))
+  Effect.map(LogFormat, (format) => Logger.layer([throttleRepeats(format === "json" ? jsonLogger : Logger.defaultLogger)]))
 ).pipe(Layer.orDie)

@@ -1,80 +1,10 @@
 import { appendFileSync } from "node:fs"
 import { afterAll, describe, expect, it } from "vitest"
 import { usersWithKeys } from "../support/cluster.ts"
-import { bootstrapOrg, call, freshDatabase, startServer, type TestServer } from "../support/harness.ts"
+import { bootstrapOrg, freshDatabase, startServer, type TestServer } from "../support/harness.ts"
 import { type OwnKafka, startOwnKafka } from "../support/own-kafka.ts"
+import { allEvents, now, readinessLog, steadyLoad } from "../support/steady-load.ts"
 import { waitFor } from "../support/wait.ts"
-
-/** One answer of the steady load: when it was sent (ms since the test's start), what came back, how long it took. */
-interface Answer {
-  readonly at: number
-  readonly ms: number
-  readonly status: number
-  readonly body: any
-  readonly retryAfter: string | null
-}
-
-const clock = performance.now()
-const now = () => performance.now() - clock
-
-/** Signals at a steady pace through every node (open loop: a slow answer delays nothing). */
-const steadyLoad = (nodes: ReadonlyArray<TestServer>, keys: ReadonlyArray<string>, everyMs: number) => {
-  const answers: Array<Answer> = []
-  const inFlight = new Set<Promise<void>>()
-  let n = 0
-  const tick = () => {
-    for (const node of nodes) {
-      const i = n++
-      const at = now()
-      const sent = call(node, "POST", "/engine/v1/signals", {
-        key: keys[i % keys.length]!,
-        body: { type: "post-tool", adapter: "codex", session_id: `load-${i % keys.length}`, idempotency_key: `load-${i}`, metadata: { tokens_in: 5 } }
-      }).then(
-        (r) => void answers.push({ at, ms: now() - at, status: r.status, body: r.body, retryAfter: r.headers.get("retry-after") }),
-        (e) => void answers.push({ at, ms: now() - at, status: 0, body: String(e), retryAfter: null })
-      )
-      inFlight.add(sent)
-      void sent.finally(() => inFlight.delete(sent))
-    }
-  }
-  const timer = setInterval(tick, everyMs)
-  return {
-    answers,
-    stop: async () => {
-      clearInterval(timer)
-      await Promise.all(inFlight)
-      return answers
-    }
-  }
-}
-
-/** Whether `/readyz` of the node answers 200, sampled every 100 ms while the test runs. */
-const readinessLog = (node: TestServer) => {
-  const samples: Array<{ readonly at: number; readonly ready: boolean }> = []
-  let running = true
-  const loop = (async () => {
-    while (running) {
-      const at = now()
-      const res = await fetch(`${node.baseUrl}/readyz`).then((r) => r.status, () => 0)
-      samples.push({ at, ready: res === 200 })
-      await new Promise((r) => setTimeout(r, 100))
-    }
-  })()
-  return { samples, stop: async () => { running = false; await loop } }
-}
-
-/** Every event of the org, through the cursor. */
-const allEvents = async (server: TestServer, apiKey: string) => {
-  const ids: Array<string> = []
-  let cursor: string | undefined
-  for (;;) {
-    const page = await call(server, "GET", `/api/v1/events?limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`, { key: apiKey })
-    expect(page.status).toBe(200)
-    ids.push(...page.body.data.map((e: { signal_id: string }) => e.signal_id))
-    if (!page.body.has_more) return ids
-    cursor = page.body.cursor
-  }
-}
 
 /**
  * The Kafka broker stopped under steady load on two nodes and started again: while it is gone

@@ -2,6 +2,7 @@ import { ConfigProvider, Effect, Layer, Schema } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
 import { HttpApi, HttpApiBuilder, HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { DatabaseHealth } from "../../src/store/database-health.ts"
 import { Authenticator, EngineAuthLive } from "../../src/http/auth.ts"
 import { EngineAuth, EnginePrincipal, Envelope, RequiredFeature } from "../../src/http/contract.ts"
 import { EnvelopeLive } from "../../src/http/envelope.ts"
@@ -56,7 +57,7 @@ beforeAll(async () => {
   const app = Layer.mergeAll(
     HttpApiBuilder.layer(ProbeApi).pipe(Layer.provide(ProbeHandlers)),
     gateway(makeRouteTable([ProbeApi], []))
-  ).pipe(Layer.provide([EngineAuthLive, EnvelopeLive, Draining.layer]), Layer.provideMerge(core), Layer.provide(HttpServer.layerServices))
+  ).pipe(Layer.provide([EngineAuthLive, EnvelopeLive, Draining.layer, DatabaseHealth.layer]), Layer.provideMerge(core), Layer.provide(HttpServer.layerServices))
   const web = HttpRouter.toWebHandler(app, { disableLogger: true })
   handler = (request) => web.handler(request)
   dispose = web.dispose

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Logger } from "effect"
 import { TestClock } from "effect/testing"
-import { isDatabaseUnavailable, makeOutageLog } from "../../src/http/database-outage.ts"
+import { makeOutageLog } from "../../src/http/database-outage.ts"
+import { isDatabaseUnavailable } from "../../src/store/database-health.ts"
 
 const sqlError = (reason: string, cause?: unknown) => ({ _tag: "SqlError", reason: { _tag: reason, cause } })
 

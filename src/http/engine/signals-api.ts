@@ -96,10 +96,11 @@ export const SignalAccepted = Schema.Struct({
       "pending: the signal is durable but was not processed within the wait, no verdict yet"
   })),
   rule_id: Schema.optional(Schema.String.annotate({ description: "the rule that decided" })),
-  reason: Schema.optional(Schema.Literals(["no_owner", "forward_failed", "timeout"]).annotate({
+  reason: Schema.optional(Schema.Literals(["no_owner", "forward_failed", "timeout", "database_unavailable"]).annotate({
     description: "with action pending only, why there is no verdict yet: no_owner (no node owns the user's partition: " +
       "a restart or rebalance), forward_failed (the owning node could not be reached), timeout (the owner did not " +
-      "answer within the wait). Rules that need no per-user state (model_filter, org_policy) are judged when the " +
+      "answer within the wait), database_unavailable (PostgreSQL is out of reach: the signal is in the log, and is " +
+      "judged by its user's state once the database is back; answered at once, not after the wait). Rules that need no per-user state (model_filter, org_policy) are judged when the " +
       "signal is accepted, so a pending signal is blocked by none of them; only budgets, per-user limits and " +
       "require_project_id on a signal naming no project are undecided. Apply the adapter's fail mode."
   })),
