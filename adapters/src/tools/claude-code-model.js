@@ -179,12 +179,18 @@ export const modelSwitchOf = (/** @type {any} */ line) => {
   return (/<command-args>([\s\S]*?)<\/command-args>/.exec(text)?.[1] ?? "").trim()
 }
 
+/** The text of a transcript line (a message's, or a local command's output). */
+const lineText = (/** @type {any} */ line) => {
+  const content = line?.message?.content ?? line?.content
+  return typeof content === "string" ? content : Array.isArray(content) ? content.map((c) => c?.text ?? "").join("") : ""
+}
+
+/** Whether a transcript line is a local command's output (the picker's answer among them). */
+export const isCommandOutput = (/** @type {any} */ line) => lineText(line).includes("<local-command-stdout>")
+
 /**
  * The model's name in the picker's answer when it was chosen for this session only ("Set model to
  * `Fable 5.2` for this session only"): not saved anywhere else, so only this line says it.
  */
-export const sessionOnlyPickOf = (/** @type {any} */ line) => {
-  const content = line?.message?.content ?? line?.content
-  const text = typeof content === "string" ? content : Array.isArray(content) ? content.map((c) => c?.text ?? "").join("") : ""
-  return /<local-command-stdout>Set model to `([^`]+)` for this session only/.exec(text)?.[1]
-}
+export const sessionOnlyPickOf = (/** @type {any} */ line) =>
+  /<local-command-stdout>Set model to `([^`]+)` for this session only/.exec(lineText(line))?.[1]

@@ -1,7 +1,7 @@
 // @ts-check
 import { join } from "node:path"
 import { newKey } from "../client.js"
-import { askClaude, claudeProcess, configuredModel, modelName, modelSwitchOf, probeEnv, sessionOnlyPickOf, userConfigDir } from "./claude-code-model.js"
+import { askClaude, claudeProcess, configuredModel, isCommandOutput, modelName, modelSwitchOf, probeEnv, sessionOnlyPickOf, userConfigDir } from "./claude-code-model.js"
 import { compact, keyFor, promptFields, toolFields, usageFields } from "./common.js"
 import { claudeStyleBlock, claudeStyleEvents, claudeStyleHook, claudeStyleTypes, installHooks, missingHooks, uninstallHooks } from "./hooks-settings.js"
 import { canReachStderr, tellUser } from "./terminal.js"
@@ -21,13 +21,17 @@ const newUsage = (/** @type {any} */ input, /** @type {Record<string, any>} */ s
   const seen = new Set(state.ids ?? [])
   /** @type {Map<string, any>} */
   const messages = new Map()
-  /** @type {{ args: string, name?: string } | undefined} a `/model` switch no answer has followed yet */
+  /**
+   * @type {{ args: string, name?: string, answered?: boolean } | undefined} a `/model` switch no
+   * model's answer has followed yet; for the picker, whether its own answer line has
+   */
   let switched
   for (const line of lines) {
     const args = modelSwitchOf(line)
     const picked = switched?.args === "" ? sessionOnlyPickOf(line) : undefined
     if (args !== undefined) switched = { args }
-    else if (picked) switched = { args: "", name: picked }
+    else if (picked) switched = { args: "", name: picked, answered: true }
+    else if (switched?.args === "" && isCommandOutput(line)) switched = { ...switched, answered: true }
     else if (line?.type === "assistant" && line.message?.model !== "<synthetic>") switched = undefined
     const m = line?.message
     if (line?.type !== "assistant" || !m?.usage || typeof m.id !== "string" || seen.has(m.id)) continue
@@ -107,7 +111,13 @@ export const claudeCode = {
     const hook = claudeStyleHook(name, input, ctx)
     if (!hook) return { signals: [] }
     const { type, sessionId, before } = hook
-    const read = newUsage(input, before)
+    let read = newUsage(input, before)
+    // The picker's answer ("Set model to … for this session only") is written to the transcript
+    // just after the command: a prompt typed at once can be hooked before it is there.
+    for (let waited = 0; read.switched?.args === "" && !read.switched.answered && waited < 1_000; waited += 50) {
+      await new Promise((r) => setTimeout(r, 50))
+      read = newUsage(input, before)
+    }
     const { model, seen } = await currentModel(input, read, ctx)
     ctx.state.write(name, sessionId, { ...read.state, ...(seen ? { model } : {}) }, ctx.env)
     /** @type {Record<string, unknown>} */
