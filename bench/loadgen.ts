@@ -52,6 +52,8 @@ export interface LoadResult {
   readonly latencyMs: { readonly p50: number; readonly p99: number; readonly p999: number; readonly max: number; readonly mean: number }
   readonly probes: number
   readonly dropped: number
+  /** Answers that took longer than the adapters wait (3 s): to them, no answer. */
+  readonly overAdapterTimeout: number
   readonly cpu: { readonly userMs: number; readonly systemMs: number; readonly percentOfOneCore: number }
 }
 
@@ -271,6 +273,7 @@ const main = async () => {
     },
     probes,
     dropped,
+    overAdapterTimeout: sorted.filter((ms) => ms > 3_000).length,
     cpu: {
       userMs: cpu.user / 1000,
       systemMs: cpu.system / 1000,

@@ -1,12 +1,12 @@
 /** The harness's flags, parsed once; `--smoke` shrinks every size that was not given. */
 import { parseArgs } from "node:util"
 
-export const allScenarios = ["http_baseline", "ingest", "ingest_batch", "lag", "ingest_keyed", "ingest_rules", "replay", "memory", "hook", "flood"] as const
+export const allScenarios = ["http_baseline", "ingest", "ingest_batch", "lag", "slo", "ingest_keyed", "ingest_rules", "replay", "memory", "hook", "flood"] as const
 export type Scenario = (typeof allScenarios)[number]
 export type LogName = "pg" | "kafka"
 
 /** The scenarios measured against one service over one log, one after the other. */
-export const ingestGroup: ReadonlyArray<Scenario> = ["ingest", "ingest_batch", "lag", "ingest_keyed", "ingest_rules"]
+export const ingestGroup: ReadonlyArray<Scenario> = ["ingest", "ingest_batch", "lag", "slo", "ingest_keyed", "ingest_rules"]
 
 const { values: flags } = parseArgs({
   options: {
@@ -26,7 +26,8 @@ const { values: flags } = parseArgs({
     partitions: { type: "string", default: "8" },
     "cpu-prof": { type: "boolean", default: false },
     keep: { type: "boolean", default: false },
-    warmup: { type: "string" }
+    warmup: { type: "string" },
+    "service-env": { type: "string", multiple: true }
   }
 })
 
@@ -59,7 +60,13 @@ export const options = {
   scenarios: flags.scenarios!.split(",").map((s) => s.trim()).filter((s) => s !== "") as ReadonlyArray<Scenario>,
   cpuProf: flags["cpu-prof"] === true,
   /** Keep the working directory (profiles, service logs) instead of deleting it. */
-  keep: flags.keep === true
+  keep: flags.keep === true,
+  /** Settings given to every service started (`--service-env KAFKA_PRODUCERS=4`, repeatable): to compare settings in alternating runs. */
+  serviceEnv: Object.fromEntries((flags["service-env"] ?? []).map((kv) => {
+    const at = kv.indexOf("=")
+    if (at <= 0) throw new Error(`--service-env ${kv}: expected NAME=VALUE`)
+    return [kv.slice(0, at), kv.slice(at + 1)]
+  })) as Record<string, string>
 }
 export type Options = typeof options
 

@@ -41,6 +41,7 @@ export const startService = async (
     // The engine's throughput, not its per-key limits (the flood scenario turns them on).
     ENGINE_RATE_LIMIT_SCALE: "0",
     ...logEnvFor(bench, log, id),
+    ...options.serviceEnv,
     ...extra
   }
   const nodeFlags = [...nodeArgs, ...bench.profiles.flags(id)]

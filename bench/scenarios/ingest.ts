@@ -12,6 +12,7 @@ import { say } from "../say.ts"
 import { ruleCount, rulesInForce, seedRules, seedUsers } from "../seed.ts"
 import { startService } from "../service.ts"
 import { lag, lagInFlight } from "./lag.ts"
+import { slo } from "./slo.ts"
 
 /** `baselineRps`: http_baseline's requests per second in this run, when it was measured. */
 export const ingestScenarios = async (bench: Bench, log: LogName, baselineRps: number | undefined) => {
@@ -39,7 +40,7 @@ export const ingestScenarios = async (bench: Bench, log: LogName, baselineRps: n
     }
     let maxRate: number | undefined
     let ratioToBaseline: number | "n/a" = "n/a"
-    if (wants("ingest") || wants("lag") || wants("ingest_keyed") || wants("ingest_rules")) {
+    if (wants("ingest") || wants("lag") || wants("slo") || wants("ingest_keyed") || wants("ingest_rules")) {
       say(`ingest over ${log}`)
       const { result, serverCpuMs, cpu } = await ingestLoad()
       maxRate = result.signals / result.seconds
@@ -75,6 +76,7 @@ export const ingestScenarios = async (bench: Bench, log: LogName, baselineRps: n
         await lag(bench, service, url, tenant, { percent, maxRate, ratioToBaseline }, log)
       }
     }
+    if (wants("slo") && maxRate !== undefined) await slo(bench, service, tenant, { maxRate, baselineRps }, log)
     if (wants("ingest_keyed")) {
       say(`ingest_keyed over ${log}: every request with an Idempotency-Key of its own`)
       const { result, serverCpuMs } = await bench.measured(service.pid, { ...ingestSpec, idempotencyKeys: true })

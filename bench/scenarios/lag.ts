@@ -107,6 +107,7 @@ export const lag = async (bench: Bench, service: Service, url: string, tenant: T
       refused: result.refused,
       pending: result.pending,
       dropped: result.dropped,
+      over_3s: result.overAdapterTimeout,
       ratio_to_http_baseline: load.ratioToBaseline,
       probes_sent: result.probes,
       probes_seen: lags.length,
