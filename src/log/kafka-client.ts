@@ -30,6 +30,10 @@ const KafkaSettings = Config.all({
   // batches and a lower p99, for some idle polling (docs/benchmarks.md has the figures).
   fetchMinBytes: Config.Int("KAFKA_FETCH_MIN_BYTES").pipe(Config.withDefault(1)),
   fetchMaxWaitMs: Config.Int("KAFKA_FETCH_MAX_WAIT_MS").pipe(Config.withDefault(MAX_WAIT_MS)),
+  // Idempotent producers appending side by side, each owning the partitions p with p mod n = its
+  // number (at most one per partition): one producer has one send in flight, a round trip of
+  // acks=all each, and under load the appends queue behind it.
+  producers: Config.Int("KAFKA_PRODUCERS").pipe(Config.withDefault(1)),
   partitions: LogPartitions
 })
 

@@ -5,7 +5,7 @@ import type { BrokerWatch } from "./broker-watch.ts"
 import { type KafkaClient, unavailable } from "./kafka-client.ts"
 import type { LocalRecords } from "./local-records.ts"
 import { partitionForKey } from "./murmur2.ts"
-import { batchedAppend, serializeRecord } from "./shared.ts"
+import { batchedAppend, range, serializeRecord } from "./shared.ts"
 import { type AppendResult, LogUnavailable } from "./signal-log.ts"
 
 /** What a caller is told when the cluster is known to be down: nothing was handed to the producer. */
@@ -25,7 +25,54 @@ const cutOff = new LogUnavailable({ message: "KafkaLog: the cluster went down wh
  * held until kafkajs gives up; callers already waiting are released when it goes down, their
  * records still in flight (the client retries under the same idempotency keys).
  */
-export const makeKafkaAppend = ({ kafka, settings }: KafkaClient, local: LocalRecords, watch: BrokerWatch) =>
+export const makeKafkaAppend = (client: KafkaClient, local: LocalRecords, watch: BrokerWatch) =>
+  Effect.gen(function*() {
+    const { partitions, producers } = client.settings
+    const lanes = Math.min(producers, partitions)
+    // Each partition always goes through the same lane (partition mod lanes), whose producer has
+    // one send in flight: per partition, order and exactly-once hold as with one producer, and
+    // the lanes' sends, to different partitions, run side by side.
+    const appends = yield* Effect.forEach(range(lanes), () => makeLane(client, local, watch))
+    const laneOf = (record: LogRecord) => partitionForKey(record.user_id, partitions) % lanes
+    const appendToLanes = (records: ReadonlyArray<LogRecord>): Effect.Effect<ReadonlyArray<AppendResult>, LogUnavailable> => {
+      const first = laneOf(records[0]!)
+      const byLane = new Map<number, Array<number>>()
+      records.forEach((r, i) => {
+        const lane = laneOf(r)
+        const indices = byLane.get(lane)
+        if (indices === undefined) byLane.set(lane, [i])
+        else indices.push(i)
+      })
+      if (byLane.size === 1) return appends[first]!(records)
+      // Several lanes: every part must land for the append to succeed; a part refused while
+      // another may have landed leaves the whole outcome unknown (the client sends all again
+      // under the same idempotency keys, and what landed is answered as a duplicate).
+      return Effect.all([...byLane].map(([lane, indices]) => Effect.result(appends[lane]!(indices.map((i) => records[i]!)))), { concurrency: "unbounded" }).pipe(
+        Effect.flatMap((parts) => {
+          const failed = parts.flatMap((part) => (part._tag === "Failure" ? [part.failure] : []))
+          if (failed.length > 0) {
+            const certain = failed.length === parts.length && failed.every((e) => e.notWritten === true)
+            return Effect.fail(certain ? failed[0]! : new LogUnavailable({ message: failed[0]!.message }))
+          }
+          const results = new Array<AppendResult>(records.length)
+          ;[...byLane.values()].forEach((indices, k) => {
+            const part = parts[k]!
+            if (part._tag === "Success") indices.forEach((i, j) => void (results[i] = part.success[j]!))
+          })
+          return Effect.succeed(results as ReadonlyArray<AppendResult>)
+        })
+      )
+    }
+    return (records: ReadonlyArray<LogRecord>) =>
+      records.length === 0
+        ? Effect.succeed([])
+        : watch.isDown()
+        ? Effect.fail(refused(watch))
+        : Effect.raceFirst(appendToLanes(records), Effect.andThen(watch.down, Effect.fail(cutOff)))
+  })
+
+/** One producer and its batcher: the partitions of one lane, one send in flight. */
+const makeLane = ({ kafka, settings }: KafkaClient, local: LocalRecords, watch: BrokerWatch) =>
   Effect.gen(function*() {
     const { topic, partitions } = settings
     // One send in flight (the batcher's) and maxInFlightRequests 1: kafkajs's idempotent
@@ -92,9 +139,5 @@ export const makeKafkaAppend = ({ kafka, settings }: KafkaClient, local: LocalRe
 
     // No linger: one produce is in flight at a time, and the appends that arrive meanwhile go in
     // the next one, so under load batches form anyway; a window would only add its length.
-    const batched = yield* batchedAppend("KafkaLog", Duration.zero, write)
-    return (records: ReadonlyArray<LogRecord>) =>
-      watch.isDown()
-        ? Effect.fail(refused(watch))
-        : Effect.raceFirst(batched(records), Effect.andThen(watch.down, Effect.fail(cutOff)))
+    return yield* batchedAppend("KafkaLog", Duration.zero, write)
   })

@@ -476,13 +476,16 @@ logContract("PgLog", async () => {
   }
 })
 
-logContract("KafkaLog", async () => {
+// One producer (as shipped) and three side by side (KAFKA_PRODUCERS: lanes of partitions, each
+// with its own send in flight): the same contract, order per partition included.
+for (const producers of [1, 3]) logContract(producers === 1 ? "KafkaLog" : `KafkaLog with ${producers} producers`, async () => {
   const id = randomBytes(6).toString("hex")
   const topic = `signals-contract-${id}`
   const env = configLayer({
     KAFKA_BROKERS: inject("kafkaBrokers"),
     KAFKA_TOPIC: topic,
     KAFKA_GROUP_ID: `signal-engine-contract-${id}`,
+    KAFKA_PRODUCERS: String(producers),
     LOG_PARTITIONS: String(PARTITIONS)
   })
   const corrupt = async (partition: number) => {
