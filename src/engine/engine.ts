@@ -1,7 +1,7 @@
 import { Clock, Config, Context, Deferred, Duration, Effect, Layer, Option, Redacted, Schedule } from "effect"
 import type { GoalOutcome } from "../domain/goals.ts"
 import type { GoalRecord, SessionTimeoutRecord, SignalRecord } from "../domain/records.ts"
-import { type LogEntry, type LogUnavailable, type PartitionHandler, SignalLog } from "../log/signal-log.ts"
+import { type LogEntry, LogUnavailable, type PartitionHandler, SignalLog } from "../log/signal-log.ts"
 import { statelessBlock } from "../domain/rule-evaluation.ts"
 import { signalFacts } from "../domain/judge.ts"
 import { makePartitionWorker, type PartitionWorker } from "./partition-worker.ts"
@@ -51,6 +51,7 @@ export class Engine extends Context.Service<Engine, {
       const log = yield* SignalLog
       const verdicts = yield* VerdictRegistry
       const wait = yield* Config.Duration("INGEST_WAIT").pipe(Config.withDefault(Duration.seconds(2)))
+      const appendWait = yield* Config.Duration("APPEND_WAIT").pipe(Config.withDefault(Duration.seconds(2)))
       const idle = yield* Config.Duration("ACTOR_IDLE_TIMEOUT").pipe(Config.withDefault(Duration.minutes(10)))
       // Verdicts are answered once folded; the projections follow, at most this many records behind per partition.
       const maxLag = yield* Config.Int("COMMIT_LAG_MAX_RECORDS").pipe(Config.withDefault(10_000))
@@ -92,6 +93,7 @@ export class Engine extends Context.Service<Engine, {
             shared,
             settings,
             metrics,
+            database,
             writeBehind: { maxLag: Math.max(1, maxLag), reread: reread(partition), announceFirst: cluster.enabled }
           }).pipe(
             Effect.provideContext(context),
@@ -221,8 +223,9 @@ export class Engine extends Context.Service<Engine, {
       }
 
       /**
-       * Appends the records in one call (in order), then waits for their outcomes, all within
-       * one INGEST_WAIT; none for those not processed by then (they are durable).
+       * Appends the records in one call (in order; failing once APPEND_WAIT is out), then waits
+       * for their outcomes, all within one INGEST_WAIT from the start; none for those not
+       * processed by then (they are durable).
        */
       const appendAndWait = Effect.fnUntraced(function*(
         records: ReadonlyArray<SignalRecord | GoalRecord>,
@@ -233,7 +236,15 @@ export class Engine extends Context.Service<Engine, {
         // One wait per record, each answered by its own record's outcome (copies of a keyed
         // signal share an id, and queue); the waits of records never appended are taken out.
         const deferreds = yield* Effect.forEach(records, (record) => verdicts.register(idOf(record), deadline))
+        // The append is bounded too (APPEND_WAIT): a client is answered well inside the adapters'
+        // 3 s whatever the log does; an append not confirmed by then goes on, and the answer says
+        // its outcome is unknown (sent again under its idempotency key, it is a duplicate).
         yield* log.append(records).pipe(
+          Effect.timeoutOption(appendWait),
+          Effect.flatMap(Option.match({
+            onNone: () => Effect.fail(new LogUnavailable({ message: `the log did not confirm the append within APPEND_WAIT (${Duration.format(appendWait)}); the records may still be written` })),
+            onSome: Effect.succeed
+          })),
           Effect.onError(() => Effect.forEach(records, (record, i) => verdicts.cancel(idOf(record), deferreds[i]!), { discard: true }))
         )
         const answers: Array<Outcome | PendingReason> = []

@@ -5,6 +5,7 @@ import type { FoldSettings } from "../domain/user-state.ts"
 import type { Outcome } from "../domain/verdict.ts"
 import type { LogEntry } from "../log/signal-log.ts"
 import type { EngineMetrics } from "../observability/metrics.ts"
+import type { DatabaseHealth } from "../store/database-health.ts"
 import type { RuleCache } from "./rule-cache.ts"
 import type { ScopeTotals } from "./scope-totals.ts"
 
@@ -36,6 +37,11 @@ export interface PartitionWorkerOptions {
    * was notified when it first happened.
    */
   readonly notify?: boolean | undefined
+  /**
+   * Whether the database answers: a batch that failed while it is down is retried once it is
+   * back, at once (not after the backoff grown meanwhile). Without it, the backoff alone.
+   */
+  readonly database?: DatabaseHealth["Service"] | undefined
   /** The rules in force; without them (replay) no rule is evaluated. */
   readonly rules?: RuleCache["Service"] | undefined
   /**

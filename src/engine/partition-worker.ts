@@ -1,4 +1,4 @@
-import { Clock, Duration, Effect, Schedule, Schema, Semaphore } from "effect"
+import { Clock, Duration, Effect, Schema, Semaphore } from "effect"
 import { foldBatch, scopeUsageRows } from "../domain/batch-fold.ts"
 import { eventIdFor } from "../domain/projection-rows.ts"
 import { announcementsOf, makeScopeKeys } from "../domain/scope-usage.ts"
@@ -10,6 +10,7 @@ import { Projections } from "../store/projections.ts"
 import { stepSpan } from "../observability/tracing.ts"
 import { driftSignal } from "./drift-signal.ts"
 import { makePartitionCounts } from "./partition-counts.ts"
+import { retryBatch } from "./batch-retry.ts"
 import { makeTimerIndex } from "./timer-index.ts"
 import { makeWriteBehind, type PartitionFailing } from "./write-behind.ts"
 
@@ -28,11 +29,6 @@ interface Actor {
 }
 
 class BatchFailed extends Schema.TaggedError<BatchFailed>()("BatchFailed", { message: Schema.String }) {}
-
-/** A batch whose reads failed (actors, first copies) is tried again, with backoff, until it folds. */
-const batchRetry = Schedule.exponential("100 millis", 2).pipe(
-  Schedule.modifyDelay(({ duration }) => Effect.succeed(Duration.min(duration, Duration.seconds(10))))
-)
 
 /**
  * The owner of one partition: its offset, the actors (per-user state) of its keys, and the
@@ -61,6 +57,7 @@ export const makePartitionWorker = Effect.fnUntraced(function*(options: Partitio
   /** Let go (revoked): a resync started by a late fence must not write for it any more. */
   let closed = false
   const reread = options.writeBehind?.reread
+  const retrying = retryBatch(options.database)
   const startWriting = (from: number) =>
     makeWriteBehind({
       projections,
@@ -188,7 +185,7 @@ export const makePartitionWorker = Effect.fnUntraced(function*(options: Partitio
     yield* Effect.logWarning(`partition ${options.partition}: another owner moved the partition on; resyncing from offset ${next}`)
     if (reread !== undefined && next < folded) {
       const entries = yield* reread(next, folded)
-      if (entries.length > 0) yield* attempt(entries, yield* Clock.currentTimeMillis).pipe(Effect.retry(batchRetry), Effect.orDie)
+      if (entries.length > 0) yield* attempt(entries, yield* Clock.currentTimeMillis).pipe(retrying, Effect.orDie)
     }
   })
 
@@ -238,7 +235,7 @@ export const makePartitionWorker = Effect.fnUntraced(function*(options: Partitio
             yield* Effect.logError(`partition ${options.partition}: batch failed, retrying`, e.message)
           })
         ),
-        Effect.retry(batchRetry),
+        retrying,
         Effect.tap(() => Effect.sync(() => void (failing = undefined))),
         Effect.orDie,
         Effect.flatMap((processed) =>

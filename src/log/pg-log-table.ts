@@ -29,10 +29,16 @@ const refusedStatement = new Set([
   "StatementTimeoutError", "SqlSyntaxError", "AuthorizationError", "AuthenticationError"
 ])
 
+/**
+ * A connection that never opened (refused, the server starting or shutting down) sent nothing:
+ * the pool's connect failure, or the server's 57P01-03 at start-up, before any statement.
+ */
+const neverConnected = (error: SqlError) => (error.reason as { readonly operation?: unknown }).operation === "connect"
+
 export const unavailable = (what: string) => (error: SqlError) =>
   new LogUnavailable({
     message: `PgLog: ${what} failed: ${error.message}`,
-    ...(refusedStatement.has(error.reason._tag) ? { notWritten: true } : {})
+    ...(refusedStatement.has(error.reason._tag) || neverConnected(error) ? { notWritten: true } : {})
   })
 
 /** Up to `limit` rows of a partition from offset `from` (and below `until`), in offset order. */

@@ -35,25 +35,31 @@ export class DatabaseHealth extends Context.Service<DatabaseHealth, {
   readonly isDown: () => boolean
   /** Completes when the database is (or goes) down. */
   readonly down: Effect.Effect<void>
+  /** Completes when the database answers (again). */
+  readonly up: Effect.Effect<void>
 }>()("signal-engine/store/DatabaseHealth") {
   static readonly layer = Layer.effect(
     DatabaseHealth,
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
       const downLatch = yield* Latch.make(false)
+      const upLatch = yield* Latch.make(true)
       let down = false
       const probe = sql`SELECT 1`.pipe(
         Effect.timeout("2 seconds"),
         Effect.matchCauseEffect({
-          onSuccess: () => (down ? Effect.andThen(downLatch.close, Effect.sync(() => void (down = false))) : Effect.void),
+          onSuccess: () =>
+            down ? Effect.all([downLatch.close, upLatch.open, Effect.sync(() => void (down = false))], { discard: true }) : Effect.void,
           onFailure: (cause) => {
             const unreachable = cause.reasons.some((r) => isDatabaseUnavailable("error" in r ? r.error : "defect" in r ? r.defect : undefined))
-            return unreachable && !down ? Effect.andThen(downLatch.open, Effect.sync(() => void (down = true))) : Effect.void
+            return unreachable && !down
+              ? Effect.all([upLatch.close, downLatch.open, Effect.sync(() => void (down = true))], { discard: true })
+              : Effect.void
           }
         })
       )
       yield* Effect.forkScoped(Effect.repeat(probe, Schedule.spaced(PROBE_EVERY)))
-      return { isDown: () => down, down: downLatch.await }
+      return { isDown: () => down, down: downLatch.await, up: upLatch.await }
     })
   )
 }
