@@ -1,43 +1,48 @@
 import type { PgClient } from "@effect/sql-pg"
 import { Cause, Deferred, Effect, Exit, Fiber, FiberSet, Option, Queue, Schedule, type Scope } from "effect"
 import type { LocalRecords } from "./local-records.ts"
+import { lockSession } from "./pg-log-ownership.ts"
 import { CHANNEL, decodeRows, READ_BATCH, readRows } from "./pg-log-table.ts"
 import { range } from "./shared.ts"
 import type { PartitionHandler } from "./signal-log.ts"
 
-/** First key of the session advisory locks that say which node owns which partition. */
-const LOCK_NAME = "signal-engine:signal_log"
 /** Fallback when a NOTIFY was missed (listener reconnecting): how often an idle partition looks. */
 const POLL_MILLIS = 250
-/** How often a node tries to take partitions nobody holds (a dead node's locks go with its session). */
-const ACQUIRE_MILLIS = 2_000
 
 /** Transient read failures: 100 ms doubling, at most 5 s apart, forever. */
 const backoff = Schedule.min([Schedule.exponential("100 millis"), Schedule.spaced("5 seconds")])
 
+/** Set when the partition is let go: its consumer stops after its current batch. */
+interface Stop {
+  requested: boolean
+}
+
 /**
  * PgLog's `run` and `assignment`. Ownership of partitions is a session advisory lock per
- * partition, held on a reserved connection, so a node that dies (or loses that connection)
- * releases its partitions and another node picks them up. Records this node appended (`local`)
- * reach the consumer of their partition without a query.
+ * partition, held on a reserved connection (src/log/pg-log-ownership.ts), so a node that dies (or
+ * loses that connection) releases its partitions and the others pick them up, and a node that
+ * joins gets its share from the others. Records this node appended (`local`) reach the consumer
+ * of their partition without a query.
  */
 export const makePgConsumer = (sql: PgClient.PgClient, partitions: number, local: LocalRecords) =>
   Effect.gen(function*() {
     /** The partitions this node's consumers are at (between `assigned` and `revoked`). */
     const consuming = new Set<number>()
     /**
-     * The partitions whose locks this node holds, its share of the log: undefined until its lock
-     * session's first try, and again while that session reconnects. A won partition is in the
-     * share before its worker has loaded it (readiness says "being loaded", not "ready with none").
+     * The partitions whose locks this node holds, its share of the log: none until its lock
+     * session's first round, while partitions are on their way to it, and while that session
+     * reconnects. A won partition is in the share before its worker has loaded it (readiness says
+     * "being loaded", not "ready with none").
      */
-    let locked: Set<number> | undefined
+    let share: Option.Option<ReadonlySet<number>> = Option.none()
 
     /**
      * Consumes one owned partition: resume where the handler says, then batches in offset order,
      * waiting for a NOTIFY (or the poll interval) when caught up. Ends only by failing: with the
-     * first record that does not decode, or with a handler defect.
+     * first record that does not decode, or with a handler defect; or, once `stop` is requested,
+     * at the end of its batch.
      */
-    const consume = (handler: PartitionHandler, partition: number, wake: Queue.Queue<void>, heads: Array<number>) =>
+    const consume = (handler: PartitionHandler, partition: number, wake: Queue.Queue<void>, heads: Array<number>, stop: Stop) =>
       Effect.gen(function*() {
         let next = yield* handler.assigned(partition)
         consuming.add(partition)
@@ -46,7 +51,7 @@ export const makePgConsumer = (sql: PgClient.PgClient, partitions: number, local
           // node's that were not handed over), when the head is unknown, and on the poll; not
           // after this node's own appends, which the consumer already has.
           let look = true
-          for (;;) {
+          while (!stop.requested) {
             // What this node appended right after `next` needs no query.
             const appended = local.take(partition, next)
             if (appended.length > 0) {
@@ -87,15 +92,15 @@ export const makePgConsumer = (sql: PgClient.PgClient, partitions: number, local
       })
 
     /**
-     * Runs `consume` for an owned partition until the scope closes. A record that does not decode
-     * stops the partition (the lock stays held, so no node skips it); a handler defect restarts it
-     * from `assigned` after a growing pause.
+     * Runs `consume` for an owned partition until the scope closes or it is let go. A record that
+     * does not decode stops the partition (no node skips it: the next owner stops there too); a
+     * handler defect restarts it from `assigned` after a growing pause.
      */
-    const supervise = (handler: PartitionHandler, partition: number, wake: Queue.Queue<void>, heads: Array<number>) =>
+    const supervise = (handler: PartitionHandler, partition: number, wake: Queue.Queue<void>, heads: Array<number>, stop: Stop) =>
       Effect.gen(function*() {
         let pause = 500
-        for (;;) {
-          const exit = yield* Effect.exit(consume(handler, partition, wake, heads))
+        while (!stop.requested) {
+          const exit = yield* Effect.exit(consume(handler, partition, wake, heads, stop))
           if (Exit.isSuccess(exit) || Cause.hasInterruptsOnly(exit.cause)) return
           const failure = Cause.findErrorOption(exit.cause)
           if (Option.isSome(failure)) {
@@ -139,48 +144,6 @@ export const makePgConsumer = (sql: PgClient.PgClient, partitions: number, local
         Effect.forever
       )
 
-    /**
-     * One lock session: a reserved connection whose advisory locks are this node's partitions.
-     * Fails when the connection does; closing it stops the partitions (revoked) and releases
-     * the locks before the connection goes back to the pool.
-     */
-    const lockSession = (
-      handler: PartitionHandler,
-      wakes: ReadonlyArray<Queue.Queue<void>>,
-      heads: Array<number>,
-      started: Deferred.Deferred<void>
-    ) =>
-      Effect.gen(function*() {
-        const connection = yield* sql.reserve
-        const execute = (statement: string, params: ReadonlyArray<unknown>) =>
-          connection.execute(statement, params, undefined)
-        // Runs after the partition fibers below have stopped (finalizers run in reverse order).
-        yield* Effect.addFinalizer(() => Effect.ignore(execute("SELECT pg_advisory_unlock_all()", [])))
-        const owned = new Set<number>()
-        yield* Effect.addFinalizer(() => Effect.sync(() => void (locked = undefined)))
-        for (;;) {
-          const free = range(partitions).filter((p) => !owned.has(p))
-          if (free.length > 0) {
-            const rows: ReadonlyArray<{ readonly p: number; readonly ok: boolean }> = yield* execute(
-              "SELECT p, pg_try_advisory_lock(hashtext($1), p) AS ok FROM unnest($2::int4[]) AS p ORDER BY p",
-              [LOCK_NAME, free]
-            )
-            const won = rows.filter((r) => r.ok).map((r) => r.p)
-            for (const p of won) {
-              owned.add(p)
-              yield* Effect.forkScoped(supervise(handler, p, wakes[p]!, heads))
-            }
-            if (won.length > 0) yield* Effect.logInfo(`PgLog: now owns partitions ${[...owned].sort((a, b) => a - b).join(",")}`)
-          } else {
-            // Owning everything, this only checks that the locks' session is still there.
-            yield* execute("SELECT 1", [])
-          }
-          locked = new Set(owned)
-          yield* Deferred.succeed(started, undefined)
-          yield* Effect.sleep(ACQUIRE_MILLIS)
-        }
-      })
-
     // Consumers run in the layer's fibers as well as the caller's scope, so whichever closes
     // first stops them: left to the caller alone, a consumer that outlives the layer would hold
     // its reserved connections while the pool waits for them on close.
@@ -197,7 +160,20 @@ export const makePgConsumer = (sql: PgClient.PgClient, partitions: number, local
         })
         yield* Effect.addFinalizer(() => Effect.sync(detach))
         const started = yield* Deferred.make<void>()
-        const locks = lockSession(handler, wakes, heads, started).pipe(
+        const start = (partition: number) =>
+          Effect.gen(function*() {
+            const stop: Stop = { requested: false }
+            const fiber = yield* Effect.forkScoped(supervise(handler, partition, wakes[partition]!, heads, stop))
+            return {
+              fiber,
+              stop: () => {
+                stop.requested = true
+                Queue.offerUnsafe(wakes[partition]!, undefined)
+              }
+            }
+          })
+        const publish = (next: Option.Option<ReadonlySet<number>>) => void (share = next)
+        const locks = lockSession({ sql, partitions, start, publish, started }).pipe(
           Effect.scoped,
           Effect.catchCause((cause) =>
             Effect.logWarning("PgLog: partition lock session ended; its partitions were released. Reconnecting", cause)
@@ -217,7 +193,7 @@ export const makePgConsumer = (sql: PgClient.PgClient, partitions: number, local
     return {
       run,
       // Partitions are held by advisory locks, which a dead node's session drops at once: a node's
-      // share is the partitions it holds the locks of, once it has tried for them.
-      assignment: Effect.sync(() => (locked === undefined ? Option.none() : Option.some(new Set(locked))))
+      // share is the partitions it holds the locks of, once it has its share.
+      assignment: Effect.sync(() => share)
     }
   })

@@ -13,7 +13,8 @@ import { makeSignalLog, SignalLog } from "./signal-log.ts"
  * The `signals` log as a PostgreSQL table (migration 0002): `signal_log` holds the records,
  * `signal_log_heads` the next offset of each partition. Ownership of partitions is a session
  * advisory lock per partition, held on a reserved connection, so a node that dies (or loses
- * that connection) releases its partitions and another node picks them up.
+ * that connection) releases its partitions and the others pick them up; the live nodes share
+ * them evenly (src/log/pg-log-ownership.ts).
  */
 const make = Effect.gen(function*() {
   const partitions = yield* LogPartitions

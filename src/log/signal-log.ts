@@ -78,8 +78,8 @@ export class SignalLog extends Context.Service<SignalLog, {
   readonly ping: Effect.Effect<boolean>
   /**
    * The partitions the log gives this node now (readiness): none while it has no share yet
-   * (KafkaLog: not a member of the consumer group, e.g. just restarted); an empty set when the
-   * other nodes hold them all.
+   * (KafkaLog: not a member of the consumer group, e.g. just restarted; PgLog: the other nodes
+   * are still letting go of its share); an empty set when the other nodes hold them all.
    */
   readonly assignment: Effect.Effect<Option.Option<ReadonlySet<number>>>
 }>()("signal-engine/log/SignalLog") {}

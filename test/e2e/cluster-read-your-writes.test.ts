@@ -2,7 +2,7 @@ import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { describe, expect, it } from "vitest"
 import { bootstrapOrg, call, freshDatabase, type JsonResponse, startServer, type TestServer, withStore } from "../support/harness.ts"
-import { owners, usersWithKeys } from "../support/cluster.ts"
+import { owners, sharedOwners, usersWithKeys } from "../support/cluster.ts"
 import { logVariants } from "../support/log-variants.ts"
 import { waitFor } from "../support/wait.ts"
 
@@ -54,15 +54,11 @@ describe.each(logVariants())("changes made through one node, over %s", (name, lo
     await waitFor(() => owners(databaseUrl), (rows) => rows.length === 4, { what: "node A to own the partitions" })
     const b = await startServer({ databaseUrl, env })
     try {
-      // PgLog: A keeps every partition while it lives. Kafka: the group splits them between A and B.
-      await waitFor(
-        () => owners(databaseUrl),
-        (rows) => rows.length === 4 && (name === "PgLog" || new Set(rows.map((r) => r.node_id)).size === 2),
-        { timeoutMs: 30_000, what: "partition ownership to settle" }
-      )
+      // Both logs split the partitions between A and B.
+      await sharedOwners(databaseUrl, 4)
       const org = await bootstrapOrg(databaseUrl, "cluster-ryw", "team")
       const admin = org.api_key_live!
-      // Eight users: over four partitions, both nodes own some of them (Kafka).
+      // Eight users: over four partitions, both nodes own some of them.
       const users = await usersWithKeys(a, org, 8, "ryw.test")
       const signal = (node: TestServer, key: string, model = "gpt-4o", tokens = 10) =>
         call(node, "POST", "/engine/v1/signals", {

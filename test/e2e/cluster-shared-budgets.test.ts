@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { partitionForKey } from "../../src/log/murmur2.ts"
 import type { Bootstrapped } from "../../src/store/tenancy-repo.ts"
-import { owners } from "../support/cluster.ts"
+import { owners, sharedOwners } from "../support/cluster.ts"
 import { bootstrapOrg, call, freshDatabase, startServer, type TestServer } from "../support/harness.ts"
 import { logVariants } from "../support/log-variants.ts"
 import { waitFor } from "../support/wait.ts"
@@ -10,11 +10,12 @@ const partitions = 4
 const trials = 10
 
 /**
- * A shared budget crossed on one node, as the other node sees it. Over Kafka the group splits the
- * partitions between the two nodes: users whose partitions different nodes own. Over PgLog the
- * first node holds every partition and the second forwards to it: one fold counts everything, so
- * the budget is exact across nodes. How many signals are let through beyond the budget, and how
- * soon B blocks, is measured over several trials and printed.
+ * A shared budget crossed on one node, as the other node sees it. Both logs split the partitions
+ * between the two nodes. Users whose partitions different nodes own are folded apart: the other
+ * node learns of the crossing from what the first announces (or reads back). Users whose
+ * partitions one node owns are folded together, whichever node their signals reach (the other
+ * forwards them): one fold counts everything, so the budget is exact. How many signals are let
+ * through beyond the budget, and how soon B blocks, is measured over several trials and printed.
  */
 describe.each(logVariants())("a shared budget across two nodes over %s", (_name, logEnv) => {
   let a: TestServer
@@ -30,11 +31,7 @@ describe.each(logVariants())("a shared budget across two nodes over %s", (_name,
     a = await startServer({ databaseUrl, env })
     nodeA = (await waitFor(() => owners(databaseUrl), (rows) => rows.length === partitions, { what: "node A to own the partitions" }))[0]!.node_id
     b = await startServer({ databaseUrl, env })
-    const settled = await waitFor(
-      () => owners(databaseUrl),
-      (rows) => rows.length === partitions && (_name === "PgLog" || new Set(rows.map((r) => r.node_id)).size === 2),
-      { timeoutMs: 30_000, what: "the group to split the partitions" }
-    )
+    const settled = await sharedOwners(databaseUrl, partitions)
     ownerOf = new Map(settled.map((r) => [r.partition, r.node_id]))
   }, 90_000)
   afterAll(async () => {
@@ -78,14 +75,17 @@ describe.each(logVariants())("a shared budget across two nodes over %s", (_name,
     return created.body.id as string
   }
 
-  it("is in force on the other node at most one signal after the crossing (none over PgLog)", { timeout: 240_000 }, async () => {
+  /**
+   * Trials of a crossing on A by a user of A's, then B's signals of a second user, back to back
+   * until blocked: how many got through. The second user's partition is B's (`apart`: folded by B)
+   * or another of A's (folded by A, forwarded there by B).
+   */
+  const crossings = async (label: string, count: number, apart: boolean) => {
     const measured: Array<{ readonly let_through: number; readonly ms: number }> = []
-    for (let trial = 0; trial < trials; trial++) {
-      const o = await bootstrapOrg(databaseUrl, `spread-${trial}`, "team")
-      // Over Kafka: the first user's partition is A's, the second's B's. Over PgLog A owns both
-      // (the second on another partition), and the second user's signals go through B.
+    for (let trial = 0; trial < count; trial++) {
+      const o = await bootstrapOrg(databaseUrl, `${label}-${trial}`, "team")
       const first = await userOf(o, (p) => ownerOf.get(p) === nodeA)
-      const second = await userOf(o, (p) => (_name === "PgLog" ? p !== first.partition : ownerOf.get(p) !== nodeA))
+      const second = await userOf(o, (p) => (apart ? ownerOf.get(p) !== nodeA : p !== first.partition && ownerOf.get(p) === nodeA))
       const id = await budgetFor(o, "tokens_total", [{ key: first.key, node: a }, { key: second.key, node: b }])
       expect((await signal(b, second.key, { tokens_in: 1 })).body.ok).toBe(true)
       // A user whose partition A owns crosses the budget through A.
@@ -106,30 +106,38 @@ describe.each(logVariants())("a shared budget across two nodes over %s", (_name,
       expect((await signal(a, first.key, { tokens_in: 1 })).body).toMatchObject({ ok: false, rule_id: id })
     }
     const ms = measured.map((m) => m.ms).sort((x, y) => x - y)
-    console.log(`shared budget over ${_name}, crossing on A -> blocked on B`, {
-      trials,
+    console.log(`shared budget over ${_name}, crossing on A -> blocked on B (${apart ? "folded apart" : "folded together"})`, {
+      trials: count,
       let_through: measured.map((m) => m.let_through),
       median_ms: ms[Math.floor(ms.length / 2)],
       max_ms: ms[ms.length - 1]
     })
+    return measured
+  }
+
+  it("is in force on the other node at most one signal after the crossing (none when one node folds both users)", { timeout: 240_000 }, async () => {
     // B's batch commits read back A's committed counts: a signal B folded before hearing of the
-    // crossing is the most that gets through when signals come one at a time. Over PgLog, B's
-    // signals are folded by A, which counted the crossing: none.
-    for (const m of measured) expect(m.let_through).toBeLessThanOrEqual(_name === "PgLog" ? 0 : 1)
+    // crossing is the most that gets through when signals come one at a time.
+    for (const m of await crossings("spread", trials, true)) expect(m.let_through).toBeLessThanOrEqual(1)
+    // B's signals folded by A, which counted the crossing: none.
+    for (const m of await crossings("together", 5, false)) expect(m.let_through).toBe(0)
   })
 
-  it("lets at most one signal per sender beyond it while users on both nodes send at once (none over PgLog)", { timeout: 240_000 }, async () => {
+  /**
+   * Trials of senders at once, two per user (one through the node that owns the user's partition,
+   * one through the other): one user on each partition `wanted` accepts. Each sends 10 tokens a
+   * signal until blocked; answers how many were let through beyond the 100 allowed, per trial.
+   */
+  const crowds = async (slug: string, label: string, count: number, wanted: (partition: number) => boolean) => {
     const overshoot: Array<number> = []
-    for (let trial = 0; trial < 5; trial++) {
-      const o = await bootstrapOrg(databaseUrl, `crowd-${trial}`, "team")
-      // One user per partition; two senders each: one through the node that owns the partition,
-      // one through the other node (forwarded to the owner).
+    for (let trial = 0; trial < count; trial++) {
+      const o = await bootstrapOrg(databaseUrl, `${slug}-${trial}`, "team")
       const users: Array<Awaited<ReturnType<typeof userOf>>> = []
-      for (let p = 0; p < partitions; p++) users.push(await userOf(o, (q) => q === p))
+      for (let p = 0; p < partitions; p++) if (wanted(p)) users.push(await userOf(o, (q) => q === p))
       const senders = users.flatMap((u) => [u, { ...u, node: u.node === a ? b : a }])
       const id = await budgetFor(o, "tokens_in", senders)
-      // 10 tokens each: a signal is let through while the org's usage before it is under 1,000,
-      // so exactly 100 are when one fold counts them all; each sender sends until it is blocked.
+      // A signal is let through while the org's usage before it is under 1,000, so exactly 100 are
+      // when one fold counts them all.
       const answers = (await Promise.all(senders.map(async (u) => {
         const mine: Array<{ readonly ok: boolean; readonly rule_id?: string }> = []
         for (;;) {
@@ -141,10 +149,18 @@ describe.each(logVariants())("a shared budget across two nodes over %s", (_name,
       expect(answers.filter((x) => !x.ok).every((x) => x.rule_id === id)).toBe(true)
       overshoot.push(answers.filter((x) => x.ok).length - 100)
     }
-    console.log(`shared budget over ${_name}, ${partitions * 2} senders through two nodes: signals let through beyond the 100 allowed`, overshoot)
-    // Over Kafka each node judges its partitions' signals with the other node's counts as last
-    // announced: a sender's signal folded before the crossing was heard is the most that gets through.
-    for (const o of overshoot) expect(o).toBeGreaterThanOrEqual(0)
-    for (const o of overshoot) expect(o).toBeLessThanOrEqual(_name === "PgLog" ? 0 : partitions * 2)
+    console.log(`shared budget over ${_name}, ${label}: signals let through beyond the 100 allowed`, overshoot)
+    return overshoot
+  }
+
+  it("lets at most one signal per sender beyond it while users on both nodes send at once (none when one node folds them all)", { timeout: 240_000 }, async () => {
+    // Each node judges its partitions' signals with the other node's counts as last announced: a
+    // sender's signal folded before the crossing was heard is the most that gets through.
+    for (const o of await crowds("crowd", `${partitions * 2} senders, every partition`, 5, () => true)) {
+      expect(o).toBeGreaterThanOrEqual(0)
+      expect(o).toBeLessThanOrEqual(partitions * 2)
+    }
+    // Users on A's partitions only, sending through both nodes: A folds them all, exactly.
+    for (const o of await crowds("crowd-a", "senders through both nodes, A's partitions", 3, (p) => ownerOf.get(p) === nodeA)) expect(o).toBe(0)
   })
 })

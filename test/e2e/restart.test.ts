@@ -1,7 +1,7 @@
 import type { ChildProcess } from "node:child_process"
 import { describe, expect, it } from "vitest"
 import { partitionForKey } from "../../src/log/murmur2.ts"
-import { owners, usersWithKeys } from "../support/cluster.ts"
+import { owners, sharedOwners, usersWithKeys } from "../support/cluster.ts"
 import { blockO3 } from "../support/block-rule.ts"
 import { bootstrapOrg, call, freshDatabase, startServer, type TestServer } from "../support/harness.ts"
 import { logVariants } from "../support/log-variants.ts"
@@ -168,13 +168,14 @@ describe.each(logVariants())("two nodes, one killed and restarted, over %s", (_n
     const envA = { ...shared, PORT: String(await freePort()) }
     const envB = { ...shared, PORT: String(await freePort()) }
     const [baseA, baseB] = [`http://127.0.0.1:${envA.PORT}`, `http://127.0.0.1:${envB.PORT}`]
-    // A first, so that it owns partitions (over PgLog, all of them) when it is killed.
+    // Both nodes own partitions (their share) when A is killed.
     let a = serveProcess(envA)
     let b: ChildProcess | undefined
     try {
       await waitFor(() => readiness(baseA), (r) => r.status === 200, { timeoutMs: 60_000, what: "node A to be ready" })
       b = serveProcess(envB)
       await waitFor(() => readiness(baseB), (r) => r.status === 200, { timeoutMs: 60_000, what: "node B to be ready" })
+      await sharedOwners(databaseUrl, 4)
       const org = await bootstrapOrg(databaseUrl, "restart-two", "team")
       const users = await usersWithKeys({ baseUrl: baseB } as TestServer, org, 8, "restart.test")
       await blockO3({ baseUrl: baseB }, org)
@@ -264,9 +265,8 @@ describe.each(logVariants())("two nodes, one killed and restarted, over %s", (_n
         if (x.body.action === "pending") expect(["no_owner", "forward_failed", "timeout"]).toContain(x.body.reason)
         else expect(x.body, JSON.stringify(x.body)).toMatchObject({ ok: false, action: "block", rule_id: budget.body.id })
       }
-      // The consumer group gives the restarted node a share: ready only once it owns it. (PgLog
-      // leaves every partition with the survivor, which took them: ready owning none is right.)
-      if (_name === "KafkaLog") for (const r of samples.filter((s) => s.status === 200)) expect(r.owned?.length ?? 0).toBeGreaterThan(0)
+      // Both logs give the restarted node a share again: ready only once it owns it.
+      for (const r of samples.filter((s) => s.status === 200)) expect(r.owned?.length ?? 0).toBeGreaterThan(0)
       for (const p of tally.pending) expect(["no_owner", "forward_failed", "timeout"]).toContain(p.reason)
     } finally {
       a.kill("SIGTERM")

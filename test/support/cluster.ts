@@ -2,6 +2,7 @@ import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { expect } from "vitest"
 import { call, type TestServer, withStore } from "./harness.ts"
+import { waitFor } from "./wait.ts"
 
 /** Which node owns which partition, as the nodes recorded it. */
 export const owners = (databaseUrl: string) =>
@@ -9,6 +10,17 @@ export const owners = (databaseUrl: string) =>
     const sql = yield* SqlClient.SqlClient
     return yield* sql<{ readonly partition: number; readonly node_id: string; readonly url: string }>`SELECT partition, node_id, url FROM partition_owners`
   }))
+
+/**
+ * Waits until the nodes have shared the partitions out (both logs: Kafka's group splits them,
+ * PgLog's nodes each take a fair share): every partition recorded, `nodes` distinct owners.
+ */
+export const sharedOwners = (databaseUrl: string, partitions: number, nodes = 2) =>
+  waitFor(
+    () => owners(databaseUrl),
+    (rows) => rows.length === partitions && new Set(rows.map((r) => r.node_id)).size === nodes,
+    { timeoutMs: 30_000, what: `the ${partitions} partitions to be shared by ${nodes} nodes` }
+  )
 
 /** `n` new users of the org, each with a license key: their ids and keys. */
 export const usersWithKeys = async (server: TestServer, org: { readonly api_key_live: string | null }, n: number, domain = "cluster.test") =>
