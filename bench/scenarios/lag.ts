@@ -28,6 +28,17 @@ export interface LagLoad {
  */
 export const lagInFlight = Math.max(options.concurrency * 8, 256)
 
+/** One signal a request at `rate`, whatever the answers, for the measured duration. */
+export const openLoop = (service: Service, tenant: Tenant, rate: number) => ({
+  port: service.port,
+  path: "/engine/v1/signals",
+  keys: tenant.keys,
+  durationS: options.durationS,
+  concurrency: lagInFlight,
+  rate,
+  batch: 1
+})
+
 export const lag = async (bench: Bench, service: Service, url: string, tenant: Tenant, load: LagLoad, log: LogName) => {
   const rate = (load.maxRate * load.percent) / 100
   const probeUsers = tenant.userIds.slice(0, 20)
@@ -74,13 +85,7 @@ export const lag = async (bench: Bench, service: Service, url: string, tenant: T
   await Promise.race([polled, poller])
   const started = Date.now()
   const { result, cpu } = await bench.measured(service.pid, {
-    port: service.port,
-    path: "/engine/v1/signals",
-    keys: tenant.keys,
-    durationS: options.durationS,
-    concurrency: lagInFlight,
-    rate,
-    batch: 1,
+    ...openLoop(service, tenant, rate),
     probeKeys: tenant.keys.slice(0, 20),
     probeEvery
   }, () => pollerBackends)

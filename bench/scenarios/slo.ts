@@ -10,7 +10,7 @@ import { type LogName, options, smoke } from "../options.ts"
 import { say } from "../say.ts"
 import type { Tenant } from "../seed.ts"
 import type { Service } from "../service.ts"
-import { lagInFlight } from "./lag.ts"
+import { openLoop } from "./lag.ts"
 
 /** The bound of the service level objective. */
 const P99_BOUND_MS = 50
@@ -27,16 +27,7 @@ export const slo = async (
   const steps: Array<string> = []
   for (let step = 0; step < (smoke ? 1 : 5); step++) {
     const rate = Math.max(1, (passing + failing) / 2)
-    const { result } = await bench.measured(service.pid, {
-      port: service.port,
-      path: "/engine/v1/signals",
-      keys: tenant.keys,
-      durationS: options.durationS,
-      concurrency: lagInFlight,
-      rate,
-      batch: 1,
-      warmupS: options.warmupS
-    })
+    const { result } = await bench.measured(service.pid, { ...openLoop(service, tenant, rate), warmupS: options.warmupS })
     const p99 = result.latencyMs.p99
     const ok = p99 <= P99_BOUND_MS && result.dropped === 0 && result.errors === 0
     steps.push(`${Math.round(rate)}/s: p99 ${round(p99, 1)} ms${result.dropped > 0 ? `, ${result.dropped} dropped` : ""}${ok ? "" : " ✗"}`)

@@ -40,6 +40,8 @@ export const run = (
       clearTimeout(timer)
       resolve({ code, stdout, stderr })
     })
+    // A program that exits without reading its input closes the pipe: EPIPE is no failure here.
+    child.stdin.on("error", () => undefined)
     child.stdin.end(options.input ?? "")
   })
 
