@@ -8,7 +8,7 @@ import { bootstrapOrg, call, startServer, type TestServer } from "../support/har
 import { logVariants } from "../support/log-variants.ts"
 import { freePort } from "../support/ports.ts"
 import { usersWithKeys } from "../support/cluster.ts"
-import { allEvents, now, steadyLoad } from "../support/steady-load.ts"
+import { allEvents, countingLogLines, now, steadyLoad } from "../support/steady-load.ts"
 import { waitFor } from "../support/wait.ts"
 
 /** What adapters wait for an answer before they give up (their default timeout). */
@@ -120,18 +120,6 @@ describe("a PostgreSQL outage over Kafka", () => {
     }, (statuses) => statuses.every((s) => s === 200), { timeoutMs: 30_000, what: "every signal answered ok during the outage" })
   })
 })
-
-/** Lines the service writes to stdout while `body` runs (the service runs in this process). */
-const countingLogLines = () => {
-  const lines: Array<{ readonly at: number; readonly text: string }> = []
-  const write = process.stdout.write.bind(process.stdout)
-  process.stdout.write = ((chunk: string | Uint8Array, ...rest: Array<any>) => {
-    const at = now()
-    for (const text of String(chunk).split("\n")) if (text.trim() !== "") lines.push({ at, text })
-    return write(chunk, ...rest)
-  }) as typeof process.stdout.write
-  return { lines, stop: () => void (process.stdout.write = write) }
-}
 
 /**
  * PostgreSQL stopped for a few seconds under steady load (signals, management reads, a request

@@ -3,7 +3,7 @@ import { afterAll, describe, expect, it } from "vitest"
 import { usersWithKeys } from "../support/cluster.ts"
 import { bootstrapOrg, freshDatabase, startServer, type TestServer } from "../support/harness.ts"
 import { type OwnKafka, startOwnKafka } from "../support/own-kafka.ts"
-import { allEvents, now, readinessLog, steadyLoad } from "../support/steady-load.ts"
+import { allEvents, countingLogLines, now, readinessLog, steadyLoad } from "../support/steady-load.ts"
 import { waitFor } from "../support/wait.ts"
 
 /**
@@ -40,6 +40,7 @@ describe("a Kafka broker outage", () => {
 
     const load = steadyLoad([a, b], keys, 100)
     const readiness = [readinessLog(a), readinessLog(b)]
+    const log = countingLogLines()
     await new Promise((r) => setTimeout(r, 3_000))
 
     await kafka.stop()
@@ -52,6 +53,7 @@ describe("a Kafka broker outage", () => {
     await new Promise((r) => setTimeout(r, 12_000))
     const answers = await load.stop()
     await Promise.all(readiness.map((r) => r.stop()))
+    log.stop()
     if (process.env.OUTAGE_TIMELINE) {
       // The figures of docs/benchmarks.md: from the broker's stop to the first 503 answered at
       // once (under 100 ms), and from its start (and from its readiness) to the first verdict.
@@ -86,6 +88,10 @@ describe("a Kafka broker outage", () => {
     for (const r of readiness) {
       expect(r.samples.filter((s) => s.at > gone + 1_000 && s.at < restarting).every((s) => !s.ready)).toBe(true)
     }
+
+    // A line per failure kind per interval, not kafkajs's every retry (~6 a second per node before).
+    const outageLines = log.lines.filter((l) => l.at > gone && l.at < restarting)
+    expect(outageLines.length, outageLines.map((l) => l.text.slice(0, 160)).join("\n")).toBeLessThan(40)
 
     // Verdicts again within 5 s of the broker's return, on both nodes; none answered `pending` after that.
     const after = answers.filter((x) => x.at > back + 5_000)

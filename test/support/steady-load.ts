@@ -88,3 +88,14 @@ export const allEvents = async (server: TestServer, apiKey: string) => {
   }
 }
 
+/** The lines written to stdout from now until `stop` (the service under test runs in this process), with when. */
+export const countingLogLines = () => {
+  const lines: Array<{ readonly at: number; readonly text: string }> = []
+  const write = process.stdout.write.bind(process.stdout)
+  process.stdout.write = ((chunk: string | Uint8Array, ...rest: Array<any>) => {
+    const at = now()
+    for (const text of String(chunk).split("\n")) if (text.trim() !== "") lines.push({ at, text })
+    return write(chunk, ...rest)
+  }) as typeof process.stdout.write
+  return { lines, stop: () => void (process.stdout.write = write) }
+}
