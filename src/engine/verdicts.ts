@@ -1,7 +1,7 @@
 import { Context, Deferred, Duration, Effect, Layer, Option, Schedule } from "effect"
 import { type Outcome, outcomeId } from "../domain/verdict.ts"
 
-/** How long a verdict stays answerable after its batch committed (a forwarded wait may come late). */
+/** How long a verdict stays answerable after its batch was folded (a forwarded wait may come late). */
 const recentFor = Duration.seconds(30)
 
 /** How often waits past their deadline are answered "not yet" (a wait may run over by this much). */
@@ -16,9 +16,9 @@ interface Wait {
 
 /**
  * Requests waiting for their record to be processed, by signal id (or goal command id). A partition
- * worker completes a batch's verdicts after the batch's transaction commits; a verdict nobody on
- * this node waited for is kept for a short while, so a wait that arrives after the fact
- * (forwarded from another node) still gets one.
+ * worker completes a batch's verdicts once the batch is folded (its projections are committed
+ * behind it, src/engine/write-behind.ts); a verdict nobody on this node waited for is kept for a
+ * short while, so a wait that arrives after the fact (forwarded from another node) still gets one.
  *
  * Copies of a keyed signal share its id, and each copy's record has an outcome of its own (the
  * first copy's verdict, then one marked `duplicate` per retry): waits on one id are answered one
