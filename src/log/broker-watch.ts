@@ -1,4 +1,4 @@
-import { Effect, Latch, Schedule } from "effect"
+import { Clock, Effect, Latch, Schedule } from "effect"
 import { Kafka, logLevel } from "kafkajs"
 import type { KafkaClient } from "./kafka-client.ts"
 
@@ -56,7 +56,8 @@ export const watchBrokers = ({ settings }: KafkaClient) =>
       if (answered) {
         failures = 0
         if (since === undefined) return
-        yield* Effect.logInfo(`KafkaLog: the cluster answers again after ${((Date.now() - since) / 1000).toFixed(1)} s`)
+        const now = yield* Clock.currentTimeMillis
+        yield* Effect.logInfo(`KafkaLog: the cluster answers again after ${((now - since) / 1000).toFixed(1)} s`)
         since = undefined
         yield* downLatch.close
         yield* upLatch.open
@@ -64,7 +65,7 @@ export const watchBrokers = ({ settings }: KafkaClient) =>
       }
       failures++
       if (since !== undefined || failures < DOWN_AFTER) return
-      since = Date.now()
+      since = yield* Clock.currentTimeMillis
       yield* Effect.logWarning("KafkaLog: the cluster does not answer; appends are refused until it does")
       yield* upLatch.close
       yield* downLatch.open

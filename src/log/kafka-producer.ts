@@ -1,4 +1,4 @@
-import { Duration, Effect } from "effect"
+import { Clock, Duration, Effect } from "effect"
 import { Partitioners, type RecordMetadata } from "kafkajs"
 import type { LogRecord } from "../domain/records.ts"
 import type { BrokerWatch } from "./broker-watch.ts"
@@ -10,10 +10,13 @@ import { type AppendResult, LogUnavailable } from "./signal-log.ts"
 
 /** What a caller is told when the cluster is known to be down: nothing was handed to the producer. */
 const refused = (watch: BrokerWatch) =>
-  new LogUnavailable({
-    message: `KafkaLog: the cluster has not answered for ${((Date.now() - (watch.downSince() ?? Date.now())) / 1000).toFixed(1)} s; the records were not sent`,
-    notWritten: true
-  })
+  Effect.flatMap(Clock.currentTimeMillis, (now) =>
+    Effect.fail(
+      new LogUnavailable({
+        message: `KafkaLog: the cluster has not answered for ${((now - (watch.downSince() ?? now)) / 1000).toFixed(1)} s; the records were not sent`,
+        notWritten: true
+      })
+    ))
 
 /** What a caller waiting for an append is told when the cluster goes down meanwhile. */
 const cutOff = new LogUnavailable({ message: "KafkaLog: the cluster went down while the records were being sent; they may still be written" })
@@ -67,7 +70,7 @@ export const makeKafkaAppend = (client: KafkaClient, local: LocalRecords, watch:
       records.length === 0
         ? Effect.succeed([])
         : watch.isDown()
-        ? Effect.fail(refused(watch))
+        ? refused(watch)
         : Effect.raceFirst(appendToLanes(records), Effect.andThen(watch.down, Effect.fail(cutOff)))
   })
 
