@@ -3,7 +3,7 @@ import { HttpServerResponse } from "effect/http"
 import { type HttpApiEndpoint, HttpApiError, OpenApi } from "effect/http-api"
 import { BadRequest, isApiError, PayloadTooLarge, withRequestId } from "../domain/errors.ts"
 import { Envelope } from "./contract.ts"
-import { RequestId } from "./request-id.ts"
+import { RequestId } from "../observability/request-id.ts"
 
 /** A request that does not decode, as the API answers it (400; `invalid_json` for a body that is not JSON). */
 export const describeSchemaError = (error: HttpApiError.HttpApiSchemaError): BadRequest => {

@@ -25,8 +25,8 @@ import { DatabaseHealth, isDatabaseUnavailable } from "../store/database-health.
 import { databaseUnavailable, makeOutageLog, retryAfterSeconds } from "./database-outage.ts"
 import { Draining } from "./draining.ts"
 import { childrenByKey, Metrics, secondsSince } from "../observability/metrics.ts"
-import { RequestFacts } from "./request-facts.ts"
-import { RequestId } from "./request-id.ts"
+import { RequestFacts } from "../observability/request-facts.ts"
+import { RequestId } from "../observability/request-id.ts"
 import { ResponseHeaders } from "./response-headers.ts"
 import type { RouteTable } from "./route-table.ts"
 

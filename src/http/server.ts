@@ -28,7 +28,7 @@ import { Draining } from "./draining.ts"
 import { gateway } from "./gateway.ts"
 import { ManagementApi } from "./management/api.ts"
 import { ManagementHandlers } from "./management/handlers.ts"
-import { RequestId } from "./request-id.ts"
+import { RequestId } from "../observability/request-id.ts"
 import { makeRouteTable } from "./route-table.ts"
 import { requestsUntraced } from "../observability/tracing.ts"
 

@@ -1,6 +1,6 @@
 import { Cause, Config, Context, Effect, Layer, Logger, References, Tracer } from "effect"
-import { RequestFacts } from "../http/request-facts.ts"
-import { RequestId } from "../http/request-id.ts"
+import { RequestFacts } from "./request-facts.ts"
+import { RequestId } from "./request-id.ts"
 import { throttleRepeats } from "./log-throttle.ts"
 
 /** LOG_FORMAT: `text` (default), or `json`: one JSON object a line, for a log pipeline. */

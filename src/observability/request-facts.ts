@@ -9,4 +9,4 @@ export interface RequestFacts {
   user_id?: string
 }
 
-export const RequestFacts = Context.Reference<RequestFacts>("signal-engine/http/RequestFacts", { defaultValue: () => ({}) })
+export const RequestFacts = Context.Reference<RequestFacts>("signal-engine/observability/RequestFacts", { defaultValue: () => ({}) })
