@@ -43,7 +43,8 @@ import { Channels } from "./store/channels-repo.ts"
 import { Notifications } from "./store/notifications-repo.ts"
 import { LogFormat, LoggingLive } from "./observability/logging.ts"
 import { makeMetrics, Metrics } from "./observability/metrics.ts"
-import { MetricsPort, MetricsServer } from "./observability/metrics-server.ts"
+import { metricsServer, MetricsPort } from "./observability/metrics-server.ts"
+import { refreshStateGauges } from "./state-gauges.ts"
 import { TracingLive } from "./observability/tracing.ts"
 
 /**
@@ -187,7 +188,7 @@ export const appLayer = <E, R>(database: Layer.Layer<DatabaseInfo | SqlClient.Sq
         Layer.provide(Layer.orDie(ServingLock))
       ))
   ).pipe(Layer.provideMerge(database))
-  return Layer.mergeAll(serveApp, ListenBanner, MetricsServer).pipe(
+  return Layer.mergeAll(serveApp, ListenBanner, metricsServer(refreshStateGauges)).pipe(
     Layer.provide(HttpServerLive),
     Layer.provide(DemoBootstrap),
     Layer.provideMerge(core),
