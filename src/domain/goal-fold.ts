@@ -1,7 +1,7 @@
 import { canTransition, descriptionProblem, type GoalRefusal, type GoalState, maxActiveGoals, maxClosedGoals, publicGoal } from "./goals.ts"
 import type { Position } from "./projection-rows.ts"
 import type { GoalRecord } from "./records.ts"
-import type { FoldResult } from "./sessionizer.ts"
+import type { FoldResult } from "./fold-result.ts"
 import type { UserState } from "./user-state.ts"
 
 const refused = (r: GoalRecord, refusal: GoalRefusal, state: UserState): FoldResult => ({

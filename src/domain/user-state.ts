@@ -28,7 +28,7 @@ export interface OpenSession {
 }
 
 export interface UserState {
-  /** Open sessions by run (`sessionKey` in sessionizer.ts: environment, adapter, client session id). */
+  /** Open sessions by run (`sessionKey` in user-fold.ts: environment, adapter, client session id). */
   readonly open: Readonly<Record<string, OpenSession>>
   /**
    * The user's usage per calendar window, by `<environment>:d:<YYYY-MM-DD>` and

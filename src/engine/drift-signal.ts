@@ -1,6 +1,6 @@
 import { makeId } from "../domain/ids.ts"
 import type { SignalRecord } from "../domain/records.ts"
-import type { DriftDetected } from "../domain/sessionizer.ts"
+import type { DriftDetected } from "../domain/fold-result.ts"
 
 /**
  * The goal-drift signal the engine appends for a user whose off-goal streak reached the

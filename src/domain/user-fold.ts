@@ -1,7 +1,7 @@
 import { observeTokens } from "./anomaly.ts"
 import { bestGoal, type DriftSettings } from "./drift.ts"
 import type { Environment } from "./environments.ts"
-import type { GoalOutcome } from "./goals.ts"
+import type { DriftDetected, FoldResult } from "./fold-result.ts"
 import { foldGoal } from "./goal-fold.ts"
 import { instantOf, later } from "./instants.ts"
 import { type EventRow, eventIdFor, type GoalRow, type Position, type SessionRow, sessionIdFor } from "./projection-rows.ts"
@@ -21,8 +21,8 @@ import { type Notice, notice } from "./webhooks.ts"
  * `session-end` (ended_at = that signal) or by timeout (ended_at = its last activity), whichever
  * comes first. Two concurrent runs of one tool are two sessions.
  *
- * The state and the rows are in user-state.ts and projection-rows.ts; goal commands fold in
- * goal-fold.ts.
+ * The state and the rows are in user-state.ts and projection-rows.ts, what a step answers in
+ * fold-result.ts; goal commands fold in goal-fold.ts.
  */
 
 /**
@@ -33,31 +33,6 @@ import { type Notice, notice } from "./webhooks.ts"
  * its every signal without bound. Part of the fold: replay applies it the same way.
  */
 export const maxOpenSessions = 32
-
-/** A goal-drift signal the engine should append for the user (live runs only; replay finds it in the log). */
-export interface DriftDetected {
-  readonly goal_id: string
-  readonly score: number
-  readonly off_goal_prompts: number
-  /** The signal whose prompt completed the streak. */
-  readonly signal_id: string
-}
-
-export interface FoldResult {
-  readonly state: UserState
-  /** The latest row of every session this record touched (opened, updated or closed). */
-  readonly sessions: ReadonlyArray<SessionRow>
-  readonly events: ReadonlyArray<EventRow>
-  /** What this record made happen that webhooks may be told about (session.started, session.ended). */
-  readonly notices: ReadonlyArray<Notice>
-  /** For a signal: the session it was counted in. */
-  readonly sessionId?: string
-  /** Goals this record created or changed. */
-  readonly goals?: ReadonlyArray<GoalRow>
-  /** For a goal command: what it came to. */
-  readonly goalOutcome?: GoalOutcome
-  readonly drift?: DriftDetected
-}
 
 const count = (value: unknown): number =>
   typeof value === "number" && Number.isFinite(value) && value >= 0 ? Math.trunc(value) : 0

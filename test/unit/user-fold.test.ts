@@ -5,7 +5,7 @@ import type { Usage } from "../../src/domain/rule-evaluation.ts"
 import { makeScopeKeys, scopeKeysOf } from "../../src/domain/scope-usage.ts"
 import { instantOf } from "../../src/domain/instants.ts"
 import type { EventRow, SessionRow } from "../../src/domain/projection-rows.ts"
-import { fold, maxOpenSessions } from "../../src/domain/sessionizer.ts"
+import { fold, maxOpenSessions } from "../../src/domain/user-fold.ts"
 import { emptyUserState, type UserState } from "../../src/domain/user-state.ts"
 import { signalAt as signal } from "../support/log-records.ts"
 
@@ -25,7 +25,7 @@ const run = (records: ReadonlyArray<LogRecord>) => {
   return { state, sessions: [...sessions.values()], events }
 }
 
-describe("sessionizer", () => {
+describe("the per-user fold", () => {
   it("keeps at most maxOpenSessions open per user, ending the least recently active one as timed out", () => {
     const records = Array.from({ length: maxOpenSessions + 8 }, (_, i) => signal({ at: t0 + i * 1000, adapter: `tool-${i}` }))
     // tool-0 is active again just before the cap is passed: tool-1 is then the least recent.
