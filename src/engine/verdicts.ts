@@ -1,4 +1,4 @@
-import { Context, Deferred, Duration, Effect, Layer, Option, Schedule } from "effect"
+import { Clock, Context, Deferred, Duration, Effect, Layer, Option, Schedule } from "effect"
 import { type Outcome, outcomeId } from "../domain/verdict.ts"
 
 /** How long a verdict stays answerable after its batch was folded (a forwarded wait may come late). */
@@ -42,6 +42,7 @@ export class VerdictRegistry extends Context.Service<VerdictRegistry, {
   static readonly layer = Layer.effect(
     VerdictRegistry,
     Effect.gen(function*() {
+      const clock = yield* Clock.Clock
       /** The first wait of each id; the others follow it through `next`. */
       const waiting = new Map<string, Wait>()
       const recent = new Map<string, { readonly outcome: Outcome; readonly at: number }>()
@@ -54,7 +55,7 @@ export class VerdictRegistry extends Context.Service<VerdictRegistry, {
        */
       let earliest = Number.POSITIVE_INFINITY
       yield* Effect.sync(() => {
-        const now = Date.now()
+        const now = clock.currentTimeMillisUnsafe()
         if (now < earliest) return
         earliest = Number.POSITIVE_INFINITY
         // Answered once every queue is relinked: an answer can resume its request at once, and a
@@ -116,7 +117,7 @@ export class VerdictRegistry extends Context.Service<VerdictRegistry, {
         waiting: () => waiting.size,
         complete: (outcomes) =>
           Effect.sync(() => {
-            const now = Date.now()
+            const now = clock.currentTimeMillisUnsafe()
             for (const [id, entry] of recent) {
               if (now - entry.at <= keepMs) break
               recent.delete(id)
@@ -139,7 +140,7 @@ export class VerdictRegistry extends Context.Service<VerdictRegistry, {
           Effect.suspend(() => {
             const known = recent.get(id)
             if (known) return Effect.succeedSome(known.outcome)
-            const deadline = Date.now() + Duration.toMillis(Duration.fromInputUnsafe(timeout))
+            const deadline = clock.currentTimeMillisUnsafe() + Duration.toMillis(Duration.fromInputUnsafe(timeout))
             return Effect.map(Effect.flatMap(register(id, deadline), Deferred.await), Option.fromUndefinedOr)
           })
       })

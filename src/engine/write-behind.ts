@@ -1,4 +1,4 @@
-import { Deferred, Duration, Effect, Exit, Latch, Scope } from "effect"
+import { Clock, Deferred, Duration, Effect, Exit, Latch, Scope } from "effect"
 import type { EventRow, GoalRow, SessionRow } from "../domain/projection-rows.ts"
 import type { ScopeUsageRow } from "../domain/scope-usage.ts"
 import type { KnownEvent } from "../domain/verdict.ts"
@@ -168,7 +168,7 @@ export const makeWriteBehind = Effect.fnUntraced(function*(options: {
         }
         return
       }
-      const now = Date.now()
+      const now = yield* Clock.currentTimeMillis
       failing = { since: failing?.since ?? now, attempts: (failing?.attempts ?? 0) + 1, error: String(exit.cause) }
       yield* Effect.logError(`partition ${partition}: commit failed, retrying`, exit.cause)
       yield* Effect.sleep(retryDelay(attempt))

@@ -1,4 +1,4 @@
-import { Deferred, Duration, Effect, Exit, Option, Queue, type Scope } from "effect"
+import { Clock, Deferred, Duration, Effect, Exit, Option, Queue, type Scope } from "effect"
 
 interface Pending<A, B, E> {
   readonly items: ReadonlyArray<A>
@@ -28,7 +28,7 @@ export const makeBatcher = Effect.fnUntraced(function*<A, B, E>(options: {
     const first = yield* Queue.take(queue)
     batch = [first]
     let size = first.items.length
-    const deadline = Date.now() + windowMillis
+    const deadline = (yield* Clock.currentTimeMillis) + windowMillis
     while (size < options.maxItems) {
       const ready = yield* Queue.poll(queue)
       if (Option.isSome(ready)) {
@@ -36,7 +36,7 @@ export const makeBatcher = Effect.fnUntraced(function*<A, B, E>(options: {
         size += ready.value.items.length
         continue
       }
-      const remaining = deadline - Date.now()
+      const remaining = deadline - (yield* Clock.currentTimeMillis)
       if (remaining <= 0) break
       // Interrupting a waiting take loses nothing: the item is only removed once taken.
       const next = yield* Effect.timeoutOption(Queue.take(queue), remaining)

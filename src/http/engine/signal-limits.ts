@@ -1,4 +1,4 @@
-import { Config, Context, Effect, Layer, Schedule } from "effect"
+import { Clock, Config, Context, Effect, Layer, Schedule } from "effect"
 import { TooManyRequests } from "../../domain/errors.ts"
 import { engineSignalBuckets, type SignalBucket } from "../../domain/plans.ts"
 import type { LicensePrincipal } from "../../domain/principal.ts"
@@ -30,6 +30,7 @@ export class SignalLimits extends Context.Service<SignalLimits, {
   static readonly layer = Layer.effect(
     SignalLimits,
     Effect.gen(function*() {
+      const clock = yield* Clock.Clock
       const scale = yield* Config.Number("ENGINE_RATE_LIMIT_SCALE").pipe(Config.withDefault(1))
       const buckets = new Map<string, Bucket>()
       const refusals = (yield* Metrics).rateLimited.labels({ api: "engine" })
@@ -57,7 +58,7 @@ export class SignalLimits extends Context.Service<SignalLimits, {
 
       // A full bucket is the same as none: dropped, so idle keys cost no memory.
       yield* Effect.sync(() => {
-        const now = Date.now()
+        const now = clock.currentTimeMillisUnsafe()
         for (const [id, bucket] of buckets) if (now - bucket.at > 600_000) buckets.delete(id)
       }).pipe(Effect.repeat(Schedule.spaced("1 minute")), Effect.forkScoped)
 
@@ -66,7 +67,7 @@ export class SignalLimits extends Context.Service<SignalLimits, {
         return Effect.gen(function*() {
           const headers = yield* ResponseHeaders
           const { key, org } = limitsOf(principal.plan)
-          const now = Date.now()
+          const now = clock.currentTimeMillisUnsafe()
           const mine = level(`key:${principal.keyId}`, key, now)
           const theirs = level(`org:${principal.orgId}:${principal.environment}`, org, now)
           const short = [
@@ -95,7 +96,7 @@ export class SignalLimits extends Context.Service<SignalLimits, {
       const admit = (principal: LicensePrincipal): Effect.Effect<void, TooManyRequests> => {
         if (scale <= 0) return Effect.void
         const limits = limitsOf(principal.plan)
-        const now = Date.now()
+        const now = clock.currentTimeMillisUnsafe()
         const empty = level(`key:${principal.keyId}`, limits.key, now).tokens < 1 ||
           level(`org:${principal.orgId}:${principal.environment}`, limits.org, now).tokens < 1
         return empty ? take(principal, 1) : Effect.void
