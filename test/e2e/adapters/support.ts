@@ -151,8 +151,10 @@ export const startWorld = async (script: FakeScript = defaultScript): Promise<Wo
     stop: async () => {
       await model.close()
       await server.stop()
-      rmSync(home, { recursive: true, force: true })
-      rmSync(workdir, { recursive: true, force: true })
+      // The resident hook process may still be writing the home's state as it notices the
+      // home going and exits: retried, as rm -rf would be by hand.
+      rmSync(home, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 })
+      rmSync(workdir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 })
     }
   }
 }
