@@ -1,5 +1,6 @@
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
+import { channelFailingMessage } from "../domain/failing-alerts.ts"
 import type { ChannelKind, ChannelTarget } from "../domain/channels.ts"
 import { type AttemptResult, judgeAttempt } from "../domain/delivery.ts"
 import type { Environment } from "../domain/environments.ts"
@@ -111,9 +112,7 @@ export class Notifications extends Context.Service<
           if (outcome === "gave-up") {
             yield* turnFailing(sql, channelOutbox, channel, {
               type: "channel.failing",
-              message: `notification channel ${channel.id} (“${channel.name}”, ${channel.target.kind}) is failing: ` +
-                `${maxAttempts} attempts to send message ${message.id} failed (last: ${result.error ?? "unknown"}); messages are ` +
-                `paused until it is re-enabled with PATCH /api/v1/channels/${channel.id} {"enabled": true}`,
+              message: channelFailingMessage({ id: channel.id, name: channel.name, kind: channel.target.kind }, maxAttempts, message.id, result.error),
               data: { channel_id: channel.id, kind: channel.target.kind, notification_id: message.id, last_error: result.error },
               except: channel.id
             })

@@ -1,5 +1,6 @@
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
+import { webhookFailingMessage } from "../domain/failing-alerts.ts"
 import type { Environment } from "../domain/environments.ts"
 import { type AttemptResult, judgeAttempt } from "../domain/delivery.ts"
 import { makeId } from "../domain/ids.ts"
@@ -236,9 +237,7 @@ export class Webhooks extends Context.Service<Webhooks, {
           if (outcome === "gave-up") {
             yield* turnFailing(sql, webhookOutbox, webhook, {
               type: "webhook.failing",
-              message: `webhook ${webhook.id} (${webhook.url}) is failing: ${maxAttempts} attempts to deliver ` +
-                `${delivery.event_id} failed (last: ${result.error ?? "unknown"}); deliveries are paused until it is ` +
-                `re-enabled with POST /api/v1/webhooks/${webhook.id}/enable`,
+              message: webhookFailingMessage(webhook, maxAttempts, delivery.event_id, result.error),
               data: { webhook_id: webhook.id, url: webhook.url, event_id: delivery.event_id, last_status: result.status_code, last_error: result.error }
             })
           }
