@@ -7,7 +7,12 @@ import { freePort } from "../support/ports.ts"
 import { exited, spawnServer } from "../support/served.ts"
 import { waitFor } from "../support/wait.ts"
 
-describe.each(logVariants())("crash safety over %s", (_name, logEnv) => {
+// Kafka with its appends in parallel (KAFKA_PRODUCERS: several idempotent producers, each with
+// its own partitions) must keep the same guarantee as one producer.
+const kafka = logVariants().find(([name]) => name === "KafkaLog")![1]
+const variants = [...logVariants(), ["KafkaLog with 3 producers", () => ({ ...kafka(), KAFKA_PRODUCERS: "3" })] as const]
+
+describe.each(variants)("crash safety over %s", (_name, logEnv) => {
   it("after a SIGKILL mid-stream and a restart, every signal answered ok is in the events exactly once", { timeout: 120_000 }, async () => {
     const databaseUrl = await freshDatabase()
     const env = { ...logEnv(), DATABASE_URL: databaseUrl, PORT: String(await freePort()), HOST: "127.0.0.1", DEMO_BOOTSTRAP: "false" }
