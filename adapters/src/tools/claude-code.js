@@ -2,6 +2,7 @@
 import { join } from "node:path"
 import { newKey } from "../client.js"
 import { askClaude, claudeProcess, configuredModel, isCommandOutput, modelName, modelSwitchOf, probeEnv, sessionOnlyPickOf, userConfigDir } from "./claude-code-model.js"
+import { recordSwitch, settledSwitch, switchedModel } from "./claude-code-switch.js"
 import { compact, keyFor, promptFields, toolFields, usageFields } from "./common.js"
 import { claudeStyleBlock, claudeStyleEvents, claudeStyleHook, claudeStyleTypes, installHooks, missingHooks, uninstallHooks } from "./hooks-settings.js"
 import { canReachStderr, tellUser } from "./terminal.js"
@@ -9,7 +10,11 @@ import { readNewLines, rememberIds } from "./transcript.js"
 
 const name = "claude-code"
 
-const events = claudeStyleEvents(Object.keys(claudeStyleTypes))
+/**
+ * The events that make signals, and the two a model switch fires (`/model`, the picker, for this
+ * session only or saved): they make none, but tell the session's model before any prompt can follow.
+ */
+const events = [...claudeStyleEvents(Object.keys(claudeStyleTypes)), { event: "PreModelSwitch" }, { event: "PostModelSwitch" }]
 
 /**
  * The model calls the transcript gained since the last hook: assistant messages with their usage,
@@ -26,13 +31,17 @@ const newUsage = (/** @type {any} */ input, /** @type {Record<string, any>} */ s
    * model's answer has followed yet; for the picker, whether its own answer line has
    */
   let switched
+  let answeredAt = Number(state.answeredAt ?? 0)
   for (const line of lines) {
     const args = modelSwitchOf(line)
     const picked = switched?.args === "" ? sessionOnlyPickOf(line) : undefined
     if (args !== undefined) switched = { args }
     else if (picked) switched = { args: "", name: picked, answered: true }
     else if (switched?.args === "" && isCommandOutput(line)) switched = { ...switched, answered: true }
-    else if (line?.type === "assistant" && line.message?.model !== "<synthetic>") switched = undefined
+    else if (line?.type === "assistant" && line.message?.model !== "<synthetic>") {
+      switched = undefined
+      answeredAt = Math.max(answeredAt, Date.parse(line.timestamp) || 0)
+    }
     const m = line?.message
     if (line?.type !== "assistant" || !m?.usage || typeof m.id !== "string" || seen.has(m.id)) continue
     messages.set(m.id, m) // the last line of a message carries its final usage
@@ -52,20 +61,26 @@ const newUsage = (/** @type {any} */ input, /** @type {Record<string, any>} */ s
     byModel.set(m.model, sum)
   }
   const ids = [...messages.keys()]
-  return { usage: [...byModel.values()], ids, offset, model, switched, state: { ...state, offset, model, ids: rememberIds(state.ids, ids) } }
+  return { usage: [...byModel.values()], ids, offset, model, switched, state: { ...state, offset, model, answeredAt, ids: rememberIds(state.ids, ids) } }
 }
 
 /**
  * The model the session's next request goes to: the one SessionStart names (interactive sessions),
- * a `/model` switch since the last hook, else the model that answered last (transcript), else, as
+ * the one a switch hook named while no model has answered since, a `/model` switch the transcript
+ * shows since the last hook (for a Claude Code without switch hooks), else the model that answered last (transcript), else, as
  * the first prompt of a print-mode session, whatever Claude Code resolves from its built-in default,
  * settings, ANTHROPIC_MODEL and the session's flags (asked once, then kept in the session's state).
  * Asking is skipped where the answer is certain without it: a full model ID configured, and no flag
  * on the session's command line that could choose another.
  */
-const currentModel = async (/** @type {any} */ input, /** @type {ReturnType<typeof newUsage>} */ read, /** @type {import("../hook.js").HookContext} */ ctx) => {
+const currentModel = async (
+  /** @type {any} */ input,
+  /** @type {ReturnType<typeof newUsage>} */ read,
+  /** @type {string | undefined} */ switchedTo,
+  /** @type {import("../hook.js").HookContext} */ ctx
+) => {
   const cwd = typeof input.cwd === "string" ? input.cwd : undefined
-  const named = modelName(input.model)
+  const named = modelName(input.model) ?? modelName(switchedTo)
   if (named) return { model: named, seen: true }
   // Only Claude Code itself can be asked, and only from a hook it runs (it sets CLAUDECODE and
   // CLAUDE_PID), never from the probe's own session.
@@ -108,17 +123,28 @@ export const claudeCode = {
     "fail open, a refused key and warn verdicts show only in the interactive UI and in --output-format stream-json"
   ],
   plan: async (input, ctx) => {
+    const sessionOf = String(input.session_id ?? "unknown")
+    if (input.hook_event_name === "PreModelSwitch" || input.hook_event_name === "PostModelSwitch") {
+      ctx.state.write(name, sessionOf, recordSwitch(input, ctx.state.read(name, sessionOf, ctx.env)), ctx.env)
+      return { signals: [] }
+    }
     const hook = claudeStyleHook(name, input, ctx)
     if (!hook) return { signals: [] }
-    const { type, sessionId, before } = hook
+    const { type, sessionId } = hook
+    const landed = await settledSwitch(
+      () => ctx.state.read(name, sessionId, ctx.env),
+      (state) => ctx.state.write(name, sessionId, state, ctx.env)
+    )
+    const before = { ...hook.before, ...landed }
     let read = newUsage(input, before)
-    // The picker's answer ("Set model to … for this session only") is written to the transcript
-    // just after the command: a prompt typed at once can be hooked before it is there.
-    for (let waited = 0; read.switched?.args === "" && !read.switched.answered && waited < 1_000; waited += 50) {
+    const switchedTo = switchedModel(landed.switched, read.state.answeredAt)
+    // Without switch hooks (an older Claude Code) the picker's answer ("Set model to … for this
+    // session only") is the transcript's line after the command, which a prompt can beat.
+    for (let waited = 0; !switchedTo && read.switched?.args === "" && !read.switched.answered && waited < 1_000; waited += 50) {
       await new Promise((r) => setTimeout(r, 50))
       read = newUsage(input, before)
     }
-    const { model, seen } = await currentModel(input, read, ctx)
+    const { model, seen } = await currentModel(input, read, switchedTo, ctx)
     ctx.state.write(name, sessionId, { ...read.state, ...(seen ? { model } : {}) }, ctx.env)
     /** @type {Record<string, unknown>} */
     let metadata = { model, cwd: input.cwd }
