@@ -14,7 +14,8 @@ import { RateLimiter } from "./store/rate-limits.ts"
 import { Rules } from "./store/rules-repo.ts"
 import { Tenancy } from "./store/tenancy-repo.ts"
 import { Cluster } from "./engine/cluster.ts"
-import { Engine } from "./engine/engine.ts"
+import { Ingress } from "./engine/ingress.ts"
+import { Processor } from "./engine/processor.ts"
 import { IdleCompaction } from "./engine/idle-compaction.ts"
 import { RuleCache } from "./engine/rule-cache.ts"
 import { ScopeTotals } from "./engine/scope-totals.ts"
@@ -92,7 +93,7 @@ const signalLogOver = (guard: Layer.Layer<LogIdentityGuard, never, SqlClient.Sql
 export const SignalLogLive = signalLogOver(LogIdentityGuardLive)
 
 /** The stream processor: log consumer, partition workers and the verdicts they answer. */
-const ProcessingLive = Engine.layer.pipe(
+const ProcessingLive = Layer.mergeAll(Ingress.layer, Processor.layer).pipe(
   Layer.provideMerge(Layer.mergeAll(SignalLogLive, Projections.layer, VerdictRegistry.layer, Pricing.layer, Cluster.layer, RuleCache.layer, ScopeTotals.layer, DatabaseHealth.layer))
 )
 
@@ -132,7 +133,7 @@ const ListenBanner = Layer.effectDiscard(
     const config = yield* AppConfig
     const db = yield* DatabaseInfo
     const log = yield* SignalLog
-    const owned = (yield* Engine.use((engine) => engine.partitions)).map((p) => p.partition)
+    const owned = (yield* Processor.use((processor) => processor.partitions)).map((p) => p.partition)
     const metricsPort = yield* MetricsPort
     const scheme = Option.isSome(config.tls) ? "https" : "http"
     const shown = config.host === "0.0.0.0" ? "localhost" : config.host

@@ -1,6 +1,6 @@
 import { Effect, Option } from "effect"
 import { SqlClient } from "effect/sql"
-import { Engine } from "./engine/engine.ts"
+import { Processor } from "./engine/processor.ts"
 import { VerdictRegistry } from "./engine/verdicts.ts"
 import { SignalLog } from "./log/signal-log.ts"
 import { Metrics } from "./observability/metrics.ts"
@@ -15,14 +15,14 @@ import { poolConfig } from "./store/database.ts"
  */
 export const refreshStateGauges = Effect.gen(function*() {
   const metrics = yield* Metrics
-  const engine = yield* Engine
+  const processor = yield* Processor
   const log = yield* SignalLog
   const verdicts = yield* VerdictRegistry
   const sql = yield* SqlClient.SqlClient
   metrics.dbPoolMax.set(poolConfig.maxConnections)
   return Effect.gen(function*() {
     metrics.pendingVerdicts.set(verdicts.waiting())
-    const partitions = yield* engine.partitions
+    const partitions = yield* processor.partitions
     metrics.partitionsOwned.set(partitions.length)
     metrics.partitionsFailing.set(partitions.filter((p) => p.failing !== undefined).length)
     // Reset first: a partition this node gave up has no figures any more.

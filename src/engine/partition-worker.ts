@@ -1,18 +1,18 @@
-import { Clock, Duration, Effect, Schema, Semaphore } from "effect"
+import { Clock, Duration, Effect, Schema } from "effect"
 import { foldBatch, scopeUsageRows } from "../domain/batch-fold.ts"
 import { eventIdFor } from "../domain/projection-rows.ts"
-import { announcementsOf, makeScopeKeys } from "../domain/scope-usage.ts"
-import { timeoutDue } from "../domain/user-fold.ts"
-import { defaultFoldSettings, emptyUserState, type UserState } from "../domain/user-state.ts"
+import { announcementsOf } from "../domain/scope-usage.ts"
+import { defaultFoldSettings } from "../domain/user-state.ts"
 import type { KnownEvent } from "../domain/verdict.ts"
 import type { LogEntry } from "../log/signal-log.ts"
 import { Projections } from "../store/projections.ts"
 import { stepSpan } from "../observability/tracing.ts"
+import { makeActorStore } from "./actor-store.ts"
 import { driftSignal } from "./drift-signal.ts"
 import { makePartitionCounts } from "./partition-counts.ts"
+import { makePartitionOwnership, type OwnershipPhase, type PartitionOwnership } from "./partition-ownership.ts"
 import { retryBatch } from "./batch-retry.ts"
-import { makeTimerIndex } from "./timer-index.ts"
-import { makeWriteBehind, type PartitionFailing } from "./write-behind.ts"
+import type { PartitionFailing } from "./write-behind.ts"
 
 import type { PartitionWorkerOptions, Processed, Timer } from "./partition-worker-options.ts"
 
@@ -21,100 +21,97 @@ export type { PartitionWorkerOptions, Processed, Timer } from "./partition-worke
 
 const nothing: Processed = { outcomes: [], drifts: [] }
 
-interface Actor {
-  state: UserState
-  touchedAt: number
-  /** The write-behind's write that carries this state: the actor may be evicted once it committed. */
-  savedBy: number
-}
-
 class BatchFailed extends Schema.TaggedError<BatchFailed>()("BatchFailed", { message: Schema.String }) {}
 
+/** One owned partition, as the Processor (and replay) drive it. */
+export interface PartitionWorker {
+  readonly partition: number
+  readonly phase: () => OwnershipPhase
+  readonly nextOffset: () => number
+  /** Where the committed projections are: `nextOffset` less what is still being written. */
+  readonly committedOffset: () => number
+  /** Records folded (answered) whose projections are not committed yet. */
+  readonly uncommitted: () => number
+  readonly failing: () => PartitionFailing | undefined
+  /**
+   * Folds a batch and answers the outcomes of its records: once folded (write-behind), else once
+   * committed. Records before `nextOffset` are skipped (redelivery).
+   */
+  readonly process: (entries: ReadonlyArray<LogEntry>, now: number) => Effect.Effect<Processed>
+  /** Waits until what was folded so far is committed (a read that must see this node's verdicts). */
+  readonly settle: Effect.Effect<void>
+  /** Timers due at `now`, removed from the set: the caller appends their ticks. */
+  readonly takeDue: (now: number) => ReadonlyArray<Timer>
+  /** A tick that could not be appended is retried on the next sweep. */
+  readonly restore: (timer: Timer) => void
+  /** Drops actors idle for longer than `idleMs` whose state is committed; unsaved ones stay. */
+  readonly evictIdle: (now: number, idleMs: number) => void
+  /** Commits what is folded, with the states `deferSnapshots` held back, and waits for it. */
+  readonly flush: Effect.Effect<void>
+  readonly actorCount: () => number
+  readonly timerCount: () => number
+  /**
+   * Lets the partition go: commits what is folded (waiting at most `within`; what is not
+   * committed by then is folded again by the next owner), and stops lending its counts.
+   */
+  readonly close: (within?: Duration.Input) => Effect.Effect<void>
+}
+
 /**
- * The owner of one partition: its offset, the actors (per-user state) of its keys, and the
- * inactivity timers of their open sessions. Records are folded one at a time per user, in
- * offset order; a folded batch's outcomes are answered at once, and its projections, actor
- * states and next offset are committed behind it (src/engine/write-behind.ts). Actors live in
- * memory while active, are loaded lazily from their snapshot, and are evicted when idle and
- * committed, so memory follows active users, not all users.
+ * The owner of one partition: folds its batches, one record at a time per user in offset order,
+ * with the actors of its keys (src/engine/actor-store.ts), and answers a folded batch's outcomes
+ * at once; its projections, actor states and next offset are committed behind it by the hold's
+ * write-behind (src/engine/partition-ownership.ts, which also names where the hold stands).
  */
 export const makePartitionWorker = Effect.fnUntraced(function*(options: PartitionWorkerOptions) {
   const projections = yield* Projections
   const notify = options.notify ?? true
   const settings = options.settings ?? defaultFoldSettings
-  const actors = new Map<string, Actor>()
-  /** Actors whose state is newer than their snapshot (deferSnapshots only). */
-  const unsaved = new Set<string>()
-  /** The running inactivity timers, by user (a user has a timer per open session). */
-  const timers = makeTimerIndex<Timer>()
-  let next = yield* projections.nextOffset(options.log, options.partition)
-
-  /** The counter keys of each actor's last signal, reused by its next. */
-  const scopeKeys = makeScopeKeys()
+  const actors = yield* makeActorStore(projections, options.partition, { timers: options.timers, deferSnapshots: options.deferSnapshots === true })
   const counts = yield* makePartitionCounts(projections, options.partition, options.shared)
-  /** Folds and resyncs take turns (the log hands one batch at a time; a resync starts on its own). */
-  const lock = yield* Semaphore.make(1)
-  /** Let go (revoked): a resync started by a late fence must not write for it any more. */
-  let closed = false
   const reread = options.writeBehind?.reread
   const retrying = retryBatch(options.database)
-  const startWriting = (from: number) =>
-    makeWriteBehind({
-      projections,
-      log: options.log,
-      partition: options.partition,
-      from,
-      maxLag: options.writeBehind?.maxLag ?? Number.POSITIVE_INFINITY,
-      committed: (others) => options.shared?.note(others),
-      fenced: reread === undefined ? undefined : lock.withPermits(1)(Effect.suspend(() => resyncNow)),
-      metrics: options.metrics
-    })
-  let behind = yield* startWriting(next)
-
-  const trackTimers = (userId: string, state: UserState) => {
-    if (!options.timers) return
-    timers.set(userId, Object.values(state.open).map((session) => ({
-      userId,
-      orgId: session.org_id,
-      environment: session.environment,
-      sessionId: session.id,
-      lastActivityAt: session.last_activity_at,
-      due: timeoutDue(session)
-    })))
-  }
-
-  if (options.timers) {
-    for (const snapshot of yield* projections.actorsWithOpenSessions(options.partition)) {
-      trackTimers(snapshot.user_id, snapshot.state)
-    }
-  }
+  const hold: PartitionOwnership = yield* makePartitionOwnership({
+    projections,
+    log: options.log,
+    partition: options.partition,
+    maxLag: options.writeBehind?.maxLag ?? Number.POSITIVE_INFINITY,
+    committed: (others) => options.shared?.note(others),
+    metrics: options.metrics,
+    forget: Effect.andThen(Effect.sync(actors.forgetAll), counts.reload),
+    refold: reread === undefined ? undefined : (from, until) =>
+      Effect.flatMap(reread(from, until), (entries) =>
+        entries.length === 0 ? Effect.void : Effect.flatMap(Clock.currentTimeMillis, (now) => attempt(entries, now).pipe(retrying, Effect.orDie, Effect.asVoid)))
+  })
+  /** While a batch's reads are being retried: since when (ms), how many attempts failed, the last error. */
+  let failing: PartitionFailing | undefined
 
   /**
    * The first copies of the batch's signals sent with an idempotency key (their ids derive from
    * the key, so a retry has its first copy's id), by event id: those still waiting to be committed,
    * then the stored ones; the batch adds its own first copies.
    */
-  const firstCopies = (entries: ReadonlyArray<LogEntry>) =>
+  const firstCopies = (entries: ReadonlyArray<LogEntry>): Effect.Effect<Map<string, KnownEvent>> =>
     Effect.gen(function*() {
       const ids = new Set<string>()
       for (const { record } of entries) {
         if (record.kind === "signal" && record.idempotency_key !== undefined) ids.add(eventIdFor(record.signal_id))
       }
       if (ids.size === 0) return new Map<string, KnownEvent>()
-      const known = new Map<string, KnownEvent>(behind.findPending(ids).map((e) => [e.id, e]))
+      const known = new Map<string, KnownEvent>(hold.writer().findPending(ids).map((e) => [e.id, e]))
       const unknown = [...ids].filter((id) => !known.has(id))
       for (const e of unknown.length === 0 ? [] : yield* projections.findEvents(unknown)) known.set(e.id, e)
       return known
     })
 
-  const attempt = (entries: ReadonlyArray<LogEntry>, now: number) =>
+  /** Folds records past `next` and hands their rows to the write-behind; fails (to be retried) on a failed read. */
+  const attempt = (entries: ReadonlyArray<LogEntry>, now: number): Effect.Effect<Processed, BatchFailed> =>
     Effect.gen(function*() {
       const users = [...new Set(entries.map((e) => e.key))]
-      const loaded = yield* projections.loadActors(users.filter((u) => !actors.has(u)))
-      const states = new Map<string, UserState>()
-      for (const u of users) states.set(u, actors.get(u)?.state ?? loaded.get(u) ?? emptyUserState)
+      const states = yield* actors.statesOf(users)
       const known = yield* firstCopies(entries)
       const nextOffset = entries[entries.length - 1]!.offset + 1
+      const behind = hold.writer()
       // The fold and the move of the in-memory state in one step, with no yield between: the
       // node's other partitions read the batch's counts from here on, and its outcomes are final
       // (the records are in the log; a crash before the commit folds them again, the same way).
@@ -128,16 +125,11 @@ export const makePartitionWorker = Effect.fnUntraced(function*(options: Partitio
           committed: counts.committed,
           others: counts.others,
           reportedBefore: counts.reportedBefore,
-          scopeKeys: scopeKeys.keysOf
+          scopeKeys: actors.scopeKeysOf
         })
-        const savedBy = behind.addingSeq()
-        for (const [u, state] of folded.states) {
-          actors.set(u, { state, touchedAt: now, savedBy })
-          trackTimers(u, state)
-          if (options.deferSnapshots) unsaved.add(u)
-        }
+        actors.put(folded.states, now, behind.addingSeq())
         counts.commit(folded.counts, folded.reported)
-        next = nextOffset
+        hold.advance(nextOffset)
         return folded
       }).pipe(stepSpan("PartitionWorker.fold"))
       const scopes = scopeUsageRows(folded.counts, options.partition, options.rules?.watched)
@@ -165,58 +157,35 @@ export const makePartitionWorker = Effect.fnUntraced(function*(options: Partitio
       } satisfies Processed
     }).pipe(Effect.catchCause((cause) => Effect.fail(new BatchFailed({ message: String(cause) }))))
 
-  /**
-   * Another owner committed past this one (a rebalance, a lost lease): forget the actors and
-   * counts and take the stored offset. What this owner folded past it is read from the log and
-   * folded again (the same verdicts: they were answered already); without `reread` the log must
-   * deliver it again (`process` dies on the gap, and the consumer restarts the partition).
-   */
-  const resyncNow: Effect.Effect<void> = Effect.suspend(() => (behind.fencedAt() === undefined || closed ? Effect.void : resyncFromStore))
+  /** After a resync, the batch again: records past the stored offset that the log did not give again must be read again. */
+  const afterResync = (entries: ReadonlyArray<LogEntry>, now: number): Effect.Effect<Processed> =>
+    Effect.suspend(() =>
+      entries.length > 0 && entries[0]!.offset > hold.next()
+        ? Effect.die(`partition ${options.partition}: records from offset ${hold.next()} must be read again`)
+        : fold(entries, now)
+    )
 
-  const resyncFromStore: Effect.Effect<void> = Effect.gen(function*() {
-    const folded = next
-    yield* behind.close
-    actors.clear()
-    scopeKeys.clear()
-    unsaved.clear()
-    yield* counts.reload
-    next = yield* projections.nextOffset(options.log, options.partition)
-    behind = yield* startWriting(next)
-    yield* Effect.logWarning(`partition ${options.partition}: another owner moved the partition on; resyncing from offset ${next}`)
-    if (reread !== undefined && next < folded) {
-      const entries = yield* reread(next, folded)
-      if (entries.length > 0) yield* attempt(entries, yield* Clock.currentTimeMillis).pipe(retrying, Effect.orDie)
-    }
-  })
-
-  const resync = (entries: ReadonlyArray<LogEntry>, now: number): Effect.Effect<Processed> =>
-    Effect.andThen(resyncNow, Effect.suspend(() => {
-      if (entries.length > 0 && entries[0]!.offset > next) {
-        return Effect.die(`partition ${options.partition}: records from offset ${next} must be read again`)
-      }
-      return fold(entries, now)
-    }))
-
-  /**
-   * Folds a batch and answers the outcomes of its records: once folded (write-behind), else once
-   * committed. Records before `next` are skipped (redelivery).
-   */
-  const process = (entries: ReadonlyArray<LogEntry>, now: number): Effect.Effect<Processed> =>
-    lock.withPermits(1)(fold(entries, now))
-
+  /** What a batch does in each phase of the hold (the caller holds the turn). */
   const fold = (entries: ReadonlyArray<LogEntry>, now: number): Effect.Effect<Processed> =>
-    Effect.suspend(() => {
-      if (closed) return Effect.die(`partition ${options.partition}: a batch for a partition let go`)
-      if (behind.fencedAt() !== undefined) return resync(entries, now)
-      const fresh = entries.filter((e) => e.offset >= next)
-      if (fresh.length === 0) return Effect.succeed(nothing)
-      // Records missing before this batch: another owner committed past `next` (this one is
-      // stale: resync), or they are gone from the log (retention; the consumer said so).
-      if (fresh[0]!.offset > next) {
-        return Effect.flatMap(projections.nextOffset(options.log, options.partition), (stored) =>
-          stored > next && !closed ? Effect.andThen(resyncFromStore, resync(entries, now)) : foldFresh(fresh, now))
+    Effect.suspend((): Effect.Effect<Processed> => {
+      switch (hold.phase()) {
+        case "closed":
+          return Effect.die(`partition ${options.partition}: a batch for a partition let go`)
+        case "resyncing":
+          return Effect.die(`partition ${options.partition}: a batch during a resync`)
+        case "fenced":
+          return Effect.andThen(hold.resyncIfFenced, afterResync(entries, now))
+        case "open": {
+          const next = hold.next()
+          const fresh = entries.filter((e) => e.offset >= next)
+          if (fresh.length === 0) return Effect.succeed(nothing)
+          if (fresh[0]!.offset === next) return foldFresh(fresh, now)
+          // Records missing before this batch: another owner committed past `next` (this one is
+          // stale: resync), or they are gone from the log (retention; the consumer said so).
+          return Effect.flatMap(projections.nextOffset(options.log, options.partition), (stored) =>
+            stored > next ? Effect.andThen(hold.resync, afterResync(entries, now)) : foldFresh(fresh, now))
+        }
       }
-      return foldFresh(fresh, now)
     })
 
   const foldFresh = (fresh: ReadonlyArray<LogEntry>, now: number): Effect.Effect<Processed> =>
@@ -241,57 +210,35 @@ export const makePartitionWorker = Effect.fnUntraced(function*(options: Partitio
         Effect.flatMap((processed) =>
           options.writeBehind !== undefined
             ? Effect.succeed(processed)
-            : Effect.andThen(behind.settle, Effect.suspend(() => (behind.fencedAt() === undefined ? Effect.succeed(processed) : resync(fresh, now))))
+            : Effect.andThen(hold.writer().settle, Effect.suspend(() =>
+              hold.writer().fencedAt() === undefined ? Effect.succeed(processed) : Effect.andThen(hold.resyncIfFenced, afterResync(fresh, now))
+            ))
         )
       )
     })
 
   /** Waits until what was folded so far is committed, resyncing first if another owner moved on. */
   const settle: Effect.Effect<void> = Effect.andThen(
-    // Under the lock: a resync under way has added what it folded again before this waits.
-    lock.withPermits(1)(Effect.suspend(() => (reread !== undefined ? resyncNow : Effect.void))),
+    // In turn: a resync under way has added what it folded again before this waits.
+    hold.turn(reread !== undefined ? hold.resyncIfFenced : Effect.void),
     Effect.suspend(() => {
-      const waited = behind
+      const waited = hold.writer()
       return Effect.andThen(waited.settle, Effect.suspend(() =>
         // Fenced while waiting: what is folded again is committed by the next write-behind.
-        reread !== undefined && !closed && (waited !== behind || behind.fencedAt() !== undefined) ? settle : Effect.void
+        reread !== undefined && hold.phase() !== "closed" && (waited !== hold.writer() || hold.writer().fencedAt() !== undefined) ? settle : Effect.void
       ))
     })
   )
 
-  /** While a batch's reads are being retried: since when (ms), how many attempts failed, the last error. */
-  let failing: PartitionFailing | undefined
-
-  /** Timers due at `now`, removed from the set: the caller appends their ticks. */
-  const takeDue = (now: number): ReadonlyArray<Timer> => timers.takeDue(now)
-
-  /** A tick that could not be appended is retried on the next sweep. */
-  const restore = (timer: Timer) =>
-    timers.set(timer.userId, [...timers.get(timer.userId).filter((t) => t.sessionId !== timer.sessionId), timer])
-
-  /**
-   * Drops actors idle for longer than `idleMs` whose state is committed (in the snapshot table);
-   * unsaved ones stay.
-   */
-  const evictIdle = (now: number, idleMs: number) => {
-    const committed = behind.committedSeq()
-    for (const [u, actor] of actors) {
-      if (now - actor.touchedAt > idleMs && actor.savedBy <= committed && !unsaved.has(u)) {
-        actors.delete(u)
-        scopeKeys.forget(u)
-      }
-    }
-  }
-
-  /** Commits what is folded, with the states `deferSnapshots` held back, and waits for it. */
   const flush: Effect.Effect<void> = Effect.suspend(() => {
-    const users = [...unsaved]
-    const write = users.length === 0 ? Effect.void : behind.add({
-      nextOffset: next,
+    const unsaved = actors.unsaved()
+    const behind = hold.writer()
+    const write = unsaved.length === 0 ? Effect.void : behind.add({
+      nextOffset: hold.next(),
       sessions: [],
       events: [],
       notices: [],
-      actors: users.map((u) => ({ user_id: u, partition: options.partition, state: actors.get(u)!.state })),
+      actors: unsaved.map((a) => ({ user_id: a.user_id, partition: options.partition, state: a.state })),
       goals: [],
       scopeUsage: [],
       watch: []
@@ -299,41 +246,26 @@ export const makePartitionWorker = Effect.fnUntraced(function*(options: Partitio
     return Effect.andThen(write, behind.settle).pipe(Effect.flatMap(() =>
       behind.fencedAt() !== undefined
         ? Effect.die(`partition ${options.partition}: another owner moved the offset during a replay`)
-        : Effect.sync(() => {
-          for (const u of users) unsaved.delete(u)
-        })
+        : Effect.sync(() => actors.saved(unsaved.map((a) => a.user_id)))
     ))
   })
 
-  return {
+  const worker: PartitionWorker = {
     partition: options.partition,
-    nextOffset: () => next,
-    /** Where the committed projections are: `nextOffset` less what is still being written. */
-    committedOffset: () => behind.committedOffset(),
-    /** Records folded (answered) whose projections are not committed yet. */
-    uncommitted: () => behind.uncommitted(),
-    failing: () => failing ?? behind.failing(),
-    process,
-    /** Waits until what was folded so far is committed (a read that must see this node's verdicts). */
+    phase: hold.phase,
+    nextOffset: hold.next,
+    committedOffset: () => hold.writer().committedOffset(),
+    uncommitted: () => hold.writer().uncommitted(),
+    failing: () => failing ?? hold.writer().failing(),
+    process: (entries, now) => hold.turn(fold(entries, now)),
     settle,
-    takeDue,
-    restore,
-    evictIdle,
+    takeDue: actors.takeDue,
+    restore: actors.restore,
+    evictIdle: (now, idleMs) => actors.evictIdle(now, idleMs, hold.writer().committedSeq()),
     flush,
-    actorCount: () => actors.size,
-    /**
-     * Lets the partition go: commits what is folded (waiting at most `within`; what is not
-     * committed by then is folded again by the next owner), and stops lending its counts.
-     */
-    close: (within: Duration.Input = Duration.seconds(10)) =>
-      Effect.andThen(
-        Effect.sync(() => void (closed = true)),
-        Effect.andThen(
-        Effect.ignore(Effect.timeout(Effect.suspend(() => behind.settle), within)),
-        Effect.andThen(Effect.suspend(() => behind.close), Effect.sync(() => counts.close()))
-      )),
-    timerCount: timers.size
+    actorCount: actors.size,
+    timerCount: actors.timerCount,
+    close: (within) => Effect.andThen(hold.close(within), Effect.sync(() => counts.close()))
   }
+  return worker
 })
-
-export type PartitionWorker = Effect.Success<ReturnType<typeof makePartitionWorker>>

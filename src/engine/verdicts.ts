@@ -1,18 +1,12 @@
 import { Clock, Context, Deferred, Duration, Effect, Layer, Option, Schedule } from "effect"
 import { type Outcome, outcomeId } from "../domain/verdict.ts"
+import { WaitQueues } from "./verdict-waits.ts"
 
 /** How long a verdict stays answerable after its batch was folded (a forwarded wait may come late). */
 const recentFor = Duration.seconds(30)
 
 /** How often waits past their deadline are answered "not yet" (a wait may run over by this much). */
 const sweepEvery = Duration.millis(25)
-
-/** One request's wait; waits on the same id (copies of one keyed signal) form a queue. */
-interface Wait {
-  readonly deferred: Deferred.Deferred<Outcome | undefined>
-  readonly deadline: number
-  next: Wait | undefined
-}
 
 /**
  * Requests waiting for their record to be processed, by signal id (or goal command id). A partition
@@ -27,6 +21,10 @@ interface Wait {
  *
  * A wait carries its deadline: one sweeper answers the expired ones with `undefined`, so a
  * request costs a map entry, not a timer of its own.
+ *
+ * It is where the engine's two sides meet: the Processor says which partitions this node answers
+ * for and completes their outcomes; the Ingress registers waits, and asks the partition's owner
+ * over the cluster where this node does not answer for it.
  */
 export class VerdictRegistry extends Context.Service<VerdictRegistry, {
   /** Registers a wait that ends at `deadline` (epoch ms) with `undefined` unless its outcome came first. */
@@ -38,83 +36,31 @@ export class VerdictRegistry extends Context.Service<VerdictRegistry, {
   readonly await: (id: string, timeout: Duration.Input) => Effect.Effect<Option.Option<Outcome>>
   /** How many records' outcomes are waited for now (metrics). */
   readonly waiting: () => number
+  /** The Processor answers for this partition from now on (it was assigned to this node). */
+  readonly ownPartition: (partition: number) => void
+  /** The Processor no longer answers for this partition (revoked). */
+  readonly releasePartition: (partition: number) => void
+  /** Whether this node's Processor answers for the partition. */
+  readonly ownsPartition: (partition: number) => boolean
 }>()("signal-engine/engine/VerdictRegistry") {
   static readonly layer = Layer.effect(
     VerdictRegistry,
     Effect.gen(function*() {
       const clock = yield* Clock.Clock
-      /** The first wait of each id; the others follow it through `next`. */
-      const waiting = new Map<string, Wait>()
+      const waits = new WaitQueues()
       const recent = new Map<string, { readonly outcome: Outcome; readonly at: number }>()
+      const owned = new Set<number>()
       const keepMs = Duration.toMillis(recentFor)
-
-      /**
-       * No wait in `waiting` ends before this (a lower bound: completed waits leave without
-       * raising it). Most waits end with their outcome long before their deadline, so most sweeps
-       * find nothing due and return at once instead of walking every wait.
-       */
-      let earliest = Number.POSITIVE_INFINITY
-      yield* Effect.sync(() => {
-        const now = clock.currentTimeMillisUnsafe()
-        if (now < earliest) return
-        earliest = Number.POSITIVE_INFINITY
-        // Answered once every queue is relinked: an answer can resume its request at once, and a
-        // request that completes outcomes must not find an expired wait still queued.
-        const expired: Array<Wait> = []
-        for (const [id, first] of waiting) {
-          let kept: Wait | undefined
-          let last: Wait | undefined
-          for (let wait: Wait | undefined = first; wait !== undefined; wait = wait.next) {
-            if (wait.deadline > now) {
-              if (wait.deadline < earliest) earliest = wait.deadline
-              if (last === undefined) kept = wait
-              else last.next = wait
-              last = wait
-              continue
-            }
-            expired.push(wait)
-          }
-          if (last !== undefined) last.next = undefined
-          if (kept === undefined) waiting.delete(id)
-          else if (kept !== first) waiting.set(id, kept)
-        }
-        for (const wait of expired) Deferred.doneUnsafe(wait.deferred, Effect.succeed(undefined))
-      }).pipe(Effect.repeat(Schedule.spaced(sweepEvery)), Effect.forkScoped)
-
-      const register = (id: string, deadline: number) =>
-        Effect.sync(() => {
-          const deferred = Deferred.makeUnsafe<Outcome | undefined>()
-          const wait: Wait = { deferred, deadline, next: undefined }
-          let tail = waiting.get(id)
-          if (tail === undefined) waiting.set(id, wait)
-          else {
-            while (tail.next !== undefined) tail = tail.next
-            tail.next = wait
-          }
-          if (deadline < earliest) earliest = deadline
-          return deferred
-        })
-
-      const cancel = (id: string, deferred: Deferred.Deferred<Outcome | undefined>) =>
-        Effect.sync(() => {
-          let previous: Wait | undefined
-          for (let wait = waiting.get(id); wait !== undefined; previous = wait, wait = wait.next) {
-            if (wait.deferred !== deferred) continue
-            if (previous === undefined) {
-              if (wait.next === undefined) waiting.delete(id)
-              else waiting.set(id, wait.next)
-            } else {
-              previous.next = wait.next
-            }
-            Deferred.doneUnsafe(deferred, Effect.succeed(undefined))
-            return
-          }
-        })
+      yield* Effect.sync(() => waits.expire(clock.currentTimeMillisUnsafe())).pipe(Effect.repeat(Schedule.spaced(sweepEvery)), Effect.forkScoped)
+      const register = (id: string, deadline: number) => Effect.sync(() => waits.register(id, deadline))
 
       return VerdictRegistry.of({
         register,
-        cancel,
-        waiting: () => waiting.size,
+        cancel: (id, deferred) => Effect.sync(() => waits.cancel(id, deferred)),
+        waiting: () => waits.size,
+        ownPartition: (partition) => void owned.add(partition),
+        releasePartition: (partition) => void owned.delete(partition),
+        ownsPartition: (partition) => owned.has(partition),
         complete: (outcomes) =>
           Effect.sync(() => {
             const now = clock.currentTimeMillisUnsafe()
@@ -124,12 +70,7 @@ export class VerdictRegistry extends Context.Service<VerdictRegistry, {
             }
             for (const outcome of outcomes) {
               const id = outcomeId(outcome)
-              const wait = waiting.get(id)
-              if (wait) {
-                if (wait.next === undefined) waiting.delete(id)
-                else waiting.set(id, wait.next)
-                Deferred.doneUnsafe(wait.deferred, Effect.succeed(outcome))
-              } else if (!recent.has(id)) {
+              if (!waits.answer(id, outcome) && !recent.has(id)) {
                 // Nobody waits here (yet): a forwarded wait may still come for it. A keyed
                 // signal's first outcome is kept, not its retries' after it.
                 recent.set(id, { outcome, at: now })

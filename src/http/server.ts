@@ -13,7 +13,8 @@ import { AppConfig } from "../config.ts"
 import { envelopeOf, ServiceUnavailable, Unauthorized } from "../domain/errors.ts"
 import { makeRequestId } from "../domain/ids.ts"
 import { Cluster } from "../engine/cluster.ts"
-import { clusterSecretHeader, Engine } from "../engine/engine.ts"
+import { clusterSecretHeader } from "../engine/owner-verdict.ts"
+import { Processor } from "../engine/processor.ts"
 import { VerdictRegistry } from "../engine/verdicts.ts"
 import { SignalLog } from "../log/signal-log.ts"
 import { schemaIsCurrent } from "../store/database.ts"
@@ -59,7 +60,7 @@ const HealthRoutes = HttpRouter.use((router) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const log = yield* SignalLog
-    const engine = yield* Engine
+    const processor = yield* Processor
     yield* router.add("GET", "/healthz", Effect.succeed(HttpServerResponse.jsonUnsafe({ status: "ok" })))
     yield* router.add(
       "GET",
@@ -73,7 +74,7 @@ const HealthRoutes = HttpRouter.use((router) =>
           ),
           log.ping
         ], { concurrency: 2 })
-        const partitions = yield* engine.partitions
+        const partitions = yield* processor.partitions
         // A node that owns no partition while the log has a share for it (or has given it none
         // yet: a restarted Kafka node before it is back in the consumer group) answers nothing
         // itself: not ready, so traffic goes to the nodes that own partitions.
@@ -159,7 +160,7 @@ export const AppRoutes = Layer.mergeAll(
   gateway(
     makeRouteTable([ManagementApi, EngineApi], [...healthRoutes, ...internalRoutes, ...dashboardRoutes(dashboardAssets)]),
     Effect.map(makeIngestRoute, (handler) => [{ ...ingestRoute, handler }]),
-    Effect.map(Engine, (engine) => engine.settled)
+    Effect.map(Processor, (processor) => processor.settled)
   )
 ).pipe(Layer.provide([ManagementAuthLive, EngineAuthLive, EnvelopeLive, SignalLimits.layer]))
 

@@ -6,7 +6,7 @@ import { makeId } from "../../domain/ids.ts"
 import { defaultPageSize } from "../../domain/pagination.ts"
 import type { LicensePrincipal } from "../../domain/principal.ts"
 import type { GoalRecord } from "../../domain/records.ts"
-import { Engine } from "../../engine/engine.ts"
+import { Ingress } from "../../engine/ingress.ts"
 import { Goals } from "../../store/goals-repo.ts"
 import { EnginePrincipal } from "../contract.ts"
 import { EngineApi } from "./api.ts"
@@ -39,7 +39,7 @@ const answer = (outcome: GoalOutcome) =>
     : Effect.fail(BadRequest.of(outcome.refusal.message, outcome.refusal.code))
 
 export const GoalsHandlers = HttpApiBuilder.group(EngineApi, "goals", Effect.fn(function*(handlers) {
-  const engine = yield* Engine
+  const ingress = yield* Ingress
   const goals = yield* Goals
   return handlers
     .handle("list", ({ query }) =>
@@ -59,7 +59,7 @@ export const GoalsHandlers = HttpApiBuilder.group(EngineApi, "goals", Effect.fn(
             description: payload.description,
             ...(payload.adapter !== undefined ? { adapter: payload.adapter } : {})
           })
-          const outcome = yield* engine.submitGoal(record).pipe(Effect.catchTag("LogUnavailable", logUnavailable))
+          const outcome = yield* ingress.submitGoal(record).pipe(Effect.catchTag("LogUnavailable", logUnavailable))
           if (Option.isSome(outcome)) return yield* answer(outcome.value)
           // Not applied within the wait, but durable, and a create is never refused: it is this goal.
           return {
@@ -80,7 +80,7 @@ export const GoalsHandlers = HttpApiBuilder.group(EngineApi, "goals", Effect.fn(
             ...(payload.status !== undefined ? { status: payload.status } : {}),
             ...(payload.description !== undefined ? { description: payload.description } : {})
           })
-          const outcome = yield* engine.submitGoal(record).pipe(Effect.catchTag("LogUnavailable", logUnavailable))
+          const outcome = yield* ingress.submitGoal(record).pipe(Effect.catchTag("LogUnavailable", logUnavailable))
           if (Option.isSome(outcome)) return yield* answer(outcome.value)
           return yield* ServiceUnavailable.of(
             "the change was accepted but not applied within the wait; GET /goals shows it once applied",

@@ -4,7 +4,8 @@ import { HttpApiBuilder } from "effect/http-api"
 import { BadRequest, Conflict, ServiceUnavailable } from "../../domain/errors.ts"
 import type { LicensePrincipal } from "../../domain/principal.ts"
 import type { SignalRecord } from "../../domain/records.ts"
-import { Engine, NotAppended, pendingMessages, type Submitted } from "../../engine/engine.ts"
+import { Ingress } from "../../engine/ingress.ts"
+import { NotAppended, pendingMessages, type Submitted } from "../../engine/ingress-answers.ts"
 import { Pricing } from "../../engine/pricing.ts"
 import { RuleCache } from "../../engine/rule-cache.ts"
 import { EnginePrincipal } from "../contract.ts"
@@ -54,7 +55,7 @@ const accepted = (submitted: Submitted) =>
  * (through the HttpApi, and directly: src/http/engine/ingest-route.ts); both call this.
  */
 export const makeIngestOne = Effect.gen(function*() {
-  const engine = yield* Engine
+  const ingress = yield* Ingress
   const pricing = yield* Pricing
   const rules = yield* RuleCache
   const maxMetadataBytes = yield* MaxMetadataBytes
@@ -73,14 +74,14 @@ export const makeIngestOne = Effect.gen(function*() {
         { principal, pricing, maxMetadataBytes, now, rulesVersion: rules.version() }
       )
       if (Result.isFailure(record)) return yield* record.failure
-      const submitted = yield* engine.submit(record.success).pipe(Effect.catchTag("NotAppended", logUnavailable))
+      const submitted = yield* ingress.submit(record.success).pipe(Effect.catchTag("NotAppended", logUnavailable))
       return accepted(submitted)
     })
 })
 
 export const SignalsHandlers = HttpApiBuilder.group(EngineApi, "signals", (handlers) =>
   Effect.gen(function*() {
-    const engine = yield* Engine
+    const ingress = yield* Ingress
     const pricing = yield* Pricing
     const rules = yield* RuleCache
     const maxMetadataBytes = yield* MaxMetadataBytes
@@ -117,7 +118,7 @@ export const SignalsHandlers = HttpApiBuilder.group(EngineApi, "signals", (handl
           const records = checked.filter(Result.isSuccess).map((r) => r.success)
           const submitted = records.length === 0
             ? []
-            : yield* engine.submitMany(records).pipe(Effect.catchTag("NotAppended", (e) => {
+            : yield* ingress.submitMany(records).pipe(Effect.catchTag("NotAppended", (e) => {
               // One entry per signal of the request, the invalid ones (never submitted) included.
               let k = 0
               const judged = checked.map((r) => (Result.isFailure(r) ? undefined : e.judged[k++]))

@@ -1,21 +1,7 @@
 import { Data } from "effect"
 import type { Verdict } from "../domain/verdict.ts"
-import type { PartitionFailing } from "./partition-worker.ts"
 
-/** What the engine answers: ingestion's outcomes, why one is pending, a failed append, a partition's status. */
-
-/** One owned partition, as readiness reports it. */
-export interface PartitionStatus {
-  readonly partition: number
-  readonly next_offset: number
-  readonly failing?: PartitionFailing
-  /** Users whose actor is in memory (the others' state is in its snapshot, loaded on their next record). */
-  readonly actors: number
-  /** Inactivity timers running: one per open session of this partition's users, in memory or not. */
-  readonly timers: number
-  /** Records folded and answered whose projections are not committed yet. */
-  readonly uncommitted: number
-}
+/** What the Ingress answers: a signal's outcome, why one is pending, a failed append. */
 
 /**
  * Why a durable signal has no verdict yet: no node owned its partition (a restart or rebalance),
