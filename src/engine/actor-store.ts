@@ -4,6 +4,7 @@ import { makeScopeKeys } from "../domain/scope-usage.ts"
 import { timeoutDue } from "../domain/user-fold.ts"
 import { emptyUserState, type UserState } from "../domain/user-state.ts"
 import type { Projections } from "../store/projections.ts"
+import type { PartitionOwnership } from "./partition-ownership.ts"
 import type { Timer } from "./partition-worker-options.ts"
 import { makeTimerIndex } from "./timer-index.ts"
 
@@ -98,3 +99,28 @@ export const makeActorStore = Effect.fnUntraced(function*(
   }
   return store
 })
+
+/**
+ * Commits what is folded, with the states `deferSnapshots` held back (a replay's), and waits for
+ * it; another owner moving the offset meanwhile is a defect of the replay.
+ */
+export const flushSnapshots = (actors: ActorStore, hold: PartitionOwnership, partition: number): Effect.Effect<void> =>
+  Effect.suspend(() => {
+    const unsaved = actors.unsaved()
+    const behind = hold.writer()
+    const write = unsaved.length === 0 ? Effect.void : behind.add({
+      nextOffset: hold.next(),
+      sessions: [],
+      events: [],
+      notices: [],
+      actors: unsaved.map((a) => ({ user_id: a.user_id, partition, state: a.state })),
+      goals: [],
+      scopeUsage: [],
+      watch: []
+    }, 0)
+    return Effect.andThen(write, behind.settle).pipe(Effect.flatMap(() =>
+      behind.fencedAt() !== undefined
+        ? Effect.die(`partition ${partition}: another owner moved the offset during a replay`)
+        : Effect.sync(() => actors.saved(unsaved.map((a) => a.user_id)))
+    ))
+  })

@@ -7,6 +7,20 @@ import type { ScopeTotals } from "./scope-totals.ts"
 /** Budget levels remembered as reported before the set is cleared (the event ids dedupe anyway). */
 const maxReported = 100_000
 
+/** One partition's counts of the shared budget scopes, as its fold reads and moves them. */
+export interface PartitionCounts {
+  /** Reads the stored counts again (after another owner moved the partition on). */
+  readonly reload: Effect.Effect<void>
+  readonly committed: (key: string) => Usage | undefined
+  /** The node's other partitions' count of a key; undefined without node totals (replay, tests). */
+  readonly others: ((key: string) => Usage) | undefined
+  readonly reportedBefore: (id: string) => boolean
+  /** A batch was folded: its counts and levels are this partition's (its records are in the log). */
+  readonly commit: (counts: ReadonlyMap<string, MutableUsage>, levels: ReadonlySet<string>) => void
+  /** Stops lending this partition's counts to the node's totals (revoked). */
+  readonly close: () => void
+}
+
 /**
  * One partition's counts of the shared budget scopes (team, org, project) on its owner, as of its
  * last folded batch (the node's other partitions read them from the fold on, so a signal they fold
@@ -36,15 +50,12 @@ export const makePartitionCounts = Effect.fnUntraced(function*(
     entries: () => committed.entries()
   })
 
-  return {
-    /** Reads the stored counts again (after another owner moved the partition on). */
+  const counts: PartitionCounts = {
     reload: load,
-    committed: (key: string) => committed.get(key),
-    /** The node's other partitions' count of a key; undefined without node totals (replay, tests). */
-    others: shared === undefined ? undefined : (key: string) => shared.others(key, partition),
-    reportedBefore: (id: string) => reported.has(id),
-    /** A batch was folded: its counts and levels are this partition's (its records are in the log). */
-    commit: (counts: ReadonlyMap<string, MutableUsage>, levels: ReadonlySet<string>) => {
+    committed: (key) => committed.get(key),
+    others: shared === undefined ? undefined : (key) => shared.others(key, partition),
+    reportedBefore: (id) => reported.has(id),
+    commit: (counts, levels) => {
       for (const [key, usage] of counts) committed.set(key, usage)
       if (reported.size + levels.size > maxReported) reported.clear()
       for (const id of levels) reported.add(id)
@@ -53,7 +64,7 @@ export const makePartitionCounts = Effect.fnUntraced(function*(
         prunedAt = committed.size
       }
     },
-    /** Stops lending this partition's counts to the node's totals (revoked). */
     close: () => detach?.()
   }
+  return counts
 })

@@ -38,6 +38,11 @@ export interface PartitionOwnership {
   /** `open | fenced → resyncing → open`: the stored offset is ahead of ours. The caller holds the turn. */
   readonly resync: Effect.Effect<void>
   /**
+   * Waits until what was folded so far is committed, resyncing first if another owner moved on
+   * (where the records can be read again).
+   */
+  readonly settle: Effect.Effect<void>
+  /**
    * `→ closed`: commits what is folded (waiting at most `within`; what is not committed by then
    * is folded again by the next owner).
    */
@@ -104,8 +109,21 @@ export const makePartitionOwnership = Effect.fnUntraced(function*(options: {
 
   const resyncIfFenced: Effect.Effect<void> = Effect.suspend(() => (phase() === "fenced" ? resync : Effect.void))
 
+  const settle: Effect.Effect<void> = Effect.andThen(
+    // In turn: a resync under way has added what it folded again before this waits.
+    turn(options.refold !== undefined ? resyncIfFenced : Effect.void),
+    Effect.suspend(() => {
+      const waited = behind
+      return Effect.andThen(waited.settle, Effect.suspend(() =>
+        // Fenced while waiting: what is folded again is committed by the next write-behind.
+        options.refold !== undefined && !closed && (waited !== behind || behind.fencedAt() !== undefined) ? settle : Effect.void
+      ))
+    })
+  )
+
   return {
     phase,
+    settle,
     next: () => next,
     advance: (to) => void (next = to),
     writer: () => behind,

@@ -1,15 +1,10 @@
-import { Clock, Duration, Effect, Schema } from "effect"
-import { foldBatch, scopeUsageRows } from "../domain/batch-fold.ts"
-import { eventIdFor } from "../domain/projection-rows.ts"
-import { announcementsOf } from "../domain/scope-usage.ts"
+import { Clock, Duration, Effect } from "effect"
 import { defaultFoldSettings } from "../domain/user-state.ts"
-import type { KnownEvent } from "../domain/verdict.ts"
 import type { LogEntry } from "../log/signal-log.ts"
 import { Projections } from "../store/projections.ts"
-import { stepSpan } from "../observability/tracing.ts"
-import { makeActorStore } from "./actor-store.ts"
-import { driftSignal } from "./drift-signal.ts"
+import { flushSnapshots, makeActorStore } from "./actor-store.ts"
 import { makePartitionCounts } from "./partition-counts.ts"
+import { type BatchFailed, foldInto } from "./partition-fold.ts"
 import { makePartitionOwnership, type OwnershipPhase, type PartitionOwnership } from "./partition-ownership.ts"
 import { retryBatch } from "./batch-retry.ts"
 import type { PartitionFailing } from "./write-behind.ts"
@@ -20,8 +15,6 @@ export type { PartitionFailing } from "./write-behind.ts"
 export type { PartitionWorkerOptions, Processed, Timer } from "./partition-worker-options.ts"
 
 const nothing: Processed = { outcomes: [], drifts: [] }
-
-class BatchFailed extends Schema.TaggedError<BatchFailed>()("BatchFailed", { message: Schema.String }) {}
 
 /** One owned partition, as the Processor (and replay) drive it. */
 export interface PartitionWorker {
@@ -83,79 +76,8 @@ export const makePartitionWorker = Effect.fnUntraced(function*(options: Partitio
       Effect.flatMap(reread(from, until), (entries) =>
         entries.length === 0 ? Effect.void : Effect.flatMap(Clock.currentTimeMillis, (now) => attempt(entries, now).pipe(retrying, Effect.orDie, Effect.asVoid)))
   })
-  /** While a batch's reads are being retried: since when (ms), how many attempts failed, the last error. */
-  let failing: PartitionFailing | undefined
-
-  /**
-   * The first copies of the batch's signals sent with an idempotency key (their ids derive from
-   * the key, so a retry has its first copy's id), by event id: those still waiting to be committed,
-   * then the stored ones; the batch adds its own first copies.
-   */
-  const firstCopies = (entries: ReadonlyArray<LogEntry>): Effect.Effect<Map<string, KnownEvent>> =>
-    Effect.gen(function*() {
-      const ids = new Set<string>()
-      for (const { record } of entries) {
-        if (record.kind === "signal" && record.idempotency_key !== undefined) ids.add(eventIdFor(record.signal_id))
-      }
-      if (ids.size === 0) return new Map<string, KnownEvent>()
-      const known = new Map<string, KnownEvent>(hold.writer().findPending(ids).map((e) => [e.id, e]))
-      const unknown = [...ids].filter((id) => !known.has(id))
-      for (const e of unknown.length === 0 ? [] : yield* projections.findEvents(unknown)) known.set(e.id, e)
-      return known
-    })
-
-  /** Folds records past `next` and hands their rows to the write-behind; fails (to be retried) on a failed read. */
-  const attempt = (entries: ReadonlyArray<LogEntry>, now: number): Effect.Effect<Processed, BatchFailed> =>
-    Effect.gen(function*() {
-      const users = [...new Set(entries.map((e) => e.key))]
-      const states = yield* actors.statesOf(users)
-      const known = yield* firstCopies(entries)
-      const nextOffset = entries[entries.length - 1]!.offset + 1
-      const behind = hold.writer()
-      // The fold and the move of the in-memory state in one step, with no yield between: the
-      // node's other partitions read the batch's counts from here on, and its outcomes are final
-      // (the records are in the log; a crash before the commit folds them again, the same way).
-      const folded = yield* Effect.sync(() => {
-        const folded = foldBatch(entries, states, known, {
-          partition: options.partition,
-          settings,
-          rules: options.rules,
-          notify,
-          projectFrom: options.projectFrom,
-          committed: counts.committed,
-          others: counts.others,
-          reportedBefore: counts.reportedBefore,
-          scopeKeys: actors.scopeKeysOf
-        })
-        actors.put(folded.states, now, behind.addingSeq())
-        counts.commit(folded.counts, folded.reported)
-        hold.advance(nextOffset)
-        return folded
-      }).pipe(stepSpan("PartitionWorker.fold"))
-      const scopes = scopeUsageRows(folded.counts, options.partition, options.rules?.watched)
-      yield* behind.add({
-        nextOffset,
-        sessions: folded.sessions,
-        events: folded.events,
-        notices: folded.notices,
-        actors: options.deferSnapshots
-          ? []
-          : users.map((u) => ({ user_id: u, partition: options.partition, state: folded.states.get(u)! })),
-        goals: folded.goals,
-        scopeUsage: scopes.rows,
-        watch: scopes.watch,
-        // The other nodes add this commit's counts as soon as it commits.
-        announce: options.shared ? announcementsOf(scopes.announced) : undefined
-      }, entries.length)
-      // Counts that budgets on other nodes watch reach them when the commit announces them: a
-      // batch that moved one is answered once committed, so a client's next signal, sent to any
-      // node, is judged with it.
-      if (options.writeBehind?.announceFirst === true && scopes.announced.length > 0) yield* behind.settle
-      return {
-        outcomes: folded.outcomes,
-        drifts: options.timers ? folded.drifts.map(({ record, drift }) => driftSignal(record, drift, now)) : []
-      } satisfies Processed
-    }).pipe(Effect.catchCause((cause) => Effect.fail(new BatchFailed({ message: String(cause) }))))
+  const attempt = foldInto({ projections, actors, counts, hold: () => hold, options, settings, notify })
+  const failures = batchFailures(options.partition, retryBatch(options.database))
 
   /** After a resync, the batch again: records past the stored offset that the log did not give again must be read again. */
   const afterResync = (entries: ReadonlyArray<LogEntry>, now: number): Effect.Effect<Processed> =>
@@ -197,15 +119,7 @@ export const makePartitionWorker = Effect.fnUntraced(function*(options: Partitio
         ? options.rules.catchUp(wanted)
         : Effect.void
       return Effect.andThen(current, attempt(fresh, now)).pipe(
-        Effect.tapError((e) =>
-          Effect.gen(function*() {
-            const at = yield* Clock.currentTimeMillis
-            failing = { since: failing?.since ?? at, attempts: (failing?.attempts ?? 0) + 1, error: e.message }
-            yield* Effect.logError(`partition ${options.partition}: batch failed, retrying`, e.message)
-          })
-        ),
-        retrying,
-        Effect.tap(() => Effect.sync(() => void (failing = undefined))),
+        failures.retried,
         Effect.orDie,
         Effect.flatMap((processed) =>
           options.writeBehind !== undefined
@@ -217,55 +131,45 @@ export const makePartitionWorker = Effect.fnUntraced(function*(options: Partitio
       )
     })
 
-  /** Waits until what was folded so far is committed, resyncing first if another owner moved on. */
-  const settle: Effect.Effect<void> = Effect.andThen(
-    // In turn: a resync under way has added what it folded again before this waits.
-    hold.turn(reread !== undefined ? hold.resyncIfFenced : Effect.void),
-    Effect.suspend(() => {
-      const waited = hold.writer()
-      return Effect.andThen(waited.settle, Effect.suspend(() =>
-        // Fenced while waiting: what is folded again is committed by the next write-behind.
-        reread !== undefined && hold.phase() !== "closed" && (waited !== hold.writer() || hold.writer().fencedAt() !== undefined) ? settle : Effect.void
-      ))
-    })
-  )
-
-  const flush: Effect.Effect<void> = Effect.suspend(() => {
-    const unsaved = actors.unsaved()
-    const behind = hold.writer()
-    const write = unsaved.length === 0 ? Effect.void : behind.add({
-      nextOffset: hold.next(),
-      sessions: [],
-      events: [],
-      notices: [],
-      actors: unsaved.map((a) => ({ user_id: a.user_id, partition: options.partition, state: a.state })),
-      goals: [],
-      scopeUsage: [],
-      watch: []
-    }, 0)
-    return Effect.andThen(write, behind.settle).pipe(Effect.flatMap(() =>
-      behind.fencedAt() !== undefined
-        ? Effect.die(`partition ${options.partition}: another owner moved the offset during a replay`)
-        : Effect.sync(() => actors.saved(unsaved.map((a) => a.user_id)))
-    ))
-  })
-
   const worker: PartitionWorker = {
     partition: options.partition,
     phase: hold.phase,
     nextOffset: hold.next,
     committedOffset: () => hold.writer().committedOffset(),
     uncommitted: () => hold.writer().uncommitted(),
-    failing: () => failing ?? hold.writer().failing(),
+    failing: () => failures.current() ?? hold.writer().failing(),
     process: (entries, now) => hold.turn(fold(entries, now)),
-    settle,
+    settle: hold.settle,
     takeDue: actors.takeDue,
     restore: actors.restore,
     evictIdle: (now, idleMs) => actors.evictIdle(now, idleMs, hold.writer().committedSeq()),
-    flush,
+    flush: flushSnapshots(actors, hold, options.partition),
     actorCount: actors.size,
     timerCount: actors.timerCount,
     close: (within) => Effect.andThen(hold.close(within), Effect.sync(() => counts.close()))
   }
   return worker
 })
+
+/**
+ * A batch whose reads fail is retried (src/engine/batch-retry.ts); while it is, readiness shows
+ * since when, how many attempts failed and the last error.
+ */
+const batchFailures = (partition: number, retrying: <A, E>(attempt: Effect.Effect<A, E>) => Effect.Effect<A, E>) => {
+  let failing: PartitionFailing | undefined
+  return {
+    current: () => failing,
+    retried: <A>(attempt: Effect.Effect<A, BatchFailed>): Effect.Effect<A, BatchFailed> =>
+      attempt.pipe(
+        Effect.tapError((e) =>
+          Effect.gen(function*() {
+            const at = yield* Clock.currentTimeMillis
+            failing = { since: failing?.since ?? at, attempts: (failing?.attempts ?? 0) + 1, error: e.message }
+            yield* Effect.logError(`partition ${partition}: batch failed, retrying`, e.message)
+          })
+        ),
+        retrying,
+        Effect.tap(() => Effect.sync(() => void (failing = undefined)))
+      )
+  }
+}

@@ -1,11 +1,11 @@
 import { Clock, Deferred, Duration, Effect, Exit, Latch, Scope } from "effect"
-import type { EventRow, GoalRow, SessionRow } from "../domain/projection-rows.ts"
+import type { EventRow } from "../domain/projection-rows.ts"
 import type { ScopeUsageRow } from "../domain/scope-usage.ts"
 import type { KnownEvent } from "../domain/verdict.ts"
-import type { OutboxEvent } from "../domain/webhooks.ts"
 import { type EngineMetrics, secondsSince } from "../observability/metrics.ts"
 import { stepSpan } from "../observability/tracing.ts"
-import type { ActorSnapshot, BatchWrite } from "../store/batch-write.ts"
+import type { BatchWrite } from "../store/batch-write.ts"
+import { Pending } from "./write-behind-pending.ts"
 import type { Projections } from "../store/projections.ts"
 
 /** What one folded batch writes (a BatchWrite without its place, which the write-behind keeps). */
@@ -18,60 +18,42 @@ export interface PartitionFailing {
   readonly error: string
 }
 
-type Watched = BatchWrite["watch"][number]
+/** A partition's projections written behind its verdicts (see makeWriteBehind). */
+export interface WriteBehind {
+  /**
+   * Adds a folded batch of `records` records, ending at `write.nextOffset`; waits while more than
+   * `maxLag` records are uncommitted.
+   */
+  readonly add: (write: FoldedWrite, records: number) => Effect.Effect<void>
+  /** Waits until everything added so far is committed (or the partition is fenced or closed). */
+  readonly settle: Effect.Effect<void>
+  /** The stored events among `ids` that are still waiting to be committed (keyed signals' first copies). */
+  readonly findPending: (ids: ReadonlySet<string>) => ReadonlyArray<KnownEvent>
+  /** The sequence number of what `add` adds to now. */
+  readonly addingSeq: () => number
+  /** The sequence number of the last write committed. */
+  readonly committedSeq: () => number
+  readonly committedOffset: () => number
+  readonly uncommitted: () => number
+  /** The stored offset when another owner moved it (this owner's view is stale). */
+  readonly fencedAt: () => number | undefined
+  readonly failing: () => PartitionFailing | undefined
+  /** Nothing more is written, and no wait waits for it. */
+  readonly close: Effect.Effect<void>
+}
 
-/** The folded batches not yet committed, merged into one write: the latest row of each key wins. */
-class Pending {
-  readonly sessions = new Map<string, SessionRow>()
-  readonly events: Array<EventRow> = []
-  readonly notices: Array<OutboxEvent> = []
-  readonly actors = new Map<string, ActorSnapshot>()
-  readonly goals = new Map<string, GoalRow>()
-  readonly scopeUsage = new Map<string, ScopeUsageRow>()
-  readonly watch = new Map<string, Watched>()
-  announce: Array<string> | undefined
-  records = 0
-  /** Whether anything was added (a flush of snapshots adds no record). */
-  empty = true
-  nextOffset: number
-  /** When its oldest batch was folded (its verdicts answered), `performance.now()`. */
-  readonly since = performance.now()
-  readonly fromOffset: number
-  readonly seq: number
-  constructor(fromOffset: number, seq: number) {
-    this.fromOffset = fromOffset
-    this.seq = seq
-    this.nextOffset = fromOffset
-  }
-  add(write: FoldedWrite, records: number) {
-    for (const s of write.sessions) this.sessions.set(s.id, s)
-    for (const e of write.events) this.events.push(e)
-    for (const n of write.notices) this.notices.push(n)
-    for (const a of write.actors) this.actors.set(a.user_id, a)
-    for (const g of write.goals) this.goals.set(g.id, g)
-    for (const u of write.scopeUsage) this.scopeUsage.set(`${u.org_id}\0${u.environment}\0${u.scope}\0${u.scope_id}\0${u.window_key}`, u)
-    for (const w of write.watch) this.watch.set(`${w.org_id}\0${w.environment}\0${w.scope}\0${w.scope_id}\0${w.window_key}`, w)
-    if (write.announce !== undefined) (this.announce ??= []).push(...write.announce)
-    this.records += records
-    this.empty = false
-    this.nextOffset = write.nextOffset
-  }
-  toWrite(log: string, partition: number): BatchWrite {
-    return {
-      log,
-      partition,
-      fromOffset: this.fromOffset,
-      nextOffset: this.nextOffset,
-      sessions: [...this.sessions.values()],
-      events: this.events,
-      notices: this.notices,
-      actors: [...this.actors.values()],
-      goals: [...this.goals.values()],
-      scopeUsage: [...this.scopeUsage.values()],
-      watch: [...this.watch.values()],
-      announce: this.announce
-    }
-  }
+export interface WriteBehindOptions {
+  readonly projections: Projections["Service"]
+  readonly log: string
+  readonly partition: number
+  /** The partition's stored offset: where the first commit is fenced. */
+  readonly from: number
+  readonly maxLag: number
+  /** A commit went in: the node's other partitions' counts it read back. */
+  readonly committed: (others: ReadonlyArray<ScopeUsageRow>) => void
+  /** Another owner moved the partition on: this write-behind writes nothing more. */
+  readonly fenced?: Effect.Effect<void> | undefined
+  readonly metrics?: EngineMetrics | undefined
 }
 
 /** A commit that failed is tried again, with backoff, until it commits. */
@@ -89,19 +71,7 @@ const retryDelay = (attempt: number) => Duration.min(Duration.millis(100 * 2 ** 
  * pending, and nothing grows without bound). A crash in the gap loses nothing: the records are in
  * the log, and their next owner folds them again from the stored offset.
  */
-export const makeWriteBehind = Effect.fnUntraced(function*(options: {
-  readonly projections: Projections["Service"]
-  readonly log: string
-  readonly partition: number
-  /** The partition's stored offset: where the first commit is fenced. */
-  readonly from: number
-  readonly maxLag: number
-  /** A commit went in: the node's other partitions' counts it read back. */
-  readonly committed: (others: ReadonlyArray<ScopeUsageRow>) => void
-  /** Another owner moved the partition on: this write-behind writes nothing more. */
-  readonly fenced?: Effect.Effect<void> | undefined
-  readonly metrics?: EngineMetrics | undefined
-}) {
+export const makeWriteBehind = Effect.fnUntraced(function*(options: WriteBehindOptions) {
   const { projections, log, partition } = options
   const scope = yield* Scope.make()
   /** Opened when there is something to commit (and by each commit, for those waiting on it). */
@@ -123,55 +93,28 @@ export const makeWriteBehind = Effect.fnUntraced(function*(options: {
   let committedOffset = options.from
   /** The stored offset when another owner moved it (this owner's view is stale); set once. */
   let fencedAt: number | undefined
-  let failing: PartitionFailing | undefined
+  const health: { failing: PartitionFailing | undefined } = { failing: undefined }
   /** Closed (the partition let go): nothing more is written, and no wait waits for it. */
   let closed = false
-  const duration = options.metrics?.commitDuration.labels({ partition: String(partition) })
   const lag = options.metrics?.commitLag
 
-  const commitOnce = (write: BatchWrite, attempt: number): Effect.Effect<"committed" | "fenced"> =>
-    Effect.gen(function*() {
-      const started = performance.now()
-      const outcome = yield* projections.commitBatch(write).pipe(stepSpan("PartitionWorker.commit", {
-        "signal_engine.partition": partition,
-        "signal_engine.from_offset": write.fromOffset,
-        "signal_engine.next_offset": write.nextOffset
-      }))
-      duration?.observe(secondsSince(started))
-      if (outcome._tag === "Committed") {
-        options.committed(outcome.others)
-        return "committed" as const
-      }
-      // After an attempt whose answer was lost, the fence fails on this write's own commit.
-      if (attempt > 0 && (yield* projections.nextOffset(log, partition)) === write.nextOffset) return "committed" as const
-      return "fenced" as const
-    })
+  const commitOnce = commitFenced(projections, log, partition, options.committed, options.metrics?.commitDuration.labels({ partition: String(partition) }))
 
   const commitPending = Effect.gen(function*() {
     const taken = pending
     inFlight = taken
     pending = new Pending(taken.nextOffset, taken.seq + 1)
     const write = taken.toWrite(log, partition)
-    for (let attempt = 0; ; attempt++) {
-      const exit = yield* Effect.exit(commitOnce(write, attempt))
-      if (Exit.isSuccess(exit)) {
-        failing = undefined
-        inFlight = undefined
-        if (exit.value === "fenced") {
-          fencedAt = yield* projections.nextOffset(log, partition)
-          yield* Effect.logWarning(`partition ${partition}: another owner moved the offset past ${write.fromOffset}; this node's view is stale`)
-          if (options.fenced !== undefined) yield* Effect.forkDetach(options.fenced)
-        } else {
-          committedOffset = write.nextOffset
-          committedSeq = taken.seq
-          lag?.observe(secondsSince(taken.since))
-        }
-        return
-      }
-      const now = yield* Clock.currentTimeMillis
-      failing = { since: failing?.since ?? now, attempts: (failing?.attempts ?? 0) + 1, error: String(exit.cause) }
-      yield* Effect.logError(`partition ${partition}: commit failed, retrying`, exit.cause)
-      yield* Effect.sleep(retryDelay(attempt))
+    const outcome = yield* commitRetried(commitOnce, write, partition, health)
+    inFlight = undefined
+    if (outcome === "fenced") {
+      fencedAt = yield* projections.nextOffset(log, partition)
+      yield* Effect.logWarning(`partition ${partition}: another owner moved the offset past ${write.fromOffset}; this node's view is stale`)
+      if (options.fenced !== undefined) yield* Effect.forkDetach(options.fenced)
+    } else {
+      committedOffset = write.nextOffset
+      committedSeq = taken.seq
+      lag?.observe(secondsSince(taken.since))
     }
   })
 
@@ -199,41 +142,89 @@ export const makeWriteBehind = Effect.fnUntraced(function*(options: {
     return until(() => committedSeq >= target)
   })
 
-  return {
-    /**
-     * Adds a folded batch of `records` records, ending at `write.nextOffset`; waits while more than
-     * `maxLag` records are uncommitted.
-     */
-    add: (write: FoldedWrite, records: number): Effect.Effect<void> =>
+  const writeBehind: WriteBehind = {
+    add: (write, records) =>
       Effect.suspend(() => {
         pending.add(write, records)
         wake.openUnsafe()
         return uncommitted() <= options.maxLag ? Effect.void : until(() => uncommitted() <= options.maxLag)
       }),
     settle,
-    /** The stored events among `ids` that are still waiting to be committed (keyed signals' first copies). */
-    findPending: (ids: ReadonlySet<string>): ReadonlyArray<KnownEvent> => {
+    findPending: (ids) => {
       const found: Array<KnownEvent> = []
       for (const batch of inFlight === undefined ? [pending] : [inFlight, pending]) {
         for (const e of batch.events) if (ids.has(e.id)) found.push(knownOf(e))
       }
       return found
     },
-    /** The sequence number of what `add` adds to now, and of the last write committed. */
     addingSeq: () => pending.seq,
     committedSeq: () => committedSeq,
     committedOffset: () => committedOffset,
     uncommitted,
     fencedAt: () => fencedAt,
-    failing: () => failing,
+    failing: () => health.failing,
     close: Effect.andThen(
       Effect.sync(() => void (closed = true)),
       Effect.andThen(Scope.close(scope, Exit.void), Effect.sync(progressed))
     )
   }
+  return writeBehind
 })
 
-export type WriteBehind = Effect.Success<ReturnType<typeof makeWriteBehind>>
+/**
+ * Commits `write` until it commits or is fenced: a failed attempt is noted in `health` (readiness
+ * shows it) and tried again with backoff.
+ */
+const commitRetried = (
+  commitOnce: (write: BatchWrite, attempt: number) => Effect.Effect<"committed" | "fenced">,
+  write: BatchWrite,
+  partition: number,
+  health: { failing: PartitionFailing | undefined }
+): Effect.Effect<"committed" | "fenced"> =>
+  Effect.gen(function*() {
+    for (let attempt = 0; ; attempt++) {
+      const exit = yield* Effect.exit(commitOnce(write, attempt))
+      if (Exit.isSuccess(exit)) {
+        health.failing = undefined
+        return exit.value
+      }
+      const now = yield* Clock.currentTimeMillis
+      const failing = health.failing
+      health.failing = { since: failing?.since ?? now, attempts: (failing?.attempts ?? 0) + 1, error: String(exit.cause) }
+      yield* Effect.logError(`partition ${partition}: commit failed, retrying`, exit.cause)
+      yield* Effect.sleep(retryDelay(attempt))
+    }
+  })
+
+/**
+ * One commit of a partition's write, fenced on the offset it starts from: "fenced" when another
+ * owner moved the stored offset (unless it is this write's own commit, whose answer was lost).
+ */
+const commitFenced = (
+  projections: Projections["Service"],
+  log: string,
+  partition: number,
+  committed: (others: ReadonlyArray<ScopeUsageRow>) => void,
+  duration: { readonly observe: (seconds: number) => void } | undefined
+) =>
+(write: BatchWrite, attempt: number): Effect.Effect<"committed" | "fenced"> =>
+  Effect.gen(function*() {
+    const started = performance.now()
+    const outcome = yield* projections.commitBatch(write).pipe(stepSpan("PartitionWorker.commit", {
+      "signal_engine.partition": partition,
+      "signal_engine.from_offset": write.fromOffset,
+      "signal_engine.next_offset": write.nextOffset
+    }))
+    duration?.observe(secondsSince(started))
+    if (outcome._tag === "Committed") {
+      committed(outcome.others)
+      return "committed" as const
+    }
+    // After an attempt whose answer was lost, the fence fails on this write's own commit.
+    if (attempt > 0 && (yield* projections.nextOffset(log, partition)) === write.nextOffset) return "committed" as const
+    return "fenced" as const
+  })
+
 
 /** The stored form of a pending event, as a retry of its keyed signal is answered from. */
 export const knownOf = (e: EventRow): KnownEvent => ({
