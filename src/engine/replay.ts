@@ -24,6 +24,26 @@ export interface ReplayProgress {
 }
 
 /**
+ * The records deleted from the start of the partitions (retention, by hand). A fold of what is
+ * left of a partition is not what its whole log folded to (sessions, budget counters, goals), and
+ * a full replay empties the tables first: refused unless `allowed`.
+ */
+const missingRecords = (partitions: ReadonlyArray<number>, starts: ReadonlyArray<number>, allowed: boolean) =>
+  Effect.gen(function*() {
+    const gone = partitions.filter((p) => (starts[p] ?? 0) > 0)
+    if (gone.length === 0) return 0
+    const what = gone.map((p) => `${p} (offsets 0..${starts[p]! - 1})`).join(", ")
+    if (!allowed) {
+      return yield* new LogIncomplete({
+        message: `the log no longer holds the first records of partition(s) ${what}, deleted by retention or by hand; ` +
+          "a replay would rebuild the projections without them (--allow-missing-records rebuilds from what is left)"
+      })
+    }
+    yield* Effect.logWarning(`replaying without the first records of partition(s) ${what}`)
+    return gone.reduce((n, p) => n + starts[p]!, 0)
+  })
+
+/**
  * Rebuilds projections from the log: forgets what the given partitions projected, then folds
  * every record again, from the earliest offset, exactly as the live workers do. It completes
  * no verdicts, starts no timers, enqueues no webhook events and appends nothing: the log already holds every tick, so the
@@ -55,21 +75,8 @@ export const replay = Effect.fn("replay")(function*(options: {
   const projections = yield* Projections
   const partitions = options.partitions ?? Array.from({ length: log.partitions }, (_, i) => i)
   const ends = yield* log.endOffsets
-  // A fold of what is left of a partition is not what its whole log folded to (sessions, budget
-  // counters, goals), and a full replay empties the tables first: refuse unless told otherwise.
   const starts = yield* log.startOffsets
-  const gone = partitions.filter((p) => (starts[p] ?? 0) > 0)
-  const missing = gone.reduce((n, p) => n + starts[p]!, 0)
-  if (gone.length > 0) {
-    const what = gone.map((p) => `${p} (offsets 0..${starts[p]! - 1})`).join(", ")
-    if (options.allowMissingRecords !== true) {
-      return yield* new LogIncomplete({
-        message: `the log no longer holds the first records of partition(s) ${what}, deleted by retention or by hand; ` +
-          "a replay would rebuild the projections without them (--allow-missing-records rebuilds from what is left)"
-      })
-    }
-    yield* Effect.logWarning(`replaying without the first records of partition(s) ${what}`)
-  }
+  const missing = yield* missingRecords(partitions, starts, options.allowMissingRecords === true)
   const settings = yield* Effect.orDie(foldSettings)
   // Partitions are independent: a few at a time keep the database busy on every core while
   // this process folds.
