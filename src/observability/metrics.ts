@@ -17,13 +17,39 @@ export const childrenByKey = <C>() => {
   }
 }
 
+/** The service's metrics, as the code updates them (see makeMetrics for their names and help). */
+export interface EngineMetrics {
+  readonly registry: Registry
+  readonly signalsAccepted: Counter<"type" | "action">
+  readonly verdictLatency: Histogram<never>
+  readonly pendingVerdicts: Gauge<never>
+  readonly appendDuration: Histogram<"log">
+  readonly appendErrors: Counter<"log">
+  readonly consumerLag: Gauge<"partition">
+  readonly commitDuration: Histogram<"partition">
+  readonly commitLag: Histogram<never>
+  readonly uncommittedRecords: Gauge<"partition">
+  readonly partitionsOwned: Gauge<never>
+  readonly partitionsFailing: Gauge<never>
+  readonly actors: Gauge<"partition">
+  readonly sessionTimers: Gauge<"partition">
+  readonly webhookDeliveries: Counter<"outcome">
+  readonly webhookBacklog: Gauge<never>
+  readonly webhooksFailing: Gauge<never>
+  readonly rateLimited: Counter<"api">
+  readonly dbPoolMax: Gauge<never>
+  readonly dbConnections: Gauge<"state">
+  readonly httpRequests: Counter<"method" | "route" | "status">
+  readonly httpDuration: Histogram<"method" | "route">
+}
+
 /**
  * The service's Prometheus metrics (prom-client), one registry per running service. Counters and
  * histograms are updated where their event happens (a label lookup and an add, no allocation of
  * ours); gauges of state (lag, actors, backlog) are set when /metrics is scraped
  * (src/observability/metrics-server.ts). Names are prefixed `signal_engine_`.
  */
-export const makeMetrics = () => {
+export const makeMetrics = (): EngineMetrics => {
   const registry = new Registry()
   const registers = [registry]
   const counter = <L extends string = never>(name: string, help: string, labelNames: ReadonlyArray<L> = []) =>
@@ -113,7 +139,6 @@ export const makeMetrics = () => {
   }
 }
 
-export type EngineMetrics = ReturnType<typeof makeMetrics>
 
 /**
  * The running service's metrics. A reference with a default, so that what runs without a server
