@@ -4,7 +4,7 @@ import { decodeMessages, describe, type KafkaClient, scopedConsumer, unavailable
 import type { BrokerWatch } from "./broker-watch.ts"
 import { liveMembers, removeStaleMembers } from "./kafka-membership.ts"
 import type { LocalRecords } from "./local-records.ts"
-import { range } from "./shared.ts"
+import { range } from "./partitions.ts"
 import type { LogEntry, PartitionHandler } from "./signal-log.ts"
 
 const pauseBackoff = (attempt: number) => Math.min(500 * 2 ** attempt, 30_000)

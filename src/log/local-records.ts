@@ -1,5 +1,5 @@
 import type { LogRecord } from "../domain/records.ts"
-import { decodeStored } from "./shared.ts"
+import { decodeStored } from "./log-records.ts"
 import type { AppendResult, LogEntry } from "./signal-log.ts"
 
 /** Records held for a partition before they are read from the log instead (a stuck partition). */

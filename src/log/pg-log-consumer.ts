@@ -3,7 +3,7 @@ import { Cause, Deferred, Effect, Exit, Fiber, FiberSet, Option, Queue, Schedule
 import type { LocalRecords } from "./local-records.ts"
 import { lockSession } from "./pg-log-ownership.ts"
 import { CHANNEL, decodeRows, READ_BATCH, readRows } from "./pg-log-table.ts"
-import { range } from "./shared.ts"
+import { range } from "./partitions.ts"
 import type { PartitionHandler } from "./signal-log.ts"
 
 /** Fallback when a NOTIFY was missed (listener reconnecting): how often an idle partition looks. */

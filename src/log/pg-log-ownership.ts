@@ -1,7 +1,7 @@
 import type { PgClient } from "@effect/sql-pg"
 import { Deferred, Effect, Fiber, Option, type Scope } from "effect"
 import { type Holder, planShare, type SharePlan } from "./pg-log-share.ts"
-import { range } from "./shared.ts"
+import { range } from "./partitions.ts"
 
 /** First key of the session advisory locks that say which node owns which partition. */
 const LOCK_NAME = "signal-engine:signal_log"
