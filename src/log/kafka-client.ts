@@ -3,7 +3,9 @@ import { type Admin, Kafka, type KafkaMessage, logLevel } from "kafkajs"
 import { hostname } from "node:os"
 import { kafkajsLogCreator } from "./kafkajs-log.ts"
 import { patchKafkajs } from "./kafkajs-patches.ts"
-import { decodeStored, LogMisconfigured, LogPartitions, type UndecodableRecord } from "./shared.ts"
+import { LogMisconfigured } from "./log-errors.ts"
+import { decodeStored, type UndecodableRecord } from "./log-records.ts"
+import { LogPartitions } from "./partitions.ts"
 import { type LogEntry, LogUnavailable } from "./signal-log.ts"
 
 /** Short fetch long-polls, so a seek or resume after (re)assignment takes effect quickly. */

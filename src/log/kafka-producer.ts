@@ -1,11 +1,13 @@
 import { Clock, Duration, Effect } from "effect"
 import { Partitioners, type RecordMetadata } from "kafkajs"
 import type { LogRecord } from "../domain/records.ts"
+import { batchedAppend } from "./batched-append.ts"
 import type { BrokerWatch } from "./broker-watch.ts"
 import { type KafkaClient, unavailable } from "./kafka-client.ts"
 import type { LocalRecords } from "./local-records.ts"
+import { serializeRecord } from "./log-records.ts"
 import { partitionForKey } from "./murmur2.ts"
-import { batchedAppend, range, serializeRecord } from "./shared.ts"
+import { range } from "./partitions.ts"
 import { type AppendResult, LogUnavailable } from "./signal-log.ts"
 
 /** What a caller is told when the cluster is known to be down: nothing was handed to the producer. */

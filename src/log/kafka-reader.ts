@@ -2,7 +2,7 @@ import { Deferred, Effect, Exit, FiberSet, Option } from "effect"
 import { randomUUID } from "node:crypto"
 import { decodeMessages, type KafkaClient, scopedConsumer, unavailable } from "./kafka-client.ts"
 import { topicOffsets } from "./kafka-topic.ts"
-import { range } from "./shared.ts"
+import { range } from "./partitions.ts"
 import type { LogUnavailable, SignalLogService } from "./signal-log.ts"
 
 /**

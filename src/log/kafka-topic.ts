@@ -1,7 +1,7 @@
 import { Effect } from "effect"
 import type { ConfigResourceTypes } from "kafkajs"
 import { type KafkaClient, unavailable } from "./kafka-client.ts"
-import { LogMisconfigured } from "./shared.ts"
+import { LogMisconfigured } from "./log-errors.ts"
 
 /** Topic settings that keep every record (the topic is created with them). */
 const keepForever: ReadonlyArray<readonly [string, string]> = [

@@ -1,5 +1,5 @@
 import type { LogRecord } from "../domain/records.ts"
-import { decodeStored } from "./shared.ts"
+import { decodeStored } from "./log-records.ts"
 import type { AppendResult, LogEntry } from "./signal-log.ts"
 
 /** Records held for a partition before they are read from the log instead (a stuck partition). */
@@ -13,6 +13,29 @@ export interface LocalConsumer {
   readonly ready: (partition: number) => void
 }
 
+/** The records this node appended, held for its own consumer (see makeLocalRecords). */
+export interface LocalRecords {
+  /**
+   * Called by the log with what one write appended: the records, their stored JSON, and where
+   * each landed (all three in the same order).
+   */
+  readonly appended: (
+    records: ReadonlyArray<LogRecord>,
+    stored: ReadonlyArray<string>,
+    placed: ReadonlyArray<AppendResult>
+  ) => void
+  /**
+   * The held records of a partition that continue it from `next`, in offset order (none when
+   * the first held one is not at `next`: the log has records in between). Everything held for
+   * the partition is let go: what was not taken is read from the log.
+   */
+  readonly take: (partition: number, next: number) => ReadonlyArray<LogEntry>
+  /** While the consumer runs; records are held only meanwhile. Answers its detach. */
+  readonly attach: (consumer: LocalConsumer) => () => void
+  /** The partition is no longer consumed here: its held records go. */
+  readonly forget: (partition: number) => void
+}
+
 /**
  * The records this node appended, handed to its own consumer of their partition without a read
  * of the log: an append answers where each record landed, so the consumer can fold it at once
@@ -24,15 +47,11 @@ export interface LocalConsumer {
  * partition was someone else's) the held records are dropped and the consumer reads the log as
  * before, which has them all. Taking is an optimisation only; reading alone is always right.
  */
-export const makeLocalRecords = () => {
+export const makeLocalRecords = (): LocalRecords => {
   const held = new Map<number, Array<LogEntry>>()
   let consumer: LocalConsumer | undefined
 
   return {
-    /**
-     * Called by the log with what one write appended: the records, their stored JSON, and where
-     * each landed (all three in the same order).
-     */
     appended(records: ReadonlyArray<LogRecord>, stored: ReadonlyArray<string>, placed: ReadonlyArray<AppendResult>) {
       const c = consumer
       if (c === undefined) return
@@ -60,11 +79,6 @@ export const makeLocalRecords = () => {
       for (const p of touched) c.ready(p)
     },
 
-    /**
-     * The held records of a partition that continue it from `next`, in offset order (none when
-     * the first held one is not at `next`: the log has records in between). Everything held for
-     * the partition is let go: what was not taken is read from the log.
-     */
     take(partition: number, next: number): ReadonlyArray<LogEntry> {
       const list = held.get(partition)
       if (list === undefined || list.length === 0) return []
@@ -76,7 +90,6 @@ export const makeLocalRecords = () => {
       return end === start ? [] : list.slice(start, end)
     },
 
-    /** While the consumer runs; records are held only meanwhile. */
     attach(c: LocalConsumer) {
       consumer = c
       return () => {
@@ -85,11 +98,8 @@ export const makeLocalRecords = () => {
       }
     },
 
-    /** The partition is no longer consumed here: its held records go. */
     forget(partition: number) {
       held.delete(partition)
     }
   }
 }
-
-export type LocalRecords = ReturnType<typeof makeLocalRecords>

@@ -1,7 +1,7 @@
 import type { PgClient } from "@effect/sql-pg"
 import { Deferred, Effect, Fiber, Option, type Scope } from "effect"
 import { type Holder, planShare, type SharePlan } from "./pg-log-share.ts"
-import { range } from "./shared.ts"
+import { range } from "./partitions.ts"
 
 /** First key of the session advisory locks that say which node owns which partition. */
 const LOCK_NAME = "signal-engine:signal_log"
@@ -57,6 +57,18 @@ const picture = (rows: ReadonlyArray<{ readonly pid: number; readonly p: number 
 
 const sorted = (ps: Iterable<number>) => [...ps].sort((a, b) => a - b).join(",")
 
+/** What a lock session is given by PgLog's consumer. */
+export interface LockSessionOptions {
+  readonly sql: PgClient.PgClient
+  readonly partitions: number
+  /** Starts the consumer of a partition just won. */
+  readonly start: (partition: number) => Effect.Effect<PartitionConsumer, never, Scope.Scope>
+  /** Told this node's share after every round; none while it has none to speak of. */
+  readonly publish: (share: Option.Option<ReadonlySet<number>>) => void
+  /** Completed after the first round (or when the session ended before it). */
+  readonly started: Deferred.Deferred<void>
+}
+
 /**
  * One lock session: a reserved connection whose advisory locks are this node's partitions, and
  * which holds the member lock while it lives. Each round it looks at every session's locks and
@@ -67,13 +79,7 @@ const sorted = (ps: Iterable<number>) => [...ps].sort((a, b) => a - b).join(",")
  * Fails when the connection does; closing it stops the consumers (revoked) and releases the locks
  * before the connection goes back to the pool.
  */
-export const lockSession = (options: {
-  readonly sql: PgClient.PgClient
-  readonly partitions: number
-  readonly start: (partition: number) => Effect.Effect<PartitionConsumer, never, Scope.Scope>
-  readonly publish: (share: Option.Option<ReadonlySet<number>>) => void
-  readonly started: Deferred.Deferred<void>
-}) =>
+const lockSession = (options: LockSessionOptions) =>
   Effect.gen(function*() {
     const { partitions, publish } = options
     const connection = yield* options.sql.reserve
@@ -132,3 +138,20 @@ export const lockSession = (options: {
       yield* Effect.sleep(plan.awaiting ? AWAIT_MILLIS : ROUND_MILLIS)
     }
   })
+
+/**
+ * Lock sessions one after another, for as long as it runs: a session that ends (its connection
+ * lost) has released its partitions, and the next one, a second later, wins its share again.
+ */
+export const holdPartitions = (options: LockSessionOptions): Effect.Effect<never> =>
+  lockSession(options).pipe(
+    Effect.scoped,
+    Effect.catchCause((cause) =>
+      Effect.logWarning("PgLog: partition lock session ended; its partitions were released. Reconnecting", cause)
+        .pipe(
+          Effect.andThen(Deferred.succeed(options.started, undefined)),
+          Effect.andThen(Effect.sleep("1 second"))
+        )
+    ),
+    Effect.forever
+  )

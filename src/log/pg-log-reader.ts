@@ -1,7 +1,7 @@
 import type { PgClient } from "@effect/sql-pg"
 import { Effect, Option } from "effect"
 import { decodeRows, READ_BATCH, readRows, unavailable } from "./pg-log-table.ts"
-import { range } from "./shared.ts"
+import { range } from "./partitions.ts"
 import type { SignalLogService } from "./signal-log.ts"
 
 /** PgLog's reads outside its consumers (replay, tests): each partition's bounds, and `readPartition`. */

@@ -1,7 +1,7 @@
 import type { PgClient } from "@effect/sql-pg"
 import { Effect, Option } from "effect"
 import type { SqlError } from "effect/sql/SqlError"
-import { decodeStored, type UndecodableRecord } from "./shared.ts"
+import { decodeStored, type UndecodableRecord } from "./log-records.ts"
 import { type LogEntry, LogUnavailable } from "./signal-log.ts"
 
 // What PgLog's writer, reader and consumer share of the tables of migration 0002: `signal_log`

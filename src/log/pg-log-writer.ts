@@ -1,10 +1,11 @@
 import type { PgClient } from "@effect/sql-pg"
 import { Config, Duration, Effect } from "effect"
 import type { LogRecord } from "../domain/records.ts"
+import { batchedAppend } from "./batched-append.ts"
 import type { LocalRecords } from "./local-records.ts"
+import { serializeRecord } from "./log-records.ts"
 import { partitionForKey } from "./murmur2.ts"
 import { CHANNEL, unavailable } from "./pg-log-table.ts"
-import { batchedAppend, serializeRecord } from "./shared.ts"
 import type { AppendResult } from "./signal-log.ts"
 
 /** PgLog's `append`; what it appends is handed to this node's own consumers through `local`. */

@@ -87,6 +87,9 @@ export class SignalLog extends Context.Service<SignalLog, {
 /** What a SignalLog offers (the service's shape). */
 export type SignalLogService = (typeof SignalLog)["Service"]
 
+/** A log's consumer side: the partitions this node owns, handed to a PartitionHandler. */
+export type LogConsumer = Pick<SignalLogService, "run" | "assignment">
+
 /**
  * An append timed and counted (metrics), in a span `SignalLog.append` that names where its first
  * record went (so a trace joins a request to the batch that folds its signal).
@@ -122,7 +125,7 @@ export const makeSignalLog = (parts: {
   readonly partitions: number
   readonly append: SignalLogService["append"]
   readonly reader: Pick<SignalLogService, "readPartition" | "startOffsets" | "endOffsets">
-  readonly consumer: Pick<SignalLogService, "run" | "assignment">
+  readonly consumer: LogConsumer
   readonly ping: SignalLogService["ping"]
   readonly metrics: EngineMetrics
 }): SignalLogService =>

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest"
 import type { SignalRecord } from "../../src/domain/records.ts"
 import { makeLocalRecords } from "../../src/log/local-records.ts"
-import { serializeRecord } from "../../src/log/shared.ts"
+import { serializeRecord } from "../../src/log/log-records.ts"
 import { signalRecord as record } from "../support/log-records.ts"
 
 /** A local-records set with a consumer of `owned`; `ready` lists the partitions it was told about. */

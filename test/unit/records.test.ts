@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Result, Schema } from "effect"
 import { LogRecord } from "../../src/domain/records.ts"
-import { decodeStored, serializeRecord } from "../../src/log/shared.ts"
+import { decodeStored, serializeRecord } from "../../src/log/log-records.ts"
 
 const records: ReadonlyArray<LogRecord> = [
   {
