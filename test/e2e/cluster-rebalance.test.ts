@@ -48,7 +48,7 @@ describe("PgLog partitions rebalance across the live nodes", () => {
             accepted.push(res.body.signal_id)
             perPhase.set(phase, (perPhase.get(phase) ?? 0) + 1)
           } else refused.push(res.body)
-          await new Promise((r) => setTimeout(r, 10))
+          await new Promise((r) => setTimeout(r, 10)) // the load's pace
         }
       }
       const lanes = Array.from({ length: 4 }, (_, n) => lane(n))

@@ -101,10 +101,9 @@ describe.each(logVariants())("kill -9 between verdict and commit over %s", (name
       for (const g of gap.slice(3)) expect(g.answer).toMatchObject({ ok: false, rule_id: budget.body.id, message: "daily tokens spent" })
       const signalIds = gap.map((g) => g.answer.signal_id as string)
 
-      // The gap is open: answered, but none of it is in PostgreSQL, and nothing was delivered; the
-      // node's commit is waiting on our lock (not merely slow).
-      await new Promise((r) => setTimeout(r, 500))
-      expect((await db.query(waitingSql)).rowCount).toBeGreaterThanOrEqual(1)
+      // The gap is open: the node's commit is waiting on our lock (not merely slow), so none of
+      // what was answered is in PostgreSQL, and nothing was delivered.
+      await waitFor(async () => (await db.query(waitingSql)).rowCount, (n) => (n ?? 0) >= 1, { what: "the node's commit to wait on the lock" })
       expect(await eventsOf(signalIds)).toEqual([])
       // The webhook's outbox: one delivery row per event it is owed.
       const owed = () =>

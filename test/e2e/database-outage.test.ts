@@ -143,6 +143,7 @@ describe.each(logVariants())("a PostgreSQL outage under load over %s", (name, lo
     ])
     const log = countingLogLines()
     try {
+      // The scenario's periods, observed as they last: load with the database up, then an outage.
       await new Promise((r) => setTimeout(r, 2_000))
       await pg.stop()
       const stopped = now()

@@ -41,6 +41,8 @@ describe("a Kafka broker outage", () => {
     const load = steadyLoad([a, b], keys, 100)
     const readiness = [readinessLog(a), readinessLog(b)]
     const log = countingLogLines()
+    // The periods below are the scenario (load with the broker up, an outage, the recovery), each
+    // observed as it lasts; no condition ends them.
     await new Promise((r) => setTimeout(r, 3_000))
 
     await kafka.stop()
@@ -50,6 +52,7 @@ describe("a Kafka broker outage", () => {
     const restarting = now()
     await kafka.start()
     const back = now()
+    // Verdicts must be back within 5 s of the return; every answer of the 7 s after that is checked.
     await new Promise((r) => setTimeout(r, 12_000))
     const answers = await load.stop()
     await Promise.all(readiness.map((r) => r.stop()))

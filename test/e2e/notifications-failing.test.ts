@@ -59,8 +59,11 @@ describe("failing webhooks and channels", () => {
       expect(text).toContain(webhook.body.id)
       expect(text).toContain("https://signals.example.com/#/alerts")
       expect((await alertsOf(org)).map((a) => a.type)).toEqual(["webhook.failing"])
-      // More events queue for the paused webhook; the alert is not sent again.
+      // More events queue for the paused webhook; the alert is not sent again. A management read
+      // waits for the signal's commit (written behind its verdict); then, as this checks that
+      // nothing more is sent, many dispatcher rounds (poll 20 ms) pass.
       await org.signal("gpt-4o")
+      expect((await alertsOf(org)).map((a) => a.type)).toEqual(["webhook.failing"])
       await new Promise((r) => setTimeout(r, 1000))
       expect(chat.received).toHaveLength(1)
     } finally {

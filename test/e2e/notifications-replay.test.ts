@@ -58,7 +58,8 @@ describe("notifications across a replay and a stricter URL policy", () => {
 
       await run(process.execPath, [bin, "replay"], { env: { ...childEnv(env), DATABASE_URL: databaseUrl, NODE_NO_WARNINGS: "1" } })
       server = await startServer({ databaseUrl, env })
-      // Several dispatcher rounds (poll 20 ms) after the rebuilt projections: nothing new to send.
+      // Checks that nothing is sent, so it waits: many dispatcher rounds (poll 20 ms) over the
+      // rebuilt projections, after which nothing new was sent and no row was added.
       await new Promise((r) => setTimeout(r, 1500))
       expect({ chat: receiver.received.length, mail: smtp.received.length, rows: await notificationRows(databaseUrl) }).toEqual(sent)
       await server.stop()

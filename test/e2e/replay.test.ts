@@ -16,18 +16,25 @@ import { waitFor } from "../support/wait.ts"
 const run = promisify(execFile)
 const bin = join(import.meta.dirname, "..", "..", "bin", "signal-engine.js")
 
-/** Every projection row, in a stable order, as plain JSON. */
+/**
+ * Every projection row, in a stable order, as plain JSON; all of it as of one moment (a commit of
+ * the write-behind lands in every table at once, so a poll that reads the tables one after another
+ * could see its events without its sessions).
+ */
 const snapshot = (databaseUrl: string) =>
   withStore(databaseUrl, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const sessions = yield* sql`SELECT * FROM sessions ORDER BY id`
-    const events = yield* sql`SELECT * FROM events ORDER BY id`
-    const actors = yield* sql`SELECT user_id, partition, has_open_sessions, state FROM actor_state ORDER BY user_id`
-    const goals = yield* sql`SELECT * FROM goals ORDER BY id`
-    const scopeUsage = yield* sql`
-      SELECT org_id, environment, scope, scope_id, window_key, partition, cost_usd, tokens_in, tokens_out
-      FROM scope_usage ORDER BY org_id, environment, scope, scope_id, window_key, partition`
-    return JSON.parse(JSON.stringify({ sessions, events, actors, goals, scopeUsage }, (_k, v) => (typeof v === "bigint" ? v.toString() : v)))
+    return yield* sql.withTransaction(Effect.gen(function*() {
+      yield* sql`SET TRANSACTION ISOLATION LEVEL REPEATABLE READ`
+      const sessions = yield* sql`SELECT * FROM sessions ORDER BY id`
+      const events = yield* sql`SELECT * FROM events ORDER BY id`
+      const actors = yield* sql`SELECT user_id, partition, has_open_sessions, state FROM actor_state ORDER BY user_id`
+      const goals = yield* sql`SELECT * FROM goals ORDER BY id`
+      const scopeUsage = yield* sql`
+        SELECT org_id, environment, scope, scope_id, window_key, partition, cost_usd, tokens_in, tokens_out
+        FROM scope_usage ORDER BY org_id, environment, scope, scope_id, window_key, partition`
+      return JSON.parse(JSON.stringify({ sessions, events, actors, goals, scopeUsage }, (_k, v) => (typeof v === "bigint" ? v.toString() : v)))
+    }))
   }))
 
 /**

@@ -47,6 +47,7 @@ describe("kafkajs (patched)", () => {
     const offsets = await admin.fetchTopicOffsets(topic)
     expect(offsets[0]?.high).toBe("20")
 
+    // A rate, so it is counted over a period: one second, from a moment after the last answers.
     await new Promise((r) => setTimeout(r, 200))
     checks = 0
     await new Promise((r) => setTimeout(r, 1_000))

@@ -236,6 +236,7 @@ const logContract = (name: string, makeLayer: MakeLayer) =>
             yield* Effect.forEach(keys, (u) => log.append([record(u, wave * 2), record(u, wave * 2 + 1)]), {
               concurrency: "unbounded"
             })
+            // The appends come in waves while the slow batches are handled: the load's pace.
             yield* Effect.sleep("30 millis")
           }
           const ends = yield* log.endOffsets

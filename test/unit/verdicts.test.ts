@@ -1,5 +1,6 @@
-import { Deferred, Effect, Option } from "effect"
-import { describe, expect, it } from "vitest"
+import { describe, expect, it } from "@effect/vitest"
+import { Clock, Deferred, Effect, Option } from "effect"
+import { TestClock } from "effect/testing"
 import type { Outcome } from "../../src/domain/verdict.ts"
 import { VerdictRegistry } from "../../src/engine/verdicts.ts"
 
@@ -27,19 +28,21 @@ describe("VerdictRegistry", () => {
     expect(expired).toBeUndefined()
   })
 
-  it("a short wait registered after long ones still ends at its own deadline", { timeout: 10_000 }, async () => {
-    const expired = await run((registry) =>
-      Effect.gen(function*() {
-        // Long waits first, and a sweep that sees only them.
-        for (let i = 0; i < 10; i++) yield* registry.register(`sig_long_${i}`, Date.now() + 60_000)
-        yield* Effect.sleep("100 millis")
-        const short = yield* registry.register("sig_short", Date.now() + 50)
-        return yield* Deferred.await(short)
-      })
-    )
-    // Answered (with nothing) well before the long waits' deadline, which the test's timeout is under.
-    expect(expired).toBeUndefined()
-  })
+  it.effect("a short wait registered after long ones still ends at its own deadline", () =>
+    Effect.gen(function*() {
+      const registry = yield* VerdictRegistry
+      const now = yield* Clock.currentTimeMillis
+      // Long waits first, and sweeps (every 25 ms) that see only them.
+      const long = yield* Effect.forEach(Array.from({ length: 10 }, (_, i) => `sig_long_${i}`), (id) => registry.register(id, now + 60_000))
+      yield* TestClock.adjust("100 millis")
+      const short = yield* registry.register("sig_short", now + 150)
+      yield* TestClock.adjust("100 millis")
+      yield* Effect.yieldNow
+      // Answered (with nothing) at its own deadline; the long waits still wait.
+      expect(yield* Deferred.isDone(short)).toBe(true)
+      expect(yield* Deferred.await(short)).toBeUndefined()
+      for (const wait of long) expect(yield* Deferred.isDone(wait)).toBe(false)
+    }).pipe(Effect.provide(VerdictRegistry.layer)))
 
   it("waits with different deadlines each end at their own", { timeout: 10_000 }, async () => {
     const answers = await run((registry) =>

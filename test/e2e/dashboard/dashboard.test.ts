@@ -284,7 +284,8 @@ describe("the dashboard in a browser", () => {
     for (const tab of ["users", "teams", "projects", "license", "org"]) {
       await goTo(page, server.baseUrl, `/settings?tab=${tab}`)
       await page.waitForSelector("main form")
-      await new Promise((r) => setTimeout(r, 200))
+      // The tab's lists are fetched after its form shows: the screenshot waits for their answers.
+      await page.waitForNetworkIdle({ idleTime: 100 })
       await screenshot(page, `settings-${tab}`)
     }
     expect(await visibleText(page)).toContain("Session timeout")
