@@ -28,8 +28,7 @@ export const defaultDriftSettings: DriftSettings = { threshold: 0.2, prompts: 3 
 /** An off-goal prompt of the streak, as the goal-drift signal shows it. */
 export interface OffGoalPrompt {
   readonly signal_id: string
-  readonly ts: string
-  /** The prompt's first characters. */
+  /** The prompt's first characters (the whole prompt is in its own signal). */
   readonly prompt: string
 }
 
@@ -49,7 +48,8 @@ export interface DriftState {
   readonly thread?: string
 }
 
-const excerptLength = 120
+/** Enough of a prompt to recognise it on the timeline; the whole prompt is in its own signal. */
+const excerptLength = 60
 const none: DriftState = { streak: 0 }
 
 /** The user's drift state in an environment (a state snapshotted before context-2 kept the streak alone). */
@@ -138,7 +138,7 @@ export const foldDrift = (state: UserState, r: SignalRecord, settings: DriftSett
   }
   const streak = current.streak + 1
   const since = current.since ?? r.ts
-  const off = [...(current.off ?? []), { signal_id: r.signal_id, ts: r.ts, prompt: prompt.replace(/\s+/g, " ").trim().slice(0, excerptLength) }]
+  const off = [...(current.off ?? []), { signal_id: r.signal_id, prompt: prompt.replace(/\s+/g, " ").trim().slice(0, excerptLength) }]
     .slice(0, settings.prompts)
   const next: DriftState = {
     ...current,

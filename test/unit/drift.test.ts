@@ -62,7 +62,7 @@ describe("goal drift (context-2)", () => {
       off_goal_prompts: 3,
       signal_id: offs[2]!.signal_id,
       since: offs[0]!.ts,
-      evidence: offs.map((o) => ({ signal_id: o.signal_id, ts: o.ts, prompt: o.metadata.prompt })),
+      evidence: offs.map((o) => ({ signal_id: o.signal_id, prompt: String(o.metadata.prompt).slice(0, 60) })),
       method: "context-2"
     }])
   })
