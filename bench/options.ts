@@ -1,7 +1,7 @@
 /** The harness's flags, parsed once; `--smoke` shrinks every size that was not given. */
 import { parseArgs } from "node:util"
 
-export const allScenarios = ["http_baseline", "ingest", "ingest_batch", "lag", "slo", "ingest_keyed", "ingest_rules", "replay", "memory", "hook", "flood"] as const
+export const allScenarios = ["http_baseline", "ingest", "ingest_batch", "lag", "slo", "ingest_keyed", "ingest_rules", "replay", "memory", "hook", "flood", "drift"] as const
 export type Scenario = (typeof allScenarios)[number]
 export type LogName = "pg" | "kafka"
 
@@ -74,3 +74,6 @@ for (const s of options.scenarios) if (!allScenarios.includes(s)) throw new Erro
 for (const l of options.logs) if (l !== "pg" && l !== "kafka") throw new Error(`--log ${String(l)}: expected pg, kafka or both`)
 
 export const wants = (s: Scenario) => options.scenarios.includes(s)
+
+/** Scenarios measured in the harness's own process: no database, broker or service. */
+export const inProcess: ReadonlyArray<Scenario> = ["drift"]

@@ -16,17 +16,37 @@ import { type Broker, startBroker } from "./broker.ts"
 import type { Bench } from "./context.ts"
 import { startDatabase } from "./database.ts"
 import { makeLoad } from "./load.ts"
-import { ingestGroup, json, options, smoke, wants } from "./options.ts"
+import { ingestGroup, inProcess, json, options, smoke, wants } from "./options.ts"
 import { hasTaskset, killChildren } from "./processes.ts"
 import { makeProfiles } from "./profiles.ts"
 import { jsonLine, machine, type Report, type Row, table } from "./report.ts"
 import { say } from "./say.ts"
+import { driftScenario } from "./scenarios/drift.ts"
 import { flood } from "./scenarios/flood.ts"
 import { hookScenario } from "./scenarios/hook.ts"
 import { httpBaseline } from "./scenarios/http-baseline.ts"
 import { ingestScenarios } from "./scenarios/ingest.ts"
 import { memory } from "./scenarios/memory.ts"
 import { replayScenario } from "./scenarios/replay.ts"
+
+const rows: Array<Row> = []
+
+const finish = (failed: boolean, taken: Report["profiles"]): never => {
+  const report: Report = { machine: machine(), options, smoke, failed, rows, profiles: taken }
+  if (json) {
+    process.stderr.write(`${table(report)}\n`)
+    process.stdout.write(`${jsonLine(report)}\n`)
+  } else {
+    process.stdout.write(`${table(report)}\n`)
+  }
+  process.exit(failed ? 1 : 0)
+}
+
+if (wants("drift")) {
+  say("drift: the detector on the corpus, its cost and its state")
+  driftScenario((row) => rows.push(row), smoke)
+}
+if (options.scenarios.every((s) => inProcess.includes(s))) finish(false, [])
 
 const dir = mkdtempSync(join(tmpdir(), "signal-engine-bench-"))
 say(`working directory ${dir}; taskset ${hasTaskset ? "on (server core 0, load generator core 1)" : "unavailable"}`)
@@ -42,7 +62,6 @@ const cleanup = async () => {
 }
 process.once("SIGINT", () => void cleanup().finally(() => process.exit(130)))
 
-const rows: Array<Row> = []
 const profiles = makeProfiles(dir, options.cpuProf)
 
 let failed = false
@@ -69,11 +88,4 @@ try {
   await cleanup()
 }
 
-const report: Report = { machine: machine(), options, smoke, failed, rows, profiles: profiles.taken }
-if (json) {
-  process.stderr.write(`${table(report)}\n`)
-  process.stdout.write(`${jsonLine(report)}\n`)
-} else {
-  process.stdout.write(`${table(report)}\n`)
-}
-process.exit(failed ? 1 : 0)
+finish(failed, profiles.taken)

@@ -1,82 +1,152 @@
+import { conceptsOf, phraseConcepts } from "./drift-thesaurus.ts"
+import { continues, genericWeight, isCommand, sameWord, switchesTopic, type Word, words } from "./drift-words.ts"
+
 /**
- * Goal drift: a deterministic lexical similarity between what the user asks (a prompt, a
- * context switch) and the user's active goals. No model, no randomness, no clock, so the fold
- * that uses it replays identically.
+ * Goal drift, method `context-2`: whether a prompt is part of the work on the user's active goals.
+ * Pure and deterministic (no model, no clock), so a replay judges every prompt as the live run did.
  *
- * Method: both texts become sets of terms (lower-cased letters and digits, words of three or more
- * characters, English stop words dropped, a light suffix stemmer); two terms match when equal or
- * when one is a prefix of the other and the shorter has at least four characters ("auth" and
- * "authentication"). The score is the overlap coefficient: matched terms / the size of the smaller
- * set, in [0, 1]. A prompt is on-goal when its best score over the active goals reaches the
- * threshold (default 0.2), off-goal otherwise; a text without terms is not judged.
+ * Evidence of the goal is its description and the session's context (drift-fold.ts keeps it): the
+ * words of the prompts judged on-goal and of the files, searches and commands the tools touched
+ * meanwhile. A prompt's word is accounted for fully by a goal's word, 0.8 by a goal's concept
+ * (drift-thesaurus.ts), 0.7 by a context word and 0.5 by a context concept; a generic word weighs
+ * little (drift-words.ts). The prompt is on-goal when the accounted share of its words reaches
+ * `onGoalShare`, or the accounted weight `onGoalWeight` (one context word: a long prompt with one
+ * term of the work is still the work).
+ *
+ * Not judged alone (a follow-up, which continues the thread it is in, on-goal or off): a prompt
+ * with at most one specific word ("run the tests", "commit this"), a command line ("pytest -x"),
+ * or a short one that refers back ("use NFKC there", "and the fonts"). While off-goal, a prompt
+ * that goes on with the other work (the thread's words) stays off-goal; a prompt that says it
+ * turns to something else ("switching gears", "unrelated, but") needs a goal's own words.
+ *
+ * Each constant was chosen on the corpus (test/drift/, docs/benchmarks.md): a change to any of
+ * them, the words or the thesaurus is a new method, measured there.
  */
-const stopWords = new Set([
-  "the", "and", "for", "that", "this", "with", "from", "into", "onto", "are", "was", "were", "been", "being",
-  "have", "has", "had", "does", "did", "doing", "can", "could", "should", "would", "will", "shall", "may",
-  "might", "must", "not", "but", "you", "your", "yours", "our", "ours", "their", "them", "they", "its",
-  "his", "her", "she", "him", "who", "whom", "what", "which", "when", "where", "why", "how", "all", "any",
-  "some", "each", "more", "most", "other", "such", "only", "own", "same", "than", "too", "very", "just",
-  "also", "then", "there", "here", "about", "above", "below", "over", "under", "again", "once", "out",
-  "off", "now", "let", "lets", "please", "make", "sure", "need", "want", "use", "using", "like", "get",
-  "got", "one", "two", "new", "add", "via", "per", "yes", "okay"
-])
+export const driftMethod = "context-2"
 
-const suffixes = ["ations", "ation", "ings", "ing", "ment", "ness", "ions", "ion", "ies", "ers", "er", "ed", "es", "ly", "s"]
+/** The detectors a record may name (`drift_method`); a record without one was judged by `lexical-1`. */
+export type DriftMethod = "lexical-1" | typeof driftMethod
 
-const stem = (word: string): string => {
-  for (const suffix of suffixes) {
-    if (word.length - suffix.length >= 3 && word.endsWith(suffix)) {
-      return suffix === "ies" ? `${word.slice(0, -3)}y` : word.slice(0, -suffix.length)
-    }
-  }
-  return word
+const onGoalShare = 0.2
+const onGoalWeight = 0.7
+/** Specific words a follow-up that refers back may have. */
+const followUpWords = 3
+/** Context words kept per user and environment (most recent last): a task's files and terms. */
+export const contextSize = 32
+/** Words of the other work kept while off-goal. */
+export const threadSize = 16
+/** Weight of a tool call's words that makes it the goal's work again: a goal's word counts 2, a context word 1. */
+export const backOnGoal = 2
+
+export interface GoalView {
+  readonly id: string
+  readonly description: string
 }
 
-/** The distinct terms of a text. */
-export const terms = (text: string): ReadonlyArray<string> => {
-  const out = new Set<string>()
-  for (const word of text.toLowerCase().split(/[^\p{L}\p{N}]+/u)) {
-    if (word.length < 3 || stopWords.has(word)) continue
-    out.add(stem(word))
-  }
-  return [...out]
+export type Verdict = "on-goal" | "off-goal" | "follow-up"
+
+export interface Judgement {
+  readonly verdict: Verdict
+  /** The best share of the prompt's words accounted for, over the goals. */
+  readonly score: number
+  /** The goal whose own words account for most of the prompt, if any do. */
+  readonly goalId: string | undefined
+  /** The prompt's specific words: context for what follows if it is on-goal, the thread's if off. */
+  readonly stems: ReadonlyArray<string>
 }
 
-const matches = (a: string, b: string): boolean => {
-  if (a === b) return true
-  const [short, long] = a.length <= b.length ? [a, b] : [b, a]
-  return short.length >= 4 && long.startsWith(short)
+const goalMemo = new Map<string, ReadonlyArray<Word>>()
+const goalWords = (description: string): ReadonlyArray<Word> => {
+  const known = goalMemo.get(description)
+  if (known !== undefined) return known
+  const found = words(description)
+  if (goalMemo.size > 10_000) goalMemo.clear()
+  goalMemo.set(description, found)
+  return found
 }
 
-/** The overlap coefficient of two term sets, in [0, 1]; 0 when either is empty. */
-export const similarity = (a: ReadonlyArray<string>, b: ReadonlyArray<string>): number => {
-  if (a.length === 0 || b.length === 0) return 0
-  const [small, large] = a.length <= b.length ? [a, b] : [b, a]
-  let matched = 0
-  for (const term of small) if (large.some((other) => matches(term, other))) matched++
-  return Math.round((matched / small.length) * 1000) / 1000
-}
+const contextWords = (context: string | undefined): ReadonlyArray<Word> =>
+  context === undefined || context === ""
+    ? []
+    : context.split(" ").map((s) => ({ stem: s, weight: 1, concepts: s.includes("_") ? phraseConcepts(s.replace("_", " ")) : conceptsOf(s) }))
 
-export interface DriftSettings {
-  /** A prompt whose best score is below this is off-goal. */
-  readonly threshold: number
-  /** How many consecutive off-goal prompts make a drift. */
-  readonly prompts: number
-}
+const shares = (a: ReadonlyArray<number>, b: ReadonlyArray<number>) => a.some((c) => b.includes(c))
 
-export const defaultDriftSettings: DriftSettings = { threshold: 0.2, prompts: 3 }
-
-/** The best-matching goal of a text, or undefined when the text has no terms or there is no goal. */
-export const bestGoal = (
-  text: string,
-  goals: ReadonlyArray<{ readonly id: string; readonly description: string }>
-): { readonly goalId: string; readonly score: number } | undefined => {
-  const prompt = terms(text)
-  if (prompt.length === 0 || goals.length === 0) return undefined
-  let best: { goalId: string; score: number } | undefined
-  for (const goal of goals) {
-    const score = similarity(prompt, terms(goal.description))
-    if (best === undefined || score > best.score) best = { goalId: goal.id, score }
+const matchOf = (w: Word, evidence: ReadonlyArray<Word>, same: number, concept: number): number => {
+  let best = 0
+  for (const e of evidence) {
+    if (sameWord(w.stem, e.stem)) return same
+    if (best < concept && w.concepts.length > 0 && shares(w.concepts, e.concepts)) best = concept
   }
   return best
+}
+
+/** The weight of the prompt's words that a goal and the context account for, and their share of the prompt's. */
+export const accounted = (prompt: ReadonlyArray<Word>, goal: ReadonlyArray<Word>, context: ReadonlyArray<Word>) => {
+  let total = 0
+  let weight = 0
+  for (const w of prompt) {
+    total += w.weight
+    weight += w.weight * Math.max(matchOf(w, goal, 1, 0.8), matchOf(w, context, 0.7, 0.5))
+  }
+  return { weight: Math.round(weight * 1000) / 1000, share: total === 0 ? 0 : Math.round((weight / total) * 1000) / 1000 }
+}
+
+const verdict = (v: Verdict, score: number, goalId: string | undefined, stems: ReadonlyArray<string>): Judgement => ({ verdict: v, score, goalId, stems })
+
+/**
+ * Judges a prompt against the active goals and the context; `thread` (words of the other work)
+ * when the user is off-goal. Both are stems joined by spaces, as drift-fold.ts keeps them.
+ */
+export const judge = (text: string, goals: ReadonlyArray<GoalView>, context: string | undefined, thread?: string): Judgement => {
+  const prompt = words(text)
+  const stems = prompt.filter((w) => w.weight > genericWeight).map((w) => w.stem)
+  if (stems.length === 0 || isCommand(text)) return verdict("follow-up", 0, undefined, stems)
+  const ctx = contextWords(context)
+  let share = 0
+  let weight = 0
+  let own = 0
+  let goalId: string | undefined
+  for (const goal of goals) {
+    const description = goalWords(goal.description)
+    const found = accounted(prompt, description, ctx)
+    share = Math.max(share, found.share)
+    weight = Math.max(weight, found.weight)
+    const direct = accounted(prompt, description, []).share
+    if (direct > own) {
+      own = direct
+      goalId = goal.id
+    }
+  }
+  if (switchesTopic(text)) return verdict(own >= onGoalShare ? "on-goal" : "off-goal", share, goalId, stems)
+  if (thread !== undefined) {
+    const other = accounted(prompt, [], contextWords(thread)).weight
+    if (other >= onGoalWeight && other >= weight) return verdict("off-goal", share, goalId, stems)
+  }
+  if (share >= onGoalShare || weight >= onGoalWeight) return verdict("on-goal", share, goalId, stems)
+  if (stems.length <= 1 || (stems.length <= followUpWords && continues(text))) return verdict("follow-up", share, goalId, stems)
+  return verdict("off-goal", share, goalId, stems)
+}
+
+/** How much of a tool call's words are the goal's work: a goal's own word counts `backOnGoal`, a context word 1. */
+export const goalWeightOf = (stems: ReadonlyArray<string>, goals: ReadonlyArray<GoalView>, context: string | undefined): number => {
+  const own = goals.flatMap((g) => goalWords(g.description).filter((w) => w.weight > genericWeight).map((w) => w.stem))
+  const ctx = context === undefined || context === "" ? [] : context.split(" ")
+  let n = 0
+  for (const s of stems) n += own.some((e) => sameWord(s, e)) ? backOnGoal : ctx.some((e) => sameWord(s, e)) ? 1 : 0
+  return n
+}
+
+/** The specific words of texts (a tool call's file, search and command; a working folder), each once. */
+export const evidenceOf = (texts: ReadonlyArray<string>): ReadonlyArray<string> => {
+  const out: Array<string> = []
+  for (const text of texts) for (const w of words(text)) if (w.weight > genericWeight && !out.includes(w.stem)) out.push(w.stem)
+  return out
+}
+
+/** The context with `stems` as its most recent words, at most `size` kept. */
+export const withContext = (context: string | undefined, stems: ReadonlyArray<string>, size = contextSize): string => {
+  if (stems.length === 0) return context ?? ""
+  const kept = (context === undefined || context === "" ? [] : context.split(" ")).filter((s) => !stems.includes(s))
+  return [...kept, ...stems].slice(-size).join(" ")
 }

@@ -1,3 +1,5 @@
+import type { DriftMethod } from "./drift.ts"
+import type { OffGoalPrompt } from "./drift-fold.ts"
 import type { GoalOutcome } from "./goals.ts"
 import type { EventRow, GoalRow, SessionRow } from "./projection-rows.ts"
 import type { UserState } from "./user-state.ts"
@@ -7,11 +9,20 @@ import type { Notice } from "./webhooks.ts"
 
 /** A goal-drift signal the engine should append for the user (live runs only; replay finds it in the log). */
 export interface DriftDetected {
+  /** The goal the user drifted from, and its description's first characters. */
   readonly goal_id: string
+  readonly goal: string
+  /** The best score of the prompt that completed the streak. */
   readonly score: number
   readonly off_goal_prompts: number
   /** The signal whose prompt completed the streak. */
   readonly signal_id: string
+  /** When the streak's first off-goal prompt came. */
+  readonly since: string
+  /** The off-goal prompts of the streak. */
+  readonly evidence: ReadonlyArray<OffGoalPrompt>
+  /** The detector that judged them (stamped on their records). */
+  readonly method: DriftMethod
 }
 
 export interface FoldResult {
@@ -28,4 +39,6 @@ export interface FoldResult {
   /** For a goal command: what it came to. */
   readonly goalOutcome?: GoalOutcome
   readonly drift?: DriftDetected
+  /** For a prompt compared with the user's active goals: what the detector made of it. */
+  readonly judged?: "on-goal" | "off-goal"
 }

@@ -1,3 +1,4 @@
+import { afterGoalCommand } from "./drift-fold.ts"
 import { canTransition, descriptionProblem, type GoalRefusal, type GoalState, maxActiveGoals, maxClosedGoals, publicGoal } from "./goals.ts"
 import type { Position } from "./projection-rows.ts"
 import type { GoalRecord } from "./records.ts"
@@ -69,8 +70,10 @@ export const foldGoal = (state: UserState, r: GoalRecord, at: Position): FoldRes
   }
   const goals = { ...state.goals, [goal.id]: goal }
   if (goal.status !== "active") forgetOldestClosed(goals)
+  // A goal set, changed or closed answers a drift; a command accepted before context-2 did not.
+  const answered = r.drift_method === undefined ? state : afterGoalCommand(state, r.environment)
   return {
-    state: { ...state, goals },
+    state: { ...answered, goals },
     sessions: [],
     events: [],
     notices: [],

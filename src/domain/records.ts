@@ -9,6 +9,11 @@ import { Metadata, SignalType } from "./signals.ts"
  * (assigned once, at ingestion), never the wall clock. JSON Schemas of these are generated into
  * schemas/ so any Kafka tool can read the topic.
  */
+/** The goal-drift detector in force when a record was accepted (drift.ts); absent: lexical-1, the one before. */
+const driftMethod = Schema.optional(Schema.Literals(["lexical-1", "context-2"])).annotate({
+  description: "the goal-drift detector in force when the record was accepted, so a replay judges it the same; absent means lexical-1"
+})
+
 const common = {
   v: Schema.Literal(1),
   org_id: Schema.String,
@@ -41,6 +46,7 @@ export const SignalRecord = Schema.Struct({
   time_zone: Schema.optional(Schema.String).annotate({
     description: "the org's time zone for daily and monthly windows when the signal was accepted; absent means UTC"
   }),
+  drift_method: driftMethod,
   cost: Schema.Struct({
     usd: Schema.Number,
     estimated: Schema.Boolean.annotate({ description: "true when computed from the price table, not sent by the adapter" }),
@@ -72,7 +78,8 @@ export const GoalRecord = Schema.Struct({
   goal_id: Schema.String,
   description: Schema.optional(Schema.String),
   adapter: Schema.optional(Schema.String),
-  status: Schema.optional(Schema.Literals(["active", "completed", "abandoned"]))
+  status: Schema.optional(Schema.Literals(["active", "completed", "abandoned"])),
+  drift_method: driftMethod
 }).annotate({ identifier: "GoalRecord" })
 export type GoalRecord = typeof GoalRecord.Type
 

@@ -1,7 +1,7 @@
 import { observeTokens } from "./anomaly.ts"
-import { bestGoal, type DriftSettings } from "./drift.ts"
+import { foldDrift } from "./drift-fold.ts"
 import type { Environment } from "./environments.ts"
-import type { DriftDetected, FoldResult } from "./fold-result.ts"
+import type { FoldResult } from "./fold-result.ts"
 import { foldGoal } from "./goal-fold.ts"
 import { instantOf, later } from "./instants.ts"
 import { type EventRow, eventIdFor, type GoalRow, type Position, type SessionRow, sessionIdFor } from "./projection-rows.ts"
@@ -137,33 +137,6 @@ const closedRow = (
 /** When an open session's inactivity timeout falls due (epoch ms). */
 export const timeoutDue = (s: OpenSession): number => instantOf(s.last_activity_at) + s.timeout_s * 1000
 
-const promptText = (r: SignalRecord): string | null => {
-  if (r.type === "user-prompt") return text(r.metadata.prompt)
-  if (r.type === "context-switch") return text(r.metadata.prompt) ?? text(r.metadata.description)
-  return null
-}
-
-/**
- * Goal drift: a prompt (or context switch) compared with the active goals of its environment.
- * An on-goal one resets the streak of off-goal ones, as does a refocus-ack; the streak reaching
- * the configured count is a drift, reported once per streak.
- */
-const foldDrift = (state: UserState, r: SignalRecord, settings: DriftSettings) => {
-  const streak = state.drift?.[r.environment] ?? 0
-  if (r.type === "refocus-ack") return { streak: 0, detected: undefined }
-  const prompt = promptText(r)
-  if (prompt === null) return { streak, detected: undefined }
-  const active = Object.values(state.goals ?? {}).filter((g) => g.environment === r.environment && g.status === "active")
-  const best = bestGoal(prompt, active)
-  if (best === undefined) return { streak, detected: undefined }
-  if (best.score >= settings.threshold) return { streak: 0, detected: undefined }
-  const next = streak + 1
-  const detected: DriftDetected | undefined = next === settings.prompts
-    ? { goal_id: best.goalId, score: best.score, off_goal_prompts: next, signal_id: r.signal_id }
-    : undefined
-  return { streak: next, detected }
-}
-
 const foldSignal = (state: UserState, r: SignalRecord, at: Position, settings: FoldSettings): FoldResult => {
   const key = sessionKey(r.environment, r.adapter, r.client_session_id)
   const sessions: Array<SessionRow> = []
@@ -279,13 +252,16 @@ const foldSignal = (state: UserState, r: SignalRecord, at: Position, settings: F
     }
   }
   const drift = foldDrift(state, r, settings.drift)
+  const driftBefore = state.drift?.[r.environment]
   const closing = r.type === "session-end"
   const next: UserState = {
     ...state,
     open: closing ? withoutKey(open, key) : { ...open, [key]: updated },
     usage,
     ...(tokens ? { tokens } : {}),
-    ...(drift.streak !== (state.drift?.[r.environment] ?? 0) ? { drift: { ...state.drift, [r.environment]: drift.streak } } : {})
+    ...(drift.state !== driftBefore && (driftBefore !== undefined || drift.state.streak > 0 || drift.state.context !== undefined)
+      ? { drift: { ...state.drift, [r.environment]: drift.state } }
+      : {})
   }
   if (closing) {
     const closed = closedRow(updated, r.user_id, r.ts, "session-end")
@@ -294,7 +270,7 @@ const foldSignal = (state: UserState, r: SignalRecord, at: Position, settings: F
   } else {
     sessions.push(toRow(updated, r.user_id, null))
   }
-  return { state: next, sessions, events: [event], notices, sessionId: updated.id, ...(drift.detected ? { drift: drift.detected } : {}) }
+  return { state: next, sessions, events: [event], notices, sessionId: updated.id, ...(drift.detected ? { drift: drift.detected } : {}), ...(drift.judged ? { judged: drift.judged } : {}) }
 }
 
 const foldTimeout = (state: UserState, r: SessionTimeoutRecord): FoldResult => {

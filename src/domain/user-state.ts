@@ -1,5 +1,5 @@
 import { defaultSpikeSettings, type SpikeSettings, type TokenBaseline } from "./anomaly.ts"
-import { defaultDriftSettings, type DriftSettings } from "./drift.ts"
+import { defaultDriftSettings, type DriftSettings, type DriftState } from "./drift-fold.ts"
 import type { Environment } from "./environments.ts"
 import type { GoalState } from "./goals.ts"
 import { addUsage, localDate, noUsage, type Usage } from "./rule-evaluation.ts"
@@ -38,8 +38,11 @@ export interface UserState {
   readonly usage?: Readonly<Record<string, Usage>>
   /** The user's goals (of both environments) by id, whatever their status: a closed goal can be reopened. */
   readonly goals?: Readonly<Record<string, GoalState>>
-  /** Consecutive off-goal prompts per environment (goal drift). */
-  readonly drift?: Readonly<Partial<Record<Environment, number>>>
+  /**
+   * Goal drift per environment (drift-fold.ts): the off-goal streak, its evidence and the context
+   * of the on-goal work. A number is a state snapshotted before context-2: the streak alone.
+   */
+  readonly drift?: Readonly<Partial<Record<Environment, number | DriftState>>>
   /** Tokens per signal baseline per environment (token_spike). */
   readonly tokens?: Readonly<Partial<Record<Environment, TokenBaseline>>>
 }

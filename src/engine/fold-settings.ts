@@ -1,6 +1,6 @@
 import { Config, Effect } from "effect"
 import { defaultSpikeSettings } from "../domain/anomaly.ts"
-import { defaultDriftSettings } from "../domain/drift.ts"
+import { defaultDriftSettings } from "../domain/drift-fold.ts"
 import type { FoldSettings } from "../domain/user-state.ts"
 
 /**

@@ -137,25 +137,38 @@ describe.each(logVariants())("goals over %s", (_name, logEnv) => {
     const goal = (await goals("POST", "/goals", { description: "Fix the login bug in the authentication service" }, user)).body.goal
     const prompt = (text: string, type = "user-prompt") =>
       goals("POST", "/signals", { type, adapter: "cursor", session_id: "drift", metadata: { prompt: text } }, user).then((r) => r.body)
-    const first = await prompt("why does login fail for sso users")
-    await prompt("write a haiku about autumn")
-    await prompt("what is the capital of peru")
-    await prompt("recommend some jazz records")
-    const session = await waitFor(
-      async () => (await goals("GET", `/sessions/${first.session_id}`, undefined, user)).body,
-      (b) => b.signals?.some((s: { type: string }) => s.type === "goal-drift"),
-      { timeoutMs: 5_000, what: "the goal-drift signal" }
-    )
-    const drifts = session.signals.filter((s: { type: string }) => s.type === "goal-drift")
-    expect(drifts).toHaveLength(1)
-    expect(drifts[0].metadata).toMatchObject({ goal_id: goal.id, score: 0, off_goal_prompts: 3, source: "engine" })
-    // A refocus-ack resets the streak: two more off-goal prompts are no drift yet.
+    const first = await prompt("why does sign-in fail for sso users with a unicode password")
+    const offGoal = ["write a haiku about autumn", "what is the capital of peru", "recommend some jazz records"]
+    for (const text of offGoal) await prompt(text)
+    const drifted = async (count: number) =>
+      (await waitFor(
+        async () => (await goals("GET", `/sessions/${first.session_id}`, undefined, user)).body,
+        (b) => b.signals?.filter((s: { type: string }) => s.type === "goal-drift").length === count,
+        { timeoutMs: 5_000, what: `goal-drift signal ${count}` }
+      )).signals
+    const signals = await drifted(1)
+    const prompts = signals.filter((s: { type: string }) => s.type === "user-prompt")
+    // Which goal, since when, on what evidence: the off-goal prompts, the first one's time.
+    expect(signals.find((s: { type: string }) => s.type === "goal-drift").metadata).toEqual({
+      goal_id: goal.id,
+      goal_description: "Fix the login bug in the authentication service",
+      since: prompts[1].timestamp,
+      score: 0,
+      off_goal_prompts: 3,
+      evidence: prompts.slice(1).map((p: { id: string; metadata: { prompt: string } }) => ({ signal_id: p.id, prompt: p.metadata.prompt })),
+      prompt_signal_id: prompts[3].id,
+      method: "context-2",
+      source: "engine"
+    })
+    // The user answers it: a refocus-ack starts the streak over, so two more off-goal prompts are no drift...
     await prompt("", "refocus-ack")
-    await prompt("tell me a joke")
-    const last = await prompt("tell me another joke")
-    expect(last.ok).toBe(true)
-    const after = (await goals("GET", `/sessions/${first.session_id}`, undefined, user)).body
-    expect(after.signals.filter((s: { type: string }) => s.type === "goal-drift")).toHaveLength(1)
+    for (const text of offGoal.slice(0, 2)) await prompt(text)
+    // ...nor after a goal update, which answers it too; three in a row after it are.
+    expect((await goals("PATCH", `/goals/${goal.id}`, { description: "Fix the login bug in the authentication service (SSO)" }, user)).status).toBe(200)
+    for (const text of offGoal) await prompt(text)
+    const after = await drifted(2)
+    const second = after.filter((s: { type: string }) => s.type === "goal-drift")[1]
+    expect(second.metadata.evidence.map((e: { prompt: string }) => e.prompt)).toEqual(offGoal)
   })
 
   it("records a token spike as anomaly.detected against the user's baseline", async () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { observeTokens } from "../../src/domain/anomaly.ts"
-import { bestGoal, similarity, terms } from "../../src/domain/drift.ts"
+import { bestGoal, similarity, terms } from "../../src/domain/drift-lexical.ts"
 import type { GoalStatus } from "../../src/domain/goals.ts"
 import type { GoalRecord, LogRecord, SignalRecord } from "../../src/domain/records.ts"
 import type { Rule } from "../../src/domain/rules.ts"

@@ -34,7 +34,8 @@ export const SessionTimeline = ({ id }) => {
     <h2>Timeline</h2>
     <${Loaded} state=${pages}>${(/** @type {any} */ page) => page.data.length === 0
       ? html`<p class="empty">No signals in this session.</p>`
-      : html`<ol class="timeline">${marked(page.data).map(({ e, spike }) => html`<${Signal} e=${e} spike=${spike} />`)}</ol>
+      : html`<ol class="timeline">${marked(page.data).map(({ e, spike }) =>
+        html`<${Signal} e=${e} spike=${spike} drift=${e.type === "goal-drift" ? metadataOf(session.data, e.signal_id) : undefined} />`)}</ol>
         <${Pager} pages=${pages} label="Timeline" />`}<//>`
 }
 
@@ -54,8 +55,17 @@ const marked = (events) => {
   })
 }
 
-/** @param {{ e: any, spike: number | null }} props */
-const Signal = ({ e, spike }) => {
+/** A signal's metadata from the session's signals (events carry none): a goal drift's goal and evidence. */
+const metadataOf = (/** @type {any} */ session, /** @type {string} */ signalId) => session?.signals?.find((/** @type {any} */ s) => s.id === signalId)?.metadata
+
+/** Which goal a drift left, since when, and the off-goal prompts that showed it. @param {{ m: any }} props */
+const Drift = ({ m }) => html`<div class="message">
+    Drifted from “${m.goal_description ?? m.goal_id}” since ${new Date(m.since).toLocaleTimeString()}: ${m.off_goal_prompts} off-goal prompts
+    ${Array.isArray(m.evidence) ? html`<ul class="evidence">${m.evidence.map((/** @type {any} */ p) => html`<li>${p.prompt}</li>`)}</ul>` : null}
+  </div>`
+
+/** @param {{ e: any, spike: number | null, drift?: any }} props */
+const Signal = ({ e, spike, drift: details }) => {
   const v = e.verdict
   // null: no rule decided (or the signal came without an idempotency key, so none was kept).
   const verdict = v ? v.action ?? (v.ok ? "allowed" : "block") : null
@@ -70,6 +80,7 @@ const Signal = ({ e, spike }) => {
       ${drift ? html`<${Badge} value="goal drift" tone="warning" />` : null}
       ${spike ? html`<span title="more than 3× the average tokens of this session's earlier signals"><${Badge} value=${`token spike ${spike.toFixed(1)}×`} tone="warning" /></span>` : null}
       ${v?.message ? html`<div class="message">${v.message}</div>` : null}
+      ${details?.since ? html`<${Drift} m=${details} />` : null}
     </div>
     <div class="nums">
       ${e.tokens_in || e.tokens_out ? html`<span>${tokens(e.tokens_in)} in · ${tokens(e.tokens_out)} out</span>` : null}

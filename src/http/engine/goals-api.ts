@@ -38,7 +38,8 @@ export class GoalsGroup extends HttpApiGroup.make("goals")
       .annotateMerge(OpenApi.annotations({
         description: "Sets a new goal (status active). Goal commands go through the signal log to the user's actor, " +
           "as signals do; the answer comes once the actor applied it. Prompts are compared with the active goals to " +
-          "detect goal drift."
+          "detect goal drift; setting or changing a goal answers a drift, as a refocus-ack signal does: the off-goal " +
+          "streak starts over."
       })),
     HttpApiEndpoint.patch("update", "/goals/:id", {
       params: { id: Schema.String },

@@ -5,6 +5,7 @@ import { descriptionProblem, type GoalOutcome } from "../../domain/goals.ts"
 import { makeId } from "../../domain/ids.ts"
 import { defaultPageSize } from "../../domain/pagination.ts"
 import type { LicensePrincipal } from "../../domain/principal.ts"
+import { driftMethod } from "../../domain/drift.ts"
 import type { GoalRecord } from "../../domain/records.ts"
 import { Ingress } from "../../engine/ingress.ts"
 import { Goals } from "../../store/goals-repo.ts"
@@ -25,6 +26,7 @@ const command = (p: LicensePrincipal, now: number, fields: Pick<GoalRecord, "op"
   user_id: p.userId,
   ts: new Date(now).toISOString(),
   command_id: makeId("gcmd", now),
+  drift_method: driftMethod,
   ...fields
 })
 

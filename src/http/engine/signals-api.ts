@@ -46,7 +46,13 @@ const signalFields = {
     description: `one of: ${SignalType.literals.join(", ")}; anything else is 400 invalid_signal_type. ` +
       "pre-tool (extension) is sent before a tool runs so that a block can stop it: judged by the rules like any signal " +
       "(metadata.tool_name, command, mcp_server for org_policy lists; model for model filters), listed in its session, " +
-      "never counted as usage (its tokens and cost count nowhere)"
+      "never counted as usage (its tokens and cost count nowhere). " +
+      "Goal drift: user-prompt and context-switch signals (metadata.prompt, sent by adapters only with --send-prompts) are " +
+      "judged against the active goals and the session's context (the files, searches and commands of pre-tool and post-tool " +
+      "signals); after consecutive off-goal prompts the engine adds a goal-drift signal to the session with metadata goal_id, " +
+      "goal_description, since (the first off-goal prompt's time), off_goal_prompts, evidence ([{signal_id, prompt}]: the " +
+      "off-goal prompts, their first 60 characters), prompt_signal_id, score, method and source \"engine\". A refocus-ack " +
+      "answers it: the streak starts over (so does a goal created or changed)"
   }),
   adapter: bounded(100).annotate({ description: "the adapter's name, e.g. claude-code" }),
   session_id: bounded(200).annotate({ description: "the adapter's own session id" }),

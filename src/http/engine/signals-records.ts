@@ -1,4 +1,5 @@
 import { Result } from "effect"
+import { driftMethod } from "../../domain/drift.ts"
 import { BadRequest } from "../../domain/errors.ts"
 import { makeId, signalIdForKey } from "../../domain/ids.ts"
 import type { LicensePrincipal } from "../../domain/principal.ts"
@@ -8,6 +9,9 @@ import type { Pricing } from "../../engine/pricing.ts"
 import type { SignalInput } from "./signals-api.ts"
 
 const signalTypes: ReadonlySet<string> = new Set(SignalType.literals)
+
+/** The signals the goal-drift detector reads (drift-fold.ts): stamped with the detector in force. */
+const judgedForDrift: ReadonlySet<string> = new Set(["user-prompt", "context-switch", "pre-tool", "post-tool", "refocus-ack"])
 
 /**
  * The log record of one decoded signal, or why it is refused (unknown type, metadata too large).
@@ -57,6 +61,7 @@ export const toSignalRecord = (
     ...(context.rulesVersion !== undefined ? { rules_version: context.rulesVersion } : {}),
     ...(principal.teamIds.length > 0 ? { team_ids: principal.teamIds } : {}),
     ...(principal.timeZone !== "UTC" ? { time_zone: principal.timeZone } : {}),
+    ...(judgedForDrift.has(payload.type) ? { drift_method: driftMethod } : {}),
     // A pre-tool signal is judged, not counted: it costs nothing whatever its metadata says, and
     // is priced only to know whether its model is known (block_unknown_models).
     cost: countsAsUsage(payload.type as SignalType)

@@ -369,7 +369,12 @@ describe("the dashboard in a browser", () => {
     await goTo(page, server.baseUrl, "/sessions")
     await (await page.waitForSelector("table a[href^='#/sessions/sess_']"))!.click()
     await waitForText(page, "goal-drift")
-    expect(await visibleText(page)).toContain("goal drift")
+    // Which goal, and on what evidence: the off-goal prompts.
+    const timeline = await waitForText(page, "Drifted from “Fix the login bug”")
+    expect(timeline).toContain("goal drift")
+    expect(timeline).toContain("3 off-goal prompts")
+    for (const prompt of ["write a haiku about autumn", "what is the capital of peru", "recommend some jazz records"]) expect(timeline).toContain(prompt)
+    await screenshot(page, "session-drift")
     expect(await page.$$("li.signal.drift")).toHaveLength(1)
     expect(page.errors).toEqual([])
     await page.close()

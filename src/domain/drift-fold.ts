@@ -1,0 +1,171 @@
+import { bestGoal } from "./drift-lexical.ts"
+import { backOnGoal, type DriftMethod, evidenceOf, goalWeightOf, judge, threadSize, withContext } from "./drift.ts"
+import type { Environment } from "./environments.ts"
+import type { DriftDetected } from "./fold-result.ts"
+import type { GoalState } from "./goals.ts"
+import type { SignalRecord } from "./records.ts"
+import type { UserState } from "./user-state.ts"
+
+/**
+ * Goal drift in the fold: per user and environment, the streak of consecutive off-goal prompts,
+ * since when, the prompts that were off-goal (the evidence), the goal the user was last on, and
+ * the context the detector judges follow-ups and terse prompts by (drift.ts). The streak reaching
+ * `prompts` is a drift, reported once; an on-goal prompt, a `refocus-ack` or a goal command
+ * (drift-fold's `afterGoalCommand`) ends it.
+ *
+ * Which detector judges a record is stamped on it at acceptance (`drift_method`), so a replay
+ * derives what the live run derived whichever version replays it.
+ */
+export interface DriftSettings {
+  /** `lexical-1` only: a prompt scoring below this is off-goal (context-2's threshold is part of its method). */
+  readonly threshold: number
+  /** How many consecutive off-goal prompts make a drift. */
+  readonly prompts: number
+}
+
+export const defaultDriftSettings: DriftSettings = { threshold: 0.2, prompts: 3 }
+
+/** An off-goal prompt of the streak, as the goal-drift signal shows it. */
+export interface OffGoalPrompt {
+  readonly signal_id: string
+  /** The prompt's first characters (the whole prompt is in its own signal). */
+  readonly prompt: string
+}
+
+export interface DriftState {
+  readonly streak: number
+  /** When the streak's first off-goal prompt came. */
+  readonly since?: string
+  /** The streak's first off-goal prompts, at most `prompts` of them. */
+  readonly off?: ReadonlyArray<OffGoalPrompt>
+  /** The last judgement: a follow-up continues it. */
+  readonly last?: "on-goal" | "off-goal"
+  /** The goal the user's last on-goal prompt was closest to. */
+  readonly goal_id?: string
+  /** Words of the on-goal work so far, space-separated, most recent last (drift.ts `withContext`). */
+  readonly context?: string
+  /** While off-goal: words of the other work (its prompts and files), the same way. */
+  readonly thread?: string
+}
+
+/** Enough of a prompt to recognise it on the timeline; the whole prompt is in its own signal. */
+const excerptLength = 60
+const none: DriftState = { streak: 0 }
+
+/** The user's drift state in an environment (a state snapshotted before context-2 kept the streak alone). */
+export const driftStateOf = (state: UserState, environment: Environment): DriftState => {
+  const kept = state.drift?.[environment]
+  return kept === undefined ? none : typeof kept === "number" ? { streak: kept } : kept
+}
+
+const text = (value: unknown): string | null => (typeof value === "string" && value.length > 0 ? value : null)
+
+const promptText = (r: SignalRecord): string | null => {
+  if (r.type === "user-prompt") return text(r.metadata.prompt)
+  if (r.type === "context-switch") return text(r.metadata.prompt) ?? text(r.metadata.description)
+  return null
+}
+
+const pathKeys = /"(?:file_path|notebook_path|path|pattern)"\s*:\s*"([^"]{1,400})"/g
+
+/** What a tool call touched: its files, its search, its command, the tool's working folder. */
+const touched = (m: SignalRecord["metadata"]): ReadonlyArray<string> => {
+  const out: Array<string> = []
+  const cwd = typeof m.cwd === "string" && m.cwd.length > 1 ? `${m.cwd.replace(/\/+$/, "")}/` : undefined
+  const input = typeof m.tool_input === "string" ? m.tool_input : m.tool_input !== undefined ? JSON.stringify(m.tool_input) : ""
+  // A path inside the working folder counts from there: the folder's own words are the repository's, not the task's.
+  for (const match of input.slice(0, 4000).matchAll(pathKeys)) out.push(cwd && match[1]!.startsWith(cwd) ? match[1]!.slice(cwd.length) : match[1]!)
+  for (const value of [m.command, m.git_branch]) if (typeof value === "string") out.push(value.slice(0, 1000))
+  return out
+}
+
+const ended = (s: DriftState, last: DriftState["last"]): DriftState => {
+  const { since: _s, off: _o, thread: _t, ...rest } = s
+  return { ...rest, streak: 0, ...(last ? { last } : {}) }
+}
+
+export interface DriftStep {
+  readonly state: DriftState
+  readonly judged?: "on-goal" | "off-goal"
+  readonly detected?: DriftDetected
+}
+
+const activeGoals = (state: UserState, environment: Environment): ReadonlyArray<GoalState> =>
+  Object.values(state.goals ?? {}).filter((g) => g.environment === environment && g.status === "active")
+
+/** One signal's effect on the user's drift state. */
+export const foldDrift = (state: UserState, r: SignalRecord, settings: DriftSettings): DriftStep => {
+  const current = driftStateOf(state, r.environment)
+  const method: DriftMethod = r.drift_method ?? "lexical-1"
+  if (r.type === "refocus-ack") return { state: ended(current, method === "lexical-1" ? undefined : "on-goal") }
+  if (method !== "lexical-1" && (r.type === "pre-tool" || r.type === "post-tool")) {
+    // The working folder's own words (the repository's name) are in every path of it: no evidence of a task.
+    const repository = typeof r.metadata.cwd === "string" ? evidenceOf([r.metadata.cwd]) : []
+    const stems = evidenceOf(touched(r.metadata)).filter((s) => !repository.includes(s))
+    if (current.last !== "off-goal") return { state: { ...current, context: withContext(current.context, stems) } }
+    // Off-goal, a tool call on the goal's files or terms says the work is back on it.
+    if (goalWeightOf(stems, activeGoals(state, r.environment), current.context) < backOnGoal) {
+      return { state: { ...current, thread: withContext(current.thread, stems, threadSize) } }
+    }
+    return { state: { ...ended(current, "on-goal"), context: withContext(current.context, stems) } }
+  }
+  const prompt = promptText(r)
+  if (prompt === null) return { state: current }
+  const goals = activeGoals(state, r.environment)
+  if (goals.length === 0) return { state: current }
+  let onGoal: boolean
+  let goalId: string | undefined
+  let score: number
+  let context = current.context
+  let stems: ReadonlyArray<string> = []
+  if (method === "lexical-1") {
+    const best = bestGoal(prompt, goals)
+    if (best === undefined) return { state: current }
+    onGoal = best.score >= settings.threshold
+    goalId = best.goalId
+    score = best.score
+  } else {
+    const judgement = judge(prompt, goals, current.context, current.last === "off-goal" ? current.thread : undefined)
+    onGoal = judgement.verdict === "follow-up" ? current.last !== "off-goal" : judgement.verdict === "on-goal"
+    goalId = judgement.goalId
+    score = judgement.score
+    if (onGoal) context = withContext(context, judgement.stems)
+    stems = judgement.stems
+  }
+  if (onGoal) {
+    const next = ended({ ...current, ...(goalId ? { goal_id: goalId } : {}) }, method === "lexical-1" ? undefined : "on-goal")
+    return { state: context === undefined ? next : { ...next, context }, judged: "on-goal" }
+  }
+  const streak = current.streak + 1
+  const since = current.since ?? r.ts
+  const off = [...(current.off ?? []), { signal_id: r.signal_id, prompt: prompt.replace(/\s+/g, " ").trim().slice(0, excerptLength) }]
+    .slice(0, settings.prompts)
+  const next: DriftState = {
+    ...current,
+    streak,
+    since,
+    off,
+    ...(method === "lexical-1" ? {} : { last: "off-goal" as const, thread: withContext(current.thread, stems, threadSize) })
+  }
+  if (streak !== settings.prompts) return { state: next, judged: "off-goal" }
+  // The goal drifted from: the one the user was last on while it is still active, else the closest.
+  const goal = goals.find((g) => g.id === current.goal_id) ?? goals.find((g) => g.id === goalId) ?? goals[0]!
+  const detected: DriftDetected = {
+    goal_id: goal.id,
+    goal: goal.description.slice(0, 200),
+    score,
+    off_goal_prompts: streak,
+    signal_id: r.signal_id,
+    since,
+    evidence: off,
+    method
+  }
+  return { state: next, judged: "off-goal", detected }
+}
+
+/** After a goal command the user has said what they work on: the streak and the context start over. */
+export const afterGoalCommand = (state: UserState, environment: Environment): UserState => {
+  if (state.drift?.[environment] === undefined) return state
+  const { [environment]: _dropped, ...rest } = state.drift
+  return { ...state, drift: rest }
+}

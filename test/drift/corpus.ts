@@ -1,0 +1,55 @@
+/**
+ * The goal-drift corpus: goals of the kinds developers set, each with its work as a coding-agent
+ * session (prompts as people write them, and the tool calls they cause), prompts that are not
+ * that goal's work, and a thread of other work the user drifts into. Hand-written and
+ * hand-labelled: the ground truth every change to the detector is measured on (evaluate.ts).
+ *
+ * Labels follow from where a prompt is: every prompt of `work` is on-goal (terse commands and
+ * follow-ups included: they continue the goal's work); every prompt of `off` and of `drift` is
+ * off-goal. Sessions: `work` alone is not drifted; `work` with one `off` prompt in its middle (an
+ * aside) is not drifted; the first half of `work` then `drift` is drifted, from its first prompt.
+ */
+import { bugs } from "./goals-bugs.ts"
+import { clientBugs } from "./goals-bugs-clients.ts"
+import { docs } from "./goals-docs.ts"
+import { features } from "./goals-features.ts"
+import { serviceFeatures } from "./goals-features-services.ts"
+import { heldOut } from "./goals-held-out.ts"
+import { moreHeldOut } from "./goals-held-out-more.ts"
+import { migrations } from "./goals-migrations.ts"
+import { operations } from "./goals-operations.ts"
+import { refactors } from "./goals-refactors.ts"
+
+export type GoalKind = "bug" | "feature" | "migration" | "refactor" | "infrastructure" | "docs"
+
+/** A prompt (a string), or a tool call the agent made, as the coding tool reports it. */
+export type Step =
+  | string
+  | { readonly read: string }
+  | { readonly edit: string }
+  | { readonly write: string }
+  | { readonly grep: string; readonly path?: string }
+  | { readonly bash: string }
+
+export interface CorpusGoal {
+  readonly id: string
+  readonly kind: GoalKind
+  /** The goal as the developer set it (POST /goals). */
+  readonly goal: string
+  /** The working folder of the coding tool (sent as metadata.cwd). */
+  readonly cwd: string
+  /** The goal's work, in order: every prompt is on-goal. */
+  readonly work: ReadonlyArray<Step>
+  /** Prompts that are not this goal's work, each asked on its own in the middle of it. */
+  readonly off: ReadonlyArray<string>
+  /** Other work the user turns to after the first half of `work`: every prompt is off-goal. */
+  readonly drift: ReadonlyArray<Step>
+}
+
+/** The goals the detector is developed on. */
+export const development: ReadonlyArray<CorpusGoal> = [...bugs, ...clientBugs, ...features, ...serviceFeatures, ...migrations, ...refactors, ...operations, ...docs]
+
+/** Goals written after the detector was settled, and never tuned on: how it does on unseen work. */
+export const held: ReadonlyArray<CorpusGoal> = [...heldOut, ...moreHeldOut]
+
+export const isPrompt = (step: Step): step is string => typeof step === "string"

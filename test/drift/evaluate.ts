@@ -1,0 +1,183 @@
+/**
+ * Runs the corpus through the engine's own fold (src/domain/user-fold.ts), as an adapter's signals
+ * would reach it, and counts what a user would see: which prompts were judged off-goal, and which
+ * sessions got a goal-drift signal, and when. Used by test/unit/drift-corpus.test.ts (the targets)
+ * and by `npm run bench -- --scenarios drift` (the figures and the cost).
+ */
+import { type DriftMethod, driftMethod } from "../../src/domain/drift.ts"
+import type { GoalRecord, LogRecord, SignalRecord } from "../../src/domain/records.ts"
+import type { FoldResult } from "../../src/domain/fold-result.ts"
+import { fold } from "../../src/domain/user-fold.ts"
+import { defaultFoldSettings, emptyUserState, type FoldSettings, type UserState } from "../../src/domain/user-state.ts"
+import { type CorpusGoal, isPrompt, type Step } from "./corpus.ts"
+
+const start = Date.parse("2026-11-23T09:00:00.000Z")
+
+/** The signals an adapter sends for the steps (Claude Code's shape: a prompt, or a tool call's pre-tool and post-tool). */
+export const recordsOf = (goal: CorpusGoal, steps: ReadonlyArray<Step>, session: string, method: DriftMethod) => {
+  let at = start + 60_000
+  let n = 0
+  const signal = (type: SignalRecord["type"], metadata: Record<string, unknown>): SignalRecord => {
+    at += 20_000
+    n++
+    return ({
+      ...(method === "lexical-1" ? {} : { drift_method: method }),
+      v: 1, kind: "signal", org_id: "org_corpus", environment: "live", user_id: `user_${goal.id}`,
+      ts: new Date(at).toISOString(), signal_id: `sig_${session}_${n}`, type, adapter: "claude-code", client_session_id: session,
+      metadata: { model: "claude-sonnet-4-5", cwd: goal.cwd, ...metadata }, session_timeout_s: 1800,
+      cost: { usd: 0, estimated: false, model_known: true }
+    })
+  }
+  const out: Array<SignalRecord> = []
+  for (const step of steps) {
+    if (isPrompt(step)) {
+      out.push(signal("user-prompt", { prompt: step, prompt_chars: step.length }))
+      continue
+    }
+    const call = toolCall(goal.cwd, step)
+    out.push(signal("pre-tool", call), signal("post-tool", call))
+  }
+  return out
+}
+
+const absolute = (cwd: string, path: string) => (path.startsWith("/") ? path : `${cwd}/${path}`)
+
+/** A tool call's metadata as the adapter sends it (`toolFields` in adapters/src/tools/common.js). */
+const toolCall = (cwd: string, step: Exclude<Step, string>): Record<string, unknown> => {
+  if ("bash" in step) return { tool_name: "Bash", command: step.bash, tool_input: JSON.stringify({ command: step.bash }) }
+  if ("grep" in step) return { tool_name: "Grep", tool_input: JSON.stringify({ pattern: step.grep, path: absolute(cwd, step.path ?? ".") }) }
+  const [name, path] = "read" in step ? ["Read", step.read] : "edit" in step ? ["Edit", step.edit] : ["Write", step.write]
+  return { tool_name: name, tool_input: JSON.stringify({ file_path: absolute(cwd, path) }) }
+}
+
+const goalRecord = (goal: CorpusGoal, method: DriftMethod): GoalRecord => ({
+  ...(method === "lexical-1" ? {} : { drift_method: method }),
+  v: 1, kind: "goal", org_id: "org_corpus", environment: "live", user_id: `user_${goal.id}`,
+  ts: new Date(start).toISOString(), command_id: `gcmd_${goal.id}`, op: "create", goal_id: `goal_${goal.id}`,
+  description: goal.goal, adapter: "claude-code"
+})
+
+export interface Run {
+  readonly state: UserState
+  /** Each record's fold result, in order. */
+  readonly results: ReadonlyArray<{ readonly record: LogRecord; readonly result: FoldResult }>
+}
+
+export const run = (records: ReadonlyArray<LogRecord>, settings: FoldSettings, from: UserState = emptyUserState): Run => {
+  let state = from
+  const results: Array<{ record: LogRecord; result: FoldResult }> = []
+  records.forEach((record, offset) => {
+    const result = fold(state, record, { partition: 0, offset }, settings)
+    state = result.state
+    results.push({ record, result })
+  })
+  return { state, results }
+}
+
+/** The steps of the work up to the middle: its first half of prompts and their tool calls. */
+export const firstHalf = (work: ReadonlyArray<Step>): ReadonlyArray<Step> => {
+  const prompts = work.filter(isPrompt).length
+  let seen = 0
+  for (let i = 0; i < work.length; i++) {
+    if (isPrompt(work[i]!) && ++seen > Math.ceil(prompts / 2)) return work.slice(0, i)
+  }
+  return work
+}
+
+export type Judgement = "on-goal" | "off-goal" | "unjudged"
+
+export interface JudgedPrompt {
+  readonly goal: string
+  readonly prompt: string
+  readonly expected: "on-goal" | "off-goal"
+  /** work: the goal's session; off: asked alone mid-work; drift: in the thread the user drifted into. */
+  readonly where: "work" | "off" | "drift"
+  readonly got: Judgement
+}
+
+export interface SessionOutcome {
+  readonly goal: string
+  readonly session: "work" | "aside" | "drifted"
+  /** Drift signals the session got. */
+  readonly fired: number
+  /** For drifted: the prompt of the drift thread (1-based) at which the first drift fired. */
+  readonly firedAt?: number
+}
+
+export interface Options {
+  readonly settings?: FoldSettings
+  /** The detector acceptance stamps on the records; the engine's by default. */
+  readonly method?: DriftMethod
+}
+
+const judgementOf = (result: FoldResult): Judgement => result.judged ?? "unjudged"
+
+/** Every prompt's judgement and every session's drift signals, for the goals given. */
+export const evaluate = (goals: ReadonlyArray<CorpusGoal>, options: Options = {}) => {
+  const settings = options.settings ?? defaultFoldSettings
+  const stamp = options.method ?? driftMethod
+  const prompts: Array<JudgedPrompt> = []
+  const sessions: Array<SessionOutcome> = []
+  for (const goal of goals) {
+    const set = run([goalRecord(goal, stamp)], settings).state
+    const prompted = (r: { readonly record: LogRecord }) => r.record.kind === "signal" && r.record.type === "user-prompt"
+    const textOf = (r: { readonly record: LogRecord }) => String((r.record as SignalRecord).metadata.prompt)
+
+    const work = run(recordsOf(goal, goal.work, `${goal.id}:work`, stamp), settings, set)
+    for (const r of work.results.filter(prompted)) prompts.push({ goal: goal.id, prompt: textOf(r), expected: "on-goal", where: "work", got: judgementOf(r.result) })
+    sessions.push({ goal: goal.id, session: "work", fired: work.results.filter((r) => r.result.drift).length })
+
+    const half = firstHalf(goal.work)
+    const rest = goal.work.slice(half.length)
+    const before = run(recordsOf(goal, half, `${goal.id}:off`, stamp), settings, set).state
+    goal.off.forEach((prompt, i) => {
+      const alone = run(recordsOf(goal, [prompt], `${goal.id}:off`, stamp).map((r) => ({ ...r, signal_id: `${r.signal_id}_${i}` })), settings, before)
+      prompts.push({ goal: goal.id, prompt, expected: "off-goal", where: "off", got: judgementOf(alone.results[0]!.result) })
+    })
+
+    const aside = run(recordsOf(goal, [...half, goal.off[0]!, ...rest], `${goal.id}:aside`, stamp), settings, set)
+    sessions.push({ goal: goal.id, session: "aside", fired: aside.results.filter((r) => r.result.drift).length })
+
+    const drifted = run(recordsOf(goal, [...half, ...goal.drift], `${goal.id}:drift`, stamp), settings, set)
+    const firstDrift = drifted.results.filter(prompted).length - goal.drift.filter(isPrompt).length
+    let seen = 0
+    let firedAt: number | undefined
+    for (const r of drifted.results) {
+      if (prompted(r)) {
+        seen++
+        if (seen > firstDrift) prompts.push({ goal: goal.id, prompt: textOf(r), expected: "off-goal", where: "drift", got: judgementOf(r.result) })
+      }
+      if (r.result.drift && firedAt === undefined && seen > firstDrift) firedAt = seen - firstDrift
+    }
+    const falseBefore = drifted.results.some((r, i) => r.result.drift && drifted.results.slice(0, i + 1).filter(prompted).length <= firstDrift)
+    sessions.push({
+      goal: goal.id, session: "drifted", fired: drifted.results.filter((r) => r.result.drift).length,
+      ...(firedAt !== undefined && !falseBefore ? { firedAt } : {})
+    })
+  }
+  return { prompts, sessions, figures: figures(prompts, sessions) }
+}
+
+const ratio = (n: number, d: number) => (d === 0 ? 0 : Math.round((n / d) * 1000) / 1000)
+
+/** The figures the targets are set on. */
+export const figures = (prompts: ReadonlyArray<JudgedPrompt>, sessions: ReadonlyArray<SessionOutcome>) => {
+  const on = prompts.filter((p) => p.expected === "on-goal")
+  const off = prompts.filter((p) => p.expected === "off-goal")
+  const calm = sessions.filter((s) => s.session !== "drifted")
+  const drifted = sessions.filter((s) => s.session === "drifted")
+  return {
+    on_goal_prompts: on.length,
+    on_goal_called_off: ratio(on.filter((p) => p.got === "off-goal").length, on.length),
+    off_goal_prompts: off.length,
+    off_goal_recall: ratio(off.filter((p) => p.got === "off-goal").length, off.length),
+    off_goal_recall_alone: ratio(off.filter((p) => p.where === "off" && p.got === "off-goal").length, off.filter((p) => p.where === "off").length),
+    off_goal_recall_in_thread: ratio(off.filter((p) => p.where === "drift" && p.got === "off-goal").length, off.filter((p) => p.where === "drift").length),
+    on_goal_sessions: calm.length,
+    on_goal_sessions_drift_fired: ratio(calm.filter((s) => s.fired > 0).length, calm.length),
+    drifted_sessions: drifted.length,
+    drift_found_within_3: ratio(drifted.filter((s) => s.firedAt !== undefined && s.firedAt <= 3).length, drifted.length),
+    drift_found_at_all: ratio(drifted.filter((s) => s.firedAt !== undefined).length, drifted.length)
+  }
+}
+export type Figures = ReturnType<typeof figures>

@@ -1,0 +1,102 @@
+import { describe, expect, it } from "@effect/vitest"
+import { driftStateOf } from "../../src/domain/drift-fold.ts"
+import { contextSize, driftMethod, judge, threadSize } from "../../src/domain/drift.ts"
+import type { FoldResult } from "../../src/domain/fold-result.ts"
+import type { GoalRecord, LogRecord, SignalRecord } from "../../src/domain/records.ts"
+import { fold } from "../../src/domain/user-fold.ts"
+import { emptyUserState, type UserState } from "../../src/domain/user-state.ts"
+
+let seq = 0
+const at = (second: number) => new Date(Date.parse("2026-11-22T10:00:00.000Z") + second * 1000).toISOString()
+const signal = (type: SignalRecord["type"], metadata: Record<string, unknown>): SignalRecord => {
+  seq++
+  return {
+    v: 1, kind: "signal", org_id: "org_1", environment: "live", user_id: "user_a", ts: at(seq), signal_id: `sig_${seq}`, type,
+    adapter: "claude-code", client_session_id: "cs", metadata: { cwd: "/home/dev/auth-service", ...metadata }, session_timeout_s: 1800,
+    cost: { usd: 0, estimated: false, model_known: true }, drift_method: driftMethod
+  }
+}
+const prompt = (text: string) => signal("user-prompt", { prompt: text })
+const read = (path: string) => signal("post-tool", { tool_name: "Read", tool_input: JSON.stringify({ file_path: `/home/dev/auth-service/${path}` }) })
+const goal = (over: Partial<GoalRecord> & Pick<GoalRecord, "op">): GoalRecord => ({
+  v: 1, kind: "goal", org_id: "org_1", environment: "live", user_id: "user_a", ts: at(0), command_id: `gcmd_${++seq}`,
+  goal_id: "goal_login", drift_method: driftMethod, ...over
+})
+const login = goal({ op: "create", description: "Fix the login bug in the auth service" })
+
+const foldAll = (records: ReadonlyArray<LogRecord>, start: UserState = emptyUserState) => {
+  let state = start
+  const results: Array<FoldResult> = []
+  for (const [offset, r] of records.entries()) {
+    const out = fold(state, r, { partition: 0, offset })
+    state = out.state
+    results.push(out)
+  }
+  return { state, results }
+}
+
+const offGoal = ["write a toast for my sister's wedding, funny but kind", "what's the difference between a roth ira and a traditional one", "recommend some jazz records for a dinner party"]
+
+describe("goal drift (context-2)", () => {
+  it("takes the work the issue reported as drift for what it is: on-goal", () => {
+    const { results } = foldAll([
+      login,
+      prompt("why does the sign-in endpoint return 500 when the password has unicode characters"),
+      read("src/auth/session.ts"),
+      prompt("run the tests again"),
+      prompt("look at src/auth/session.ts, the hashing happens before we normalize the input"),
+      prompt("commit this with a good message")
+    ])
+    expect(results.flatMap((r) => (r.judged ? [r.judged] : []))).toEqual(["on-goal", "on-goal", "on-goal", "on-goal"])
+    expect(results.some((r) => r.drift)).toBe(false)
+  })
+
+  it("reports which goal, since when and on what evidence, once per streak", () => {
+    const offs = offGoal.map(prompt)
+    const { results } = foldAll([login, prompt("why does the sign-in endpoint return 500 for unicode passwords"), ...offs, prompt("and one more record for later")])
+    const drifts = results.flatMap((r) => (r.drift ? [r.drift] : []))
+    expect(drifts).toEqual([{
+      goal_id: "goal_login",
+      goal: "Fix the login bug in the auth service",
+      score: 0,
+      off_goal_prompts: 3,
+      signal_id: offs[2]!.signal_id,
+      since: offs[0]!.ts,
+      evidence: offs.map((o) => ({ signal_id: o.signal_id, prompt: String(o.metadata.prompt).slice(0, 60) })),
+      method: "context-2"
+    }])
+  })
+
+  it("lets the user answer a drift: a refocus-ack or a goal update starts the streak over", () => {
+    const start = foldAll([login, ...offGoal.slice(0, 2).map(prompt)]).state
+    expect(driftStateOf(start, "live").streak).toBe(2)
+    const acked = foldAll([signal("refocus-ack", {}), ...offGoal.slice(0, 2).map(prompt)], start)
+    expect(acked.results.some((r) => r.drift)).toBe(false)
+    const updated = foldAll([goal({ op: "update", description: "Fix the login bug and plan the team dinner" }), ...offGoal.slice(0, 2).map(prompt)], start)
+    expect(updated.results.some((r) => r.drift)).toBe(false)
+    expect(driftStateOf(updated.state, "live").streak).toBe(2)
+  })
+
+  it("judges follow-ups and commands by the thread they are in", () => {
+    const goals = [{ id: "g", description: "Fix the login bug in the auth service" }]
+    expect(judge("run the tests again", goals, undefined).verdict).toBe("follow-up")
+    expect(judge("pytest tests/auth -x", goals, undefined).verdict).toBe("follow-up")
+    expect(judge("use NFKC there, not NFC", goals, undefined).verdict).toBe("follow-up")
+    expect(judge("the hash is computed before we normalize", goals, "hash normalize password").verdict).toBe("on-goal")
+    expect(judge("ok switching gears, plan a team offsite in lisbon", goals, "hash normalize password").verdict).toBe("off-goal")
+    // Off-goal, a prompt that goes on with the other work stays off-goal even if a word of it is the goal's.
+    expect(judge("add the lisbon offsite hotel for the auth team", goals, "hash", "lisbon offsite").verdict).toBe("off-goal")
+  })
+
+  it("keeps what it needs small: bounded context, thread and evidence", () => {
+    const many = Array.from({ length: 80 }, (_, i) => read(`src/auth/module${i}/file${i}.ts`))
+    const offs = Array.from({ length: 10 }, (_, i) => prompt(`tell me about the history of the city number ${i} and its harbour${i} lighthouse${i}`))
+    const { state } = foldAll([login, prompt("why does the sign-in fail for unicode passwords"), ...many, ...offs])
+    const drift = driftStateOf(state, "live")
+    expect(drift.context!.split(" ").length).toBe(contextSize)
+    expect(drift.thread!.split(" ").length).toBeLessThanOrEqual(threadSize)
+    expect(drift.off).toHaveLength(3)
+    expect(drift.streak).toBe(10)
+    expect(JSON.stringify(drift).length).toBeLessThan(1200)
+  })
+})
