@@ -2,7 +2,7 @@ import { Effect } from "effect"
 import type { EventRow, GoalRow, SessionRow } from "../domain/projection-rows.ts"
 import { type ScopeUsageRow, scopeUsageChannel } from "../domain/scope-usage.ts"
 import type { UserState } from "../domain/user-state.ts"
-import type { OutboxEvent } from "../domain/webhooks.ts"
+import type { OutboxEvent } from "../domain/notices.ts"
 import { notificationCtes } from "./notification-outbox.ts"
 import { copyRows, type PgWriter, sqlLiteral, type WriteFailed } from "./pg-writer.ts"
 

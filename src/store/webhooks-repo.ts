@@ -2,21 +2,18 @@ import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { webhookFailingMessage } from "../domain/failing-alerts.ts"
 import type { Environment } from "../domain/environments.ts"
-import { type AttemptResult, judgeAttempt } from "../domain/delivery.ts"
+import { type AttemptResult, judgeAttempt, maxAttempts } from "../domain/delivery.ts"
 import { makeId } from "../domain/ids.ts"
+import { isWebhookEventType, type WebhookEventType, webhookEventTypes } from "../domain/notices.ts"
 import type { Page } from "../domain/pagination.ts"
 import {
   type Alert,
-  isWebhookEventType,
-  maxAttempts,
   minSecretLength,
   NoWebhookEvents,
   SecretTooShort,
   UnknownWebhookEvent,
   UrlRefused,
   type Webhook,
-  type WebhookEventType,
-  webhookEventTypes,
   WebhookNotFound
 } from "../domain/webhooks.ts"
 import { leaseDue, nextAttemptAt, type OutboxDispatch, recordOnItem, releaseLease, turnFailing, webhookOutbox } from "./delivery-outbox.ts"

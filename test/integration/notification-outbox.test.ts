@@ -1,7 +1,7 @@
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { expect, it } from "vitest"
-import { notice, toOutboxEvent } from "../../src/domain/webhooks.ts"
+import { notice, toOutboxEvent } from "../../src/domain/notices.ts"
 import { databaseFromUrl } from "../../src/store/database.ts"
 import type { BatchWrite } from "../../src/store/batch-write.ts"
 import { Projections } from "../../src/store/projections.ts"
