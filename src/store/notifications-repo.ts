@@ -5,7 +5,7 @@ import type { ChannelKind, ChannelTarget } from "../domain/channels.ts"
 import { type AttemptResult, judgeAttempt, maxAttempts } from "../domain/delivery.ts"
 import type { Environment } from "../domain/environments.ts"
 import type { NotificationFacts } from "../domain/notification-text.ts"
-import { channelOutbox, leaseDue, nextAttemptAt, type OutboxDispatch, recordOnItem, releaseLease, turnFailing } from "./delivery-outbox.ts"
+import { channelTables, leaseDue, nextAttemptAt, type OutboxDispatch, recordOnItem, releaseLease, turnFailing } from "./outbox-dispatch.ts"
 import { DeliveryPolicy } from "./delivery-policy.ts"
 import { SecretBox } from "./secret-box.ts"
 
@@ -60,7 +60,7 @@ export class Notifications extends Context.Service<
           readonly coalesce_s: number
         }>(
           sql,
-          channelOutbox,
+          channelTables,
           { targets: limits.channels, perTarget: limits.perChannel, attemptTimeout: policy.attemptTimeout },
           ["id", "org_id", "environment", "name", "kind", "url_ciphertext", "addresses", "coalesce_s"]
         )
@@ -101,7 +101,7 @@ export class Notifications extends Context.Service<
         return yield* sql.withTransaction(Effect.gen(function*() {
           const recorded = yield* recordOnItem(
             sql,
-            channelOutbox,
+            channelTables,
             { where: sql`id = ${message.id}`, attempts: message.attempts },
             { number: attempt, status, next: nextAttemptAt(sql, delayMs, "next_attempt_at"), at: attemptedAt },
             result,
@@ -109,7 +109,7 @@ export class Notifications extends Context.Service<
           )
           if (!recorded) return "stale" as const
           if (outcome === "gave-up") {
-            yield* turnFailing(sql, channelOutbox, channel, {
+            yield* turnFailing(sql, channelTables, channel, {
               type: "channel.failing",
               message: channelFailingMessage({ id: channel.id, name: channel.name, kind: channel.target.kind }, maxAttempts, message.id, result.error),
               data: { channel_id: channel.id, kind: channel.target.kind, notification_id: message.id, last_error: result.error },
@@ -121,7 +121,7 @@ export class Notifications extends Context.Service<
       })
 
       const release = Effect.fn("Notifications.release")(function*(channelId: string) {
-        yield* releaseLease(sql, channelOutbox, channelId)
+        yield* releaseLease(sql, channelTables, channelId)
       })
 
       return Notifications.of({ claim, recordAttempt, release })

@@ -16,7 +16,7 @@ import {
   type Webhook,
   WebhookNotFound
 } from "../domain/webhooks.ts"
-import { leaseDue, nextAttemptAt, type OutboxDispatch, recordOnItem, releaseLease, turnFailing, webhookOutbox } from "./delivery-outbox.ts"
+import { leaseDue, nextAttemptAt, type OutboxDispatch, recordOnItem, releaseLease, turnFailing, webhookTables } from "./outbox-dispatch.ts"
 import { DeliveryPolicy } from "./delivery-policy.ts"
 import { SecretBox } from "./secret-box.ts"
 import { type PageRequest, type Tenant, tenantPage } from "./tenant-pages.ts"
@@ -65,7 +65,7 @@ export interface ClaimedDelivery {
 
 /**
  * Webhooks, their outbox deliveries and the alerts they raise. Registration validates names,
- * secret and URL policy (DeliveryPolicy); the dispatcher side leases webhooks (delivery-outbox.ts:
+ * secret and URL policy (DeliveryPolicy); the dispatcher side leases webhooks (outbox-dispatch.ts:
  * one dispatcher at a time per webhook, so its deliveries go out in order and no attempt runs
  * twice concurrently) and records each attempt with its result and the next attempt time.
  */
@@ -173,7 +173,7 @@ export class Webhooks extends Context.Service<Webhooks, {
           readonly secret_ciphertext: string
         }>(
           sql,
-          webhookOutbox,
+          webhookTables,
           { targets: limits.webhooks, perTarget: limits.perWebhook, attemptTimeout: policy.attemptTimeout },
           ["id", "org_id", "environment", "url", "secret_ciphertext"]
         )
@@ -219,7 +219,7 @@ export class Webhooks extends Context.Service<Webhooks, {
         return yield* sql.withTransaction(Effect.gen(function*() {
           const recorded = yield* recordOnItem(
             sql,
-            webhookOutbox,
+            webhookTables,
             { where: sql`webhook_id = ${webhook.id} AND event_id = ${delivery.event_id}`, attempts: delivery.attempts },
             // A given-up delivery keeps its last due time; its attempt row says there is no next.
             { number: attempt, status, next: nextAttemptAt(sql, delayMs, "next_attempt_at"), at: attemptedAt },
@@ -232,7 +232,7 @@ export class Webhooks extends Context.Service<Webhooks, {
             VALUES (${webhook.id}, ${delivery.event_id}, ${attempt}, ${attemptedAt}, now(), ${result.status_code},
               ${result.error}, ${next})`
           if (outcome === "gave-up") {
-            yield* turnFailing(sql, webhookOutbox, webhook, {
+            yield* turnFailing(sql, webhookTables, webhook, {
               type: "webhook.failing",
               message: webhookFailingMessage(webhook, maxAttempts, delivery.event_id, result.error),
               data: { webhook_id: webhook.id, url: webhook.url, event_id: delivery.event_id, last_status: result.status_code, last_error: result.error }
@@ -243,7 +243,7 @@ export class Webhooks extends Context.Service<Webhooks, {
       })
 
       const release = Effect.fn("Webhooks.release")(function*(webhookId: string) {
-        yield* releaseLease(sql, webhookOutbox, webhookId)
+        yield* releaseLease(sql, webhookTables, webhookId)
       })
 
       return Webhooks.of({ create, list, remove, enable, target, listAlerts, claim, recordAttempt, release })

@@ -20,15 +20,15 @@ export interface OutboxDispatch<Target, Item, Limits> {
   readonly release: (targetId: string) => Effect.Effect<void>
 }
 
-export interface Outbox {
-  /** The targets' table and its outbox's, with the outbox's column naming the target. */
+/** Where an outbox lives: its targets' table, its items' table, and the items' column naming their target. */
+export interface OutboxTables {
   readonly targets: "webhooks" | "channels"
   readonly items: "webhook_deliveries" | "notifications"
   readonly targetColumn: "webhook_id" | "channel_id"
 }
 
-export const webhookOutbox: Outbox = { targets: "webhooks", items: "webhook_deliveries", targetColumn: "webhook_id" }
-export const channelOutbox: Outbox = { targets: "channels", items: "notifications", targetColumn: "channel_id" }
+export const webhookTables: OutboxTables = { targets: "webhooks", items: "webhook_deliveries", targetColumn: "webhook_id" }
+export const channelTables: OutboxTables = { targets: "channels", items: "notifications", targetColumn: "channel_id" }
 
 // A lease covers a full claim even when every attempt times out, plus a margin.
 const leaseMs = (perTarget: number, attemptTimeout: Duration.Duration) => perTarget * Duration.toMillis(attemptTimeout) + 5_000
@@ -36,26 +36,26 @@ const leaseMs = (perTarget: number, attemptTimeout: Duration.Duration) => perTar
 /** Leases up to `limit` enabled, healthy targets with due items; `returning` lists the columns wanted of each. */
 export const leaseDue = <Row extends object>(
   sql: SqlClient.SqlClient,
-  outbox: Outbox,
+  tables: OutboxTables,
   limits: { readonly targets: number; readonly perTarget: number; readonly attemptTimeout: Duration.Duration },
   returning: ReadonlyArray<string>
 ) =>
   sql<Row>`
     WITH due AS (
-      SELECT t.id FROM ${sql(outbox.targets)} t
+      SELECT t.id FROM ${sql(tables.targets)} t
       WHERE t.enabled AND NOT t.failing AND t.leased_until < now()
-        AND EXISTS (SELECT 1 FROM ${sql(outbox.items)} i
-          WHERE i.${sql(outbox.targetColumn)} = t.id AND i.status = 'pending' AND i.next_attempt_at <= now())
+        AND EXISTS (SELECT 1 FROM ${sql(tables.items)} i
+          WHERE i.${sql(tables.targetColumn)} = t.id AND i.status = 'pending' AND i.next_attempt_at <= now())
       ORDER BY t.leased_until
       LIMIT ${limits.targets}
       FOR UPDATE SKIP LOCKED)
-    UPDATE ${sql(outbox.targets)} t
+    UPDATE ${sql(tables.targets)} t
     SET leased_until = now() + ${leaseMs(limits.perTarget, limits.attemptTimeout)}::double precision * interval '1 millisecond'
     FROM due WHERE t.id = due.id
     RETURNING ${sql.literal(returning.map((c) => `t.${c}`).join(", "))}`.pipe(Effect.orDie)
 
-export const releaseLease = (sql: SqlClient.SqlClient, outbox: Outbox, id: string) =>
-  sql`UPDATE ${sql(outbox.targets)} SET leased_until = now() WHERE id = ${id}`.pipe(Effect.orDie)
+export const releaseLease = (sql: SqlClient.SqlClient, tables: OutboxTables, id: string) =>
+  sql`UPDATE ${sql(tables.targets)} SET leased_until = now() WHERE id = ${id}`.pipe(Effect.orDie)
 
 /** When its next attempt is due: after `delayMs`, or (given up) `otherwise`. */
 export const nextAttemptAt = (sql: SqlClient.SqlClient, delayMs: number | undefined, otherwise: "NULL" | "next_attempt_at") =>
@@ -71,14 +71,14 @@ export const nextAttemptAt = (sql: SqlClient.SqlClient, delayMs: number | undefi
  */
 export const recordOnItem = (
   sql: SqlClient.SqlClient,
-  outbox: Outbox,
+  tables: OutboxTables,
   item: { readonly where: Statement.Fragment; readonly attempts: number },
   attempt: { readonly number: number; readonly status: string; readonly next: Statement.Fragment; readonly at: Date },
   result: AttemptResult,
   extra: Statement.Fragment
 ) =>
   sql`
-    UPDATE ${sql(outbox.items)} SET
+    UPDATE ${sql(tables.items)} SET
       attempts = ${attempt.number},
       status = ${attempt.status},
       next_attempt_at = ${attempt.next},
@@ -95,7 +95,7 @@ export const recordOnItem = (
  */
 export const turnFailing = (
   sql: SqlClient.SqlClient,
-  outbox: Outbox,
+  tables: OutboxTables,
   target: { readonly id: string; readonly org_id: string; readonly environment: Environment },
   alert: {
     readonly type: "webhook.failing" | "channel.failing"
@@ -106,7 +106,7 @@ export const turnFailing = (
 ) =>
   Effect.gen(function*() {
     const turned = yield* sql`
-      UPDATE ${sql(outbox.targets)} SET failing = true, failing_since = now()
+      UPDATE ${sql(tables.targets)} SET failing = true, failing_since = now()
       WHERE id = ${target.id} AND NOT failing RETURNING id`
     if (turned.length === 0) return
     const id = makeId("alert")
@@ -116,6 +116,6 @@ export const turnFailing = (
         ${JSON.stringify(alert.data)}::jsonb)`
     yield* enqueueAlert(sql, { id, org_id: target.org_id, environment: target.environment, ...alert })
     yield* Effect.logWarning(alert.message).pipe(
-      Effect.annotateLogs({ org_id: target.org_id, [outbox.targetColumn]: target.id })
+      Effect.annotateLogs({ org_id: target.org_id, [tables.targetColumn]: target.id })
     )
   })
