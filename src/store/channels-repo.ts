@@ -19,6 +19,7 @@ import { makeId } from "../domain/ids.ts"
 import type { Page } from "../domain/pagination.ts"
 import { UrlRefused } from "../domain/webhooks.ts"
 import { DeliveryPolicy } from "./delivery-policy.ts"
+import { channelTables, reenableTarget } from "./outbox-dispatch.ts"
 import { SecretBox } from "./secret-box.ts"
 import { type PageRequest, type Tenant, tenantPage } from "./tenant-pages.ts"
 
@@ -167,16 +168,13 @@ export class Channels extends Context.Service<Channels, {
               addresses = ${textArray(patch.addresses ?? current.addresses)},
               coalesce_s = ${patch.coalesce_seconds ?? current.coalesce_s},
               enabled = ${patch.enabled ?? current.enabled},
-              failing = ${patch.enabled === true ? false : current.failing},
-              failing_since = CASE WHEN ${patch.enabled === true} THEN NULL ELSE failing_since END,
               updated_at = now()
             WHERE ${where(tenant, id)}
             RETURNING ${sql.literal(columns)}`
-          if (patch.enabled === true && current.failing) {
-            yield* sql`UPDATE notifications SET next_attempt_at = now()
-              WHERE channel_id = ${id} AND status = 'pending' AND next_attempt_at > now() AND NOT summary`
-          }
-          return updated
+          // Enabling a failing channel resumes it as POST /webhooks/:id/enable resumes a webhook.
+          return patch.enabled === true && current.failing && updated.length > 0
+            ? yield* reenableTarget<ChannelRow>(sql, channelTables, tenant, id, columns)
+            : updated
         })).pipe(Effect.orDie)
         if (rows.length === 0) return yield* notFound(id)
         return toChannel(rows[0]!)

@@ -1,7 +1,3 @@
-import { Effect } from "effect"
-import type { SqlClient } from "effect/sql"
-import type { Environment } from "../domain/environments.ts"
-
 /**
  * How events become notifications, in the batch statement that writes them (projections.ts):
  * CTEs over `new_events`, the webhook events this statement inserted for the first time. So a
@@ -80,29 +76,3 @@ export const notificationCtes: ReadonlyArray<string> = [
     WHERE n - (first_id IN (SELECT id FROM notify_first))::int > 0 AND more_id NOT IN (SELECT id FROM notify_more)
     ON CONFLICT (id) DO NOTHING)`
 ]
-
-/**
- * An admin alert (a webhook or a channel turned failing) to the org's alert channels of its
- * environment, in the caller's transaction: once per alert and channel (the id is a hash of
- * both). A failing channel is not told about itself.
- */
-export const enqueueAlert = (sql: SqlClient.SqlClient, alert: {
-  readonly id: string
-  readonly org_id: string
-  readonly environment: Environment
-  readonly type: string
-  readonly message: string
-  readonly data: Readonly<Record<string, unknown>>
-  readonly except?: string | undefined
-}) =>
-  Effect.gen(function*() {
-    const facts = { type: alert.type, ts: new Date().toISOString(), message: alert.message, data: alert.data }
-    return yield* sql`
-      INSERT INTO notifications (id, channel_id, org_id, environment, type, facts, next_attempt_at)
-      SELECT 'ntf_' || left(encode(sha256(convert_to(c.id || ':' || ${alert.id}, 'UTF8')), 'hex'), 32), c.id, ${alert.org_id},
-        ${alert.environment}, ${alert.type}, ${JSON.stringify(facts)}::jsonb, now()
-      FROM org_alert_channels a JOIN channels c ON c.id = a.channel_id
-      WHERE a.org_id = ${alert.org_id} AND c.environment = ${alert.environment} AND c.enabled
-        AND c.id <> ${alert.except ?? ""}
-      ON CONFLICT (id) DO NOTHING`
-  })
