@@ -1,6 +1,7 @@
 import { Clock, Duration, Effect, Schema, Semaphore } from "effect"
 import { foldBatch, scopeUsageRows } from "../domain/batch-fold.ts"
 import { eventIdFor } from "../domain/projection-rows.ts"
+import { noRecipients, recipientsOf } from "../domain/recipients.ts"
 import { announcementsOf, makeScopeKeys } from "../domain/scope-usage.ts"
 import { timeoutDue } from "../domain/user-fold.ts"
 import { defaultFoldSettings, emptyUserState, type UserState } from "../domain/user-state.ts"
@@ -138,7 +139,9 @@ export const makePartitionWorker = Effect.fnUntraced(function*(options: Partitio
         }
         counts.commit(folded.counts, folded.reported)
         next = nextOffset
-        return folded
+        // Addressed with the rules the batch was judged by: a notify rule names its channels.
+        const recipients = options.rules === undefined ? noRecipients : recipientsOf(folded.notices, options.rules)
+        return { ...folded, recipients }
       }).pipe(stepSpan("PartitionWorker.fold"))
       const scopes = scopeUsageRows(folded.counts, options.partition, options.rules?.watched)
       yield* behind.add({
@@ -146,6 +149,7 @@ export const makePartitionWorker = Effect.fnUntraced(function*(options: Partitio
         sessions: folded.sessions,
         events: folded.events,
         notices: folded.notices,
+        recipients: folded.recipients,
         actors: options.deferSnapshots
           ? []
           : users.map((u) => ({ user_id: u, partition: options.partition, state: folded.states.get(u)! })),
@@ -291,6 +295,7 @@ export const makePartitionWorker = Effect.fnUntraced(function*(options: Partitio
       sessions: [],
       events: [],
       notices: [],
+      recipients: noRecipients,
       actors: users.map((u) => ({ user_id: u, partition: options.partition, state: actors.get(u)!.state })),
       goals: [],
       scopeUsage: [],

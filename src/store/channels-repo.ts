@@ -20,6 +20,7 @@ import type { Page } from "../domain/pagination.ts"
 import { UrlRefused } from "../domain/webhooks.ts"
 import { DeliveryPolicy } from "./delivery-policy.ts"
 import { channelTables, reenableTarget } from "./outbox-dispatch.ts"
+import { changingTargets } from "./outbox-targets.ts"
 import { SecretBox } from "./secret-box.ts"
 import { type PageRequest, type Tenant, tenantPage } from "./tenant-pages.ts"
 
@@ -122,12 +123,12 @@ export class Channels extends Context.Service<Channels, {
         }
         yield* check(draft, draft.url)
         const url = draft.url
-        const rows = yield* sql<ChannelRow>`
+        const rows = yield* changingTargets(sql, sql<ChannelRow>`
           INSERT INTO channels (id, org_id, environment, name, kind, url_ciphertext, url_origin, addresses, coalesce_s)
           VALUES (${makeId("ch")}, ${tenant.orgId}, ${tenant.environment}, ${draft.name.trim()}, ${draft.kind},
             ${url === undefined ? null : box.seal(url)}, ${url === undefined ? null : redactUrl(url)},
             ${textArray(draft.addresses)}, ${draft.coalesce_seconds})
-          RETURNING ${sql.literal(columns)}`.pipe(Effect.orDie)
+          RETURNING ${sql.literal(columns)}`).pipe(Effect.orDie)
         return toChannel(rows[0]!)
       })
 
@@ -159,7 +160,7 @@ export class Channels extends Context.Service<Channels, {
           coalesce_seconds: patch.coalesce_seconds ?? current.coalesce_s
         }, patch.url)
         const url = patch.url
-        const rows = yield* sql.withTransaction(Effect.gen(function*() {
+        const rows = yield* changingTargets(sql, Effect.gen(function*() {
           const updated = yield* sql<ChannelRow>`
             UPDATE channels SET
               name = ${patch.name?.trim() ?? current.name},
@@ -189,7 +190,7 @@ export class Channels extends Context.Service<Channels, {
           return yield* new ChannelInUse(id, users.map((r) => r.id))
         }
         // Its queued messages and its place among the org's alert channels go with it (cascade).
-        const rows = yield* sql`DELETE FROM channels WHERE ${where(tenant, id)} RETURNING id`.pipe(Effect.orDie)
+        const rows = yield* changingTargets(sql, sql`DELETE FROM channels WHERE ${where(tenant, id)} RETURNING id`).pipe(Effect.orDie)
         if (rows.length === 0) return yield* notFound(id)
       })
 
@@ -222,7 +223,7 @@ export class Channels extends Context.Service<Channels, {
         if (unknown.length > 0) {
           return yield* new UnknownAlertChannels(unknown)
         }
-        yield* sql.withTransaction(Effect.gen(function*() {
+        yield* changingTargets(sql, Effect.gen(function*() {
           yield* sql`DELETE FROM org_alert_channels WHERE org_id = ${orgId}`
           if (wanted.length > 0) {
             yield* sql`INSERT INTO org_alert_channels (org_id, channel_id)

@@ -18,6 +18,7 @@ import {
 } from "../domain/webhooks.ts"
 import { claimDue, type OutboxDispatch, recordOutboxAttempt, reenableTarget, releaseLease, webhookTables } from "./outbox-dispatch.ts"
 import { DeliveryPolicy } from "./delivery-policy.ts"
+import { changingTargets } from "./outbox-targets.ts"
 import { SecretBox } from "./secret-box.ts"
 import { type PageRequest, type Tenant, tenantPage } from "./tenant-pages.ts"
 
@@ -111,11 +112,11 @@ export class Webhooks extends Context.Service<Webhooks, {
         const refusal = yield* policy.urlRefusal(input.url)
         if (refusal !== undefined) return yield* new UrlRefused(refusal)
         const events = webhookEventTypes.filter((t) => input.events.includes(t))
-        const rows = yield* sql<WebhookRow>`
+        const rows = yield* changingTargets(sql, sql<WebhookRow>`
           INSERT INTO webhooks (id, org_id, environment, url, events, secret_ciphertext)
           VALUES (${makeId(webhookPrefix)}, ${tenant.orgId}, ${tenant.environment}, ${input.url},
             string_to_array(${events.join(",")}, ','), ${box.seal(input.secret)})
-          RETURNING ${sql.literal(webhookColumns)}`.pipe(Effect.orDie)
+          RETURNING ${sql.literal(webhookColumns)}`).pipe(Effect.orDie)
         return toWebhook(rows[0]!)
       })
 
@@ -127,13 +128,13 @@ export class Webhooks extends Context.Service<Webhooks, {
 
       const remove = Effect.fn("Webhooks.remove")(function*(tenant: Tenant, id: string) {
         // Its deliveries and attempts go with it (cascade): a deleted webhook gets nothing more.
-        const rows = yield* sql`DELETE FROM webhooks WHERE id = ${id} AND org_id = ${tenant.orgId}
-          AND environment = ${tenant.environment} RETURNING id`.pipe(Effect.orDie)
+        const rows = yield* changingTargets(sql, sql`DELETE FROM webhooks WHERE id = ${id} AND org_id = ${tenant.orgId}
+          AND environment = ${tenant.environment} RETURNING id`).pipe(Effect.orDie)
         if (rows.length === 0) return yield* notFound(id)
       })
 
       const enable = Effect.fn("Webhooks.enable")(function*(tenant: Tenant, id: string) {
-        const rows = yield* sql.withTransaction(reenableTarget<WebhookRow>(sql, webhookTables, tenant, id, webhookColumns)).pipe(Effect.orDie)
+        const rows = yield* changingTargets(sql, reenableTarget<WebhookRow>(sql, webhookTables, tenant, id, webhookColumns)).pipe(Effect.orDie)
         if (rows.length === 0) return yield* notFound(id)
         return toWebhook(rows[0]!)
       })
