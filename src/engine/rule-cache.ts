@@ -54,13 +54,16 @@ export class RuleCache extends Context.Service<RuleCache, {
       let targets: ReadonlyMap<string, TenantTargets> = new Map()
 
       const load = Effect.gen(function*() {
-        // Read before the rules: the rules read are at least this version.
+        // Read before the rules and targets: what is read is at least this version.
         const [held] = yield* sql<{ readonly version: string }>`SELECT version FROM rules_version`
-        const rows = yield* sql<Rule & { readonly org_id: string; readonly environment: Environment; readonly created_at: Date; readonly updated_at: Date }>`
-          SELECT id, org_id, environment, name, type, enabled, scope, scope_id, priority, condition, action,
-            action_config, created_at, updated_at
-          FROM rules WHERE enabled`
-        const loadedTargets = yield* loadOutboxTargets(sql)
+        // Both at once, so a reload takes no longer than it did with the rules alone.
+        const [rows, loadedTargets] = yield* Effect.all([
+          sql<Rule & { readonly org_id: string; readonly environment: Environment; readonly created_at: Date; readonly updated_at: Date }>`
+            SELECT id, org_id, environment, name, type, enabled, scope, scope_id, priority, condition, action,
+              action_config, created_at, updated_at
+            FROM rules WHERE enabled`,
+          loadOutboxTargets(sql)
+        ], { concurrency: 2 })
         const byTenant = new Map<string, Array<Rule>>()
         const watching = new Set<string>()
         for (const r of rows) {
