@@ -8,7 +8,7 @@ import type { DriftDetected } from "./fold-result.ts"
 import { fold } from "./user-fold.ts"
 import type { FoldSettings, UserState } from "./user-state.ts"
 import { type KnownEvent, type Outcome, retried, stored } from "./verdict.ts"
-import { type Notice, type OutboxEvent, toOutboxEvent } from "./webhooks.ts"
+import { type Notice, type OutboxEvent, toOutboxEvent } from "./notices.ts"
 
 /** A record at its place in the log, under its key (the user). */
 export interface Entry extends Position {

@@ -3,7 +3,7 @@ import type { OffGoalPrompt } from "./drift-fold.ts"
 import type { GoalOutcome } from "./goals.ts"
 import type { EventRow, GoalRow, SessionRow } from "./projection-rows.ts"
 import type { UserState } from "./user-state.ts"
-import type { Notice } from "./webhooks.ts"
+import type { Notice } from "./notices.ts"
 
 /** What one step of the per-user fold (user-fold.ts, goal-fold.ts) answers. */
 

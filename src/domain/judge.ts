@@ -7,7 +7,7 @@ import { eventIdFor } from "./projection-rows.ts"
 import { usageIn, type UserState } from "./user-state.ts"
 import { countsAsUsage } from "./signals.ts"
 import type { Verdict } from "./verdict.ts"
-import { type Notice, notice } from "./webhooks.ts"
+import { type Notice, notice } from "./notices.ts"
 
 /** The rules in force, as the fold reads them (the engine's rule cache is one). */
 export interface RuleView {

@@ -8,7 +8,7 @@ import { type EventRow, eventIdFor, type GoalRow, type Position, type SessionRow
 import type { LogRecord, SessionTimeoutRecord, SignalRecord } from "./records.ts"
 import { countsAsUsage } from "./signals.ts"
 import { countUsage, defaultFoldSettings, type FoldSettings, type OpenSession, type UserState } from "./user-state.ts"
-import { type Notice, notice } from "./webhooks.ts"
+import { type Notice, notice } from "./notices.ts"
 
 /**
  * The per-user fold: state × record → state, plus the projection rows the record changes.

@@ -1,28 +1,10 @@
-import { createHash } from "node:crypto"
 import { Schema } from "effect"
-import type { Environment } from "./environments.ts"
+import { WebhookEventType, webhookEventTypes } from "./notices.ts"
 import { Timestamp } from "./tenancy.ts"
 import { NotFoundRefusal, Refusal } from "./refusal.ts"
 
-/** The webhook event types of spec §6.1. */
-export const WebhookEventType = Schema.Literals([
-  "session.started",
-  "session.ended",
-  "budget.exceeded",
-  "budget.warning",
-  "rule.triggered",
-  "anomaly.detected"
-])
-export type WebhookEventType = typeof WebhookEventType.Type
-export const webhookEventTypes: ReadonlyArray<WebhookEventType> = WebhookEventType.literals
-
-export const isWebhookEventType = (s: string): s is WebhookEventType =>
-  (webhookEventTypes as ReadonlyArray<string>).includes(s)
-
 /** Spec §8: a webhook secret has at least 32 characters. */
 export const minSecretLength = 32
-/** Spec §8: five attempts, then the webhook is failing. */
-export const maxAttempts = 5
 
 /** A webhook as the management API shows it; the secret is never returned. */
 export const Webhook = Schema.Struct({
@@ -167,75 +149,6 @@ export const WebhookPayload = Schema.Union([
   envelopeOf("anomaly.detected", AnomalyDetectedData, "unusual activity was detected: token_spike, a signal's tokens above SPIKE_FACTOR × the user's baseline")
 ]).annotate({ identifier: "WebhookPayload" })
 export type WebhookPayload = typeof WebhookPayload.Type
-
-// ---------------------------------------------------------------------------------------------
-// The outbox contract: what a fold (or any future source) emits, and how it becomes an event.
-
-/**
- * Something that happened and may be delivered to webhooks. `cause` names it uniquely within its
- * type (a session id, `<rule>:<window>`…): the event id is derived from it, so the same cause
- * folded twice is the same event. A new source emits `notice(type, cause, …)` and nothing else.
- */
-export interface Notice {
-  readonly type: WebhookEventType
-  readonly cause: string
-  readonly org_id: string
-  readonly environment: Environment
-  readonly ts: string
-  readonly data: Readonly<Record<string, unknown>>
-}
-
-export const notice = (
-  type: WebhookEventType,
-  cause: string,
-  at: { readonly org_id: string; readonly environment: Environment; readonly ts: string },
-  data: Readonly<Record<string, unknown>>
-): Notice => ({ type, cause, org_id: at.org_id, environment: at.environment, ts: at.ts, data })
-
-/** `wev_` + the first 32 hex of sha256(`<type>:<cause>`). */
-export const webhookEventId = (type: string, cause: string): string =>
-  `wev_${createHash("sha256").update(`${type}:${cause}`).digest("hex").slice(0, 32)}`
-
-/** An outbox row: the notice with its id and the exact envelope receivers get. */
-export interface OutboxEvent {
-  readonly id: string
-  readonly org_id: string
-  readonly environment: Environment
-  readonly type: WebhookEventType
-  readonly payload: {
-    readonly id: string
-    readonly type: WebhookEventType
-    readonly org_id: string
-    readonly ts: string
-    readonly data: Readonly<Record<string, unknown>>
-  }
-}
-
-export const toOutboxEvent = (n: Notice): OutboxEvent => {
-  const id = webhookEventId(n.type, n.cause)
-  return {
-    id,
-    org_id: n.org_id,
-    environment: n.environment,
-    type: n.type,
-    payload: { id, type: n.type, org_id: n.org_id, ts: n.ts, data: n.data }
-  }
-}
-
-/**
- * Delays before attempts 2..5 (spec §6.4; attempt 1 is immediate). A table, not a `Schedule`:
- * the next attempt time is persisted per delivery (so a restart neither loses nor repeats an
- * attempt) and computed in the same UPDATE that records the failed attempt, so what is needed
- * is "delay after failed attempt n", a pure lookup, rather than a stateful schedule driven in
- * memory by one fiber.
- */
-export const retryDelaysMs: ReadonlyArray<number> = [30_000, 300_000, 1_800_000, 7_200_000]
-
-/** The delay after failed attempt `attempt` (1-based), scaled; undefined after the last one. */
-export const retryDelayAfter = (attempt: number, scale: number): number | undefined => {
-  const d = retryDelaysMs[attempt - 1]
-  return d === undefined || attempt >= maxAttempts ? undefined : Math.max(0, Math.round(d * scale))
-}
 
 export class WebhookNotFound extends NotFoundRefusal("WebhookNotFound", "webhook") {}
 

@@ -1,5 +1,6 @@
 import { Effect } from "effect"
 import type { SignalRecord } from "../domain/records.ts"
+import { noRecipients } from "../domain/recipients.ts"
 import { makeScopeKeys } from "../domain/scope-usage.ts"
 import { timeoutDue } from "../domain/user-fold.ts"
 import { emptyUserState, type UserState } from "../domain/user-state.ts"
@@ -113,6 +114,7 @@ export const flushSnapshots = (actors: ActorStore, hold: PartitionOwnership, par
       sessions: [],
       events: [],
       notices: [],
+      recipients: noRecipients,
       actors: unsaved.map((a) => ({ user_id: a.user_id, partition, state: a.state })),
       goals: [],
       scopeUsage: [],

@@ -1,6 +1,7 @@
 import { Effect, Schema } from "effect"
 import { foldBatch, scopeUsageRows } from "../domain/batch-fold.ts"
 import { eventIdFor } from "../domain/projection-rows.ts"
+import { noRecipients, recipientsOf } from "../domain/recipients.ts"
 import { announcementsOf } from "../domain/scope-usage.ts"
 import type { FoldSettings } from "../domain/user-state.ts"
 import type { KnownEvent } from "../domain/verdict.ts"
@@ -74,7 +75,9 @@ export const foldInto = (parts: {
         actors.put(folded.states, now, behind.addingSeq())
         counts.commit(folded.counts, folded.reported)
         hold().advance(nextOffset)
-        return folded
+        // Addressed with the rules the batch was judged by: a notify rule names its channels.
+        const recipients = options.rules === undefined ? noRecipients : recipientsOf(folded.notices, options.rules)
+        return { ...folded, recipients }
       }).pipe(stepSpan("PartitionWorker.fold"))
       const scopes = scopeUsageRows(folded.counts, options.partition, options.rules?.watched)
       yield* behind.add({
@@ -82,6 +85,7 @@ export const foldInto = (parts: {
         sessions: folded.sessions,
         events: folded.events,
         notices: folded.notices,
+        recipients: folded.recipients,
         actors: options.deferSnapshots
           ? []
           : users.map((u) => ({ user_id: u, partition: options.partition, state: folded.states.get(u)! })),

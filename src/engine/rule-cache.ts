@@ -2,9 +2,11 @@ import { Context, Deferred, Effect, Exit, Layer, Queue, Schedule } from "effect"
 import { SqlClient } from "effect/sql"
 import { PgClient } from "@effect/sql-pg"
 import type { Environment } from "../domain/environments.ts"
+import { noTargets, type TenantTargets } from "../domain/recipients.ts"
 import { evaluationOrder } from "../domain/rule-evaluation.ts"
 import type { Rule } from "../domain/rules.ts"
 import type { SharedScope } from "../domain/scope-usage.ts"
+import { loadOutboxTargets, tenantKey } from "../store/outbox-targets.ts"
 
 /** How often the node reloads rules (changes of rules are announced, and reloaded at once). */
 const refreshSchedule = Schedule.spaced("1 second")
@@ -24,11 +26,16 @@ const scopeOf = (orgId: string, environment: Environment, scope: string, scopeId
  * holds, before that signal is judged (the record carries the accepting node's rules version).
  * The reload every second stays as the fallback while the announcements are not heard.
  * (The shared scopes' usage is kept by ScopeTotals.)
+ *
+ * It holds the outbox's targets too (webhooks, channels, alert channels: who events go to), on
+ * the same version: their changes are announced as rule changes are (store/outbox-targets.ts).
  */
 export class RuleCache extends Context.Service<RuleCache, {
   readonly rulesFor: (orgId: string, environment: Environment) => ReadonlyArray<Rule>
   /** Whether an enabled budget rule watches this shared scope. */
   readonly watched: (orgId: string, environment: Environment, scope: SharedScope, scopeId: string) => boolean
+  /** What a tenant's events can go to (src/domain/recipients.ts). */
+  readonly targetsOf: (orgId: string, environment: Environment) => TenantTargets
   /** Reloads now: what was committed before the call is in force when it ends (after this node changed a rule). */
   readonly refresh: Effect.Effect<void>
   /** The rules version held (migration 0016): stamped on the signals this node accepts. */
@@ -44,18 +51,23 @@ export class RuleCache extends Context.Service<RuleCache, {
       let version = 0
       let rules = new Map<string, ReadonlyArray<Rule>>()
       let watchedScopes = new Set<string>()
+      let targets: ReadonlyMap<string, TenantTargets> = new Map()
 
       const load = Effect.gen(function*() {
-        // Read before the rules: the rules read are at least this version.
+        // Read before the rules and targets: what is read is at least this version.
         const [held] = yield* sql<{ readonly version: string }>`SELECT version FROM rules_version`
-        const rows = yield* sql<Rule & { readonly org_id: string; readonly environment: Environment; readonly created_at: Date; readonly updated_at: Date }>`
-          SELECT id, org_id, environment, name, type, enabled, scope, scope_id, priority, condition, action,
-            action_config, created_at, updated_at
-          FROM rules WHERE enabled`
+        // Both at once, so a reload takes no longer than it did with the rules alone.
+        const [rows, loadedTargets] = yield* Effect.all([
+          sql<Rule & { readonly org_id: string; readonly environment: Environment; readonly created_at: Date; readonly updated_at: Date }>`
+            SELECT id, org_id, environment, name, type, enabled, scope, scope_id, priority, condition, action,
+              action_config, created_at, updated_at
+            FROM rules WHERE enabled`,
+          loadOutboxTargets(sql)
+        ], { concurrency: 2 })
         const byTenant = new Map<string, Array<Rule>>()
         const watching = new Set<string>()
         for (const r of rows) {
-          const key = `${r.org_id}/${r.environment}`
+          const key = tenantKey(r.org_id, r.environment)
           const { org_id: _o, environment: _e, ...rule } = r
           const list = byTenant.get(key) ?? []
           list.push({ ...rule, created_at: new Date(r.created_at).toISOString(), updated_at: new Date(r.updated_at).toISOString() })
@@ -66,6 +78,7 @@ export class RuleCache extends Context.Service<RuleCache, {
         }
         rules = new Map([...byTenant].map(([k, list]) => [k, evaluationOrder(list)]))
         watchedScopes = watching
+        targets = loadedTargets
         version = Math.max(version, Number(held?.version ?? 0))
       }).pipe(Effect.orDie)
 
@@ -122,8 +135,9 @@ export class RuleCache extends Context.Service<RuleCache, {
       )
 
       return RuleCache.of({
-        rulesFor: (orgId, environment) => rules.get(`${orgId}/${environment}`) ?? [],
+        rulesFor: (orgId, environment) => rules.get(tenantKey(orgId, environment)) ?? [],
         watched: (orgId, environment, scope, scopeId) => watchedScopes.has(scopeOf(orgId, environment, scope, scopeId)),
+        targetsOf: (orgId, environment) => targets.get(tenantKey(orgId, environment)) ?? noTargets,
         refresh,
         version: () => version,
         catchUp

@@ -1,6 +1,7 @@
 import type { EventRow, GoalRow, SessionRow } from "../domain/projection-rows.ts"
 import type { ScopeUsageRow } from "../domain/scope-usage.ts"
-import type { OutboxEvent } from "../domain/webhooks.ts"
+import type { OutboxEvent } from "../domain/notices.ts"
+import type { ChannelRecipient, WebhookRecipient } from "../domain/recipients.ts"
 import type { ActorSnapshot, BatchWrite } from "../store/batch-write.ts"
 import type { FoldedWrite } from "./write-behind.ts"
 
@@ -11,6 +12,7 @@ export class Pending {
   readonly sessions = new Map<string, SessionRow>()
   readonly events: Array<EventRow> = []
   readonly notices: Array<OutboxEvent> = []
+  readonly recipients = { webhooks: [] as Array<WebhookRecipient>, channels: [] as Array<ChannelRecipient> }
   readonly actors = new Map<string, ActorSnapshot>()
   readonly goals = new Map<string, GoalRow>()
   readonly scopeUsage = new Map<string, ScopeUsageRow>()
@@ -33,6 +35,8 @@ export class Pending {
     for (const s of write.sessions) this.sessions.set(s.id, s)
     for (const e of write.events) this.events.push(e)
     for (const n of write.notices) this.notices.push(n)
+    for (const r of write.recipients.webhooks) this.recipients.webhooks.push(r)
+    for (const r of write.recipients.channels) this.recipients.channels.push(r)
     for (const a of write.actors) this.actors.set(a.user_id, a)
     for (const g of write.goals) this.goals.set(g.id, g)
     for (const u of write.scopeUsage) this.scopeUsage.set(`${u.org_id}\0${u.environment}\0${u.scope}\0${u.scope_id}\0${u.window_key}`, u)
@@ -51,6 +55,7 @@ export class Pending {
       sessions: [...this.sessions.values()],
       events: this.events,
       notices: this.notices,
+      recipients: this.recipients,
       actors: [...this.actors.values()],
       goals: [...this.goals.values()],
       scopeUsage: [...this.scopeUsage.values()],

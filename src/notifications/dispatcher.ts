@@ -2,7 +2,7 @@ import { Effect, Layer } from "effect"
 import { render } from "../domain/notification-text.ts"
 import { Notifications } from "../store/notifications-repo.ts"
 import { WebhookConfig } from "../webhooks/config.ts"
-import { superviseOutbox } from "../webhooks/outbox-loop.ts"
+import { superviseDispatch } from "../outbox/dispatch-loop.ts"
 import { NotificationConfig } from "./config.ts"
 import { sendMessage } from "./send.ts"
 import { Mailer } from "./mailer.ts"
@@ -23,7 +23,7 @@ export const NotificationDispatcher = Layer.effectDiscard(
     const config = yield* NotificationConfig
     const notifications = yield* Notifications
     const mailer = yield* Mailer
-    yield* superviseOutbox({
+    yield* superviseDispatch({
       name: "notification",
       claim: notifications.claim(roundLimits),
       items: (channel) => channel.messages,

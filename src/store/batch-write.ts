@@ -2,8 +2,9 @@ import { Effect } from "effect"
 import type { EventRow, GoalRow, SessionRow } from "../domain/projection-rows.ts"
 import { type ScopeUsageRow, scopeUsageChannel } from "../domain/scope-usage.ts"
 import type { UserState } from "../domain/user-state.ts"
-import type { OutboxEvent } from "../domain/webhooks.ts"
-import { notificationCtes } from "./notification-outbox.ts"
+import type { OutboxEvent } from "../domain/notices.ts"
+import type { Recipients } from "../domain/recipients.ts"
+import { outboxCtes } from "./outbox-enqueue.ts"
 import { copyRows, type PgWriter, sqlLiteral, type WriteFailed } from "./pg-writer.ts"
 
 export interface ActorSnapshot {
@@ -23,6 +24,8 @@ export interface BatchWrite {
   readonly events: ReadonlyArray<EventRow>
   /** Webhook events this batch caused (the outbox), written in the same transaction. */
   readonly notices: ReadonlyArray<OutboxEvent>
+  /** Who they go to (src/domain/recipients.ts): the new ones get a delivery or a message each. */
+  readonly recipients: Recipients
   readonly actors: ReadonlyArray<ActorSnapshot>
   readonly goals: ReadonlyArray<GoalRow>
   /** This partition's counts of the shared scopes the batch touched (absolute values). */
@@ -134,39 +137,7 @@ export const makeBatchWrite = (writer: PgWriter) => {
         WHERE ${held("r.log_partition")}
         ON CONFLICT (id) DO NOTHING)`)
     }
-    // `n` numbers the events in the order their causes happened, which is the order their
-    // `seq` (and so their delivery) must follow: the planner may read the set in any order.
-    let n = 0
-    const outbox = batches.flatMap((b) =>
-      b.notices.map((e) => ({ ...e, payload: JSON.stringify(e.payload), partition: b.partition, n: n++ }))
-    )
-    if (outbox.length > 0) {
-      // The outbox. An event id is a hash of its cause, so a cause enqueued twice (by two
-      // partitions in one statement too) is one event; each new event gets one delivery per
-      // enabled webhook of its tenant subscribed to its type and existing now (a webhook
-      // registered later does not get it). The firing of a `notify` rule is a notification:
-      // it goes to every enabled webhook of the tenant, subscribed or not (a `log` rule's
-      // only to those subscribed to rule.triggered, spec §6.5). Failing webhooks get theirs
-      // too: their deliveries are paused, not dropped.
-      ctes.push(`new_events AS (
-        INSERT INTO webhook_events (id, org_id, environment, type, payload)
-        SELECT id, org_id, environment, type, payload::json
-        FROM json_to_recordset(${json(outbox)}) AS r(
-          id text, org_id text, environment text, type text, payload text, partition integer, n integer)
-        WHERE ${held("r.partition")}
-        ORDER BY r.n
-        ON CONFLICT (id) DO NOTHING
-        RETURNING id, org_id, environment, type, payload,
-          type = 'rule.triggered' AND payload->'data'->>'action' = 'notify' AS to_all)`)
-      ctes.push(`deliveries_written AS (
-        INSERT INTO webhook_deliveries (webhook_id, event_id, next_attempt_at)
-        SELECT w.id, e.id, now()
-        FROM new_events e
-        JOIN webhooks w ON w.org_id = e.org_id AND w.environment = e.environment
-          AND w.enabled AND (e.type = ANY (w.events) OR e.to_all))`)
-      // The same new events, to the notification channels that want them, coalesced.
-      ctes.push(...notificationCtes)
-    }
+    ctes.push(...outboxCtes(batches, json, held))
     const actors = batches.flatMap((b) => b.actors.map((a) => ({ ...a, has_open_sessions: hasOpenSessions(a.state) })))
     if (actors.length > 0) {
       ctes.push(`actors_written AS (

@@ -19,6 +19,8 @@ import { makeId } from "../domain/ids.ts"
 import type { Page } from "../domain/pagination.ts"
 import { UrlRefused } from "../domain/webhooks.ts"
 import { DeliveryPolicy } from "./delivery-policy.ts"
+import { channelTables, reenableTarget } from "./outbox-dispatch.ts"
+import { changingTargets } from "./outbox-targets.ts"
 import { SecretBox } from "./secret-box.ts"
 import { type PageRequest, type Tenant, tenantPage } from "./tenant-pages.ts"
 
@@ -121,12 +123,12 @@ export class Channels extends Context.Service<Channels, {
         }
         yield* check(draft, draft.url)
         const url = draft.url
-        const rows = yield* sql<ChannelRow>`
+        const rows = yield* changingTargets(sql, sql<ChannelRow>`
           INSERT INTO channels (id, org_id, environment, name, kind, url_ciphertext, url_origin, addresses, coalesce_s)
           VALUES (${makeId("ch")}, ${tenant.orgId}, ${tenant.environment}, ${draft.name.trim()}, ${draft.kind},
             ${url === undefined ? null : box.seal(url)}, ${url === undefined ? null : redactUrl(url)},
             ${textArray(draft.addresses)}, ${draft.coalesce_seconds})
-          RETURNING ${sql.literal(columns)}`.pipe(Effect.orDie)
+          RETURNING ${sql.literal(columns)}`).pipe(Effect.orDie)
         return toChannel(rows[0]!)
       })
 
@@ -158,7 +160,7 @@ export class Channels extends Context.Service<Channels, {
           coalesce_seconds: patch.coalesce_seconds ?? current.coalesce_s
         }, patch.url)
         const url = patch.url
-        const rows = yield* sql.withTransaction(Effect.gen(function*() {
+        const rows = yield* changingTargets(sql, Effect.gen(function*() {
           const updated = yield* sql<ChannelRow>`
             UPDATE channels SET
               name = ${patch.name?.trim() ?? current.name},
@@ -167,16 +169,13 @@ export class Channels extends Context.Service<Channels, {
               addresses = ${textArray(patch.addresses ?? current.addresses)},
               coalesce_s = ${patch.coalesce_seconds ?? current.coalesce_s},
               enabled = ${patch.enabled ?? current.enabled},
-              failing = ${patch.enabled === true ? false : current.failing},
-              failing_since = CASE WHEN ${patch.enabled === true} THEN NULL ELSE failing_since END,
               updated_at = now()
             WHERE ${where(tenant, id)}
             RETURNING ${sql.literal(columns)}`
-          if (patch.enabled === true && current.failing) {
-            yield* sql`UPDATE notifications SET next_attempt_at = now()
-              WHERE channel_id = ${id} AND status = 'pending' AND next_attempt_at > now() AND NOT summary`
-          }
-          return updated
+          // Enabling a failing channel resumes it as POST /webhooks/:id/enable resumes a webhook.
+          return patch.enabled === true && current.failing && updated.length > 0
+            ? yield* reenableTarget<ChannelRow>(sql, channelTables, tenant, id, columns)
+            : updated
         })).pipe(Effect.orDie)
         if (rows.length === 0) return yield* notFound(id)
         return toChannel(rows[0]!)
@@ -191,7 +190,7 @@ export class Channels extends Context.Service<Channels, {
           return yield* new ChannelInUse(id, users.map((r) => r.id))
         }
         // Its queued messages and its place among the org's alert channels go with it (cascade).
-        const rows = yield* sql`DELETE FROM channels WHERE ${where(tenant, id)} RETURNING id`.pipe(Effect.orDie)
+        const rows = yield* changingTargets(sql, sql`DELETE FROM channels WHERE ${where(tenant, id)} RETURNING id`).pipe(Effect.orDie)
         if (rows.length === 0) return yield* notFound(id)
       })
 
@@ -224,7 +223,7 @@ export class Channels extends Context.Service<Channels, {
         if (unknown.length > 0) {
           return yield* new UnknownAlertChannels(unknown)
         }
-        yield* sql.withTransaction(Effect.gen(function*() {
+        yield* changingTargets(sql, Effect.gen(function*() {
           yield* sql`DELETE FROM org_alert_channels WHERE org_id = ${orgId}`
           if (wanted.length > 0) {
             yield* sql`INSERT INTO org_alert_channels (org_id, channel_id)

@@ -2,11 +2,10 @@ import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { channelFailingMessage } from "../domain/failing-alerts.ts"
 import type { ChannelKind, ChannelTarget } from "../domain/channels.ts"
-import { type AttemptResult, judgeAttempt } from "../domain/delivery.ts"
+import { type AttemptResult, maxAttempts } from "../domain/delivery.ts"
 import type { Environment } from "../domain/environments.ts"
 import type { NotificationFacts } from "../domain/notification-text.ts"
-import { maxAttempts } from "../domain/webhooks.ts"
-import { channelOutbox, leaseDue, nextAttemptAt, type OutboxDispatch, recordOnItem, releaseLease, turnFailing } from "./delivery-outbox.ts"
+import { channelTables, claimDue, type OutboxDispatch, recordOutboxAttempt, releaseLease } from "./outbox-dispatch.ts"
 import { DeliveryPolicy } from "./delivery-policy.ts"
 import { SecretBox } from "./secret-box.ts"
 
@@ -32,6 +31,18 @@ export interface ClaimedMessage {
   readonly user_label: string | null
 }
 
+/** A channel as the lease answers it, before its URL is opened. */
+interface LeasedChannel {
+  readonly id: string
+  readonly org_id: string
+  readonly environment: Environment
+  readonly name: string
+  readonly kind: ChannelKind
+  readonly url_ciphertext: string | null
+  readonly addresses: ReadonlyArray<string>
+  readonly coalesce_s: number
+}
+
 /**
  * The dispatcher's side of notifications, as webhooks-repo is for webhooks: channels are leased
  * (SKIP LOCKED, one dispatcher per channel across nodes), every attempt is recorded before the
@@ -50,45 +61,38 @@ export class Notifications extends Context.Service<
       const box = yield* SecretBox
 
       const claim = Effect.fn("Notifications.claim")(function*(limits: { readonly channels: number; readonly perChannel: number }) {
-        const leased = yield* leaseDue<{
-          readonly id: string
-          readonly org_id: string
-          readonly environment: Environment
-          readonly name: string
-          readonly kind: ChannelKind
-          readonly url_ciphertext: string | null
-          readonly addresses: ReadonlyArray<string>
-          readonly coalesce_s: number
-        }>(
+        return yield* claimDue(
           sql,
-          channelOutbox,
+          channelTables,
           { targets: limits.channels, perTarget: limits.perChannel, attemptTimeout: policy.attemptTimeout },
-          ["id", "org_id", "environment", "name", "kind", "url_ciphertext", "addresses", "coalesce_s"]
+          {
+            columns: ["id", "org_id", "environment", "name", "kind", "url_ciphertext", "addresses", "coalesce_s"],
+            dueItems: (ids) =>
+              sql<ClaimedMessage & { readonly target_id: string }>`
+                SELECT target_id, id, attempts, facts, firings, summary, user_label FROM (
+                  SELECT n.channel_id AS target_id, n.id, n.attempts, n.facts, n.firings, n.summary, n.seq,
+                    (SELECT u.name || ' <' || u.email || '>' FROM users u WHERE u.id = n.facts->'data'->>'user_id') AS user_label,
+                    row_number() OVER (PARTITION BY n.channel_id ORDER BY n.seq) AS k
+                  FROM notifications n
+                  WHERE n.channel_id IN ${sql.in(ids)}
+                    AND n.status = 'pending' AND n.next_attempt_at <= now()) x
+                WHERE k <= ${limits.perChannel}
+                ORDER BY target_id, seq`,
+            toTarget: (c: LeasedChannel, messages) =>
+              Effect.map(
+                c.url_ciphertext === null ? Effect.succeed(null) : box.open(c.url_ciphertext),
+                (url): ClaimedChannel => ({
+                  id: c.id,
+                  org_id: c.org_id,
+                  environment: c.environment,
+                  name: c.name,
+                  coalesce_s: c.coalesce_s,
+                  target: { kind: c.kind, url, addresses: c.addresses },
+                  messages: messages.map(({ target_id: _, ...m }) => m)
+                })
+              )
+          }
         )
-        if (leased.length === 0) return []
-        const messages = yield* sql<ClaimedMessage & { readonly channel_id: string }>`
-          SELECT channel_id, id, attempts, facts, firings, summary, user_label FROM (
-            SELECT n.channel_id, n.id, n.attempts, n.facts, n.firings, n.summary, n.seq,
-              (SELECT u.name || ' <' || u.email || '>' FROM users u WHERE u.id = n.facts->'data'->>'user_id') AS user_label,
-              row_number() OVER (PARTITION BY n.channel_id ORDER BY n.seq) AS k
-            FROM notifications n
-            WHERE n.channel_id IN ${sql.in(leased.map((c) => c.id))}
-              AND n.status = 'pending' AND n.next_attempt_at <= now()) x
-          WHERE k <= ${limits.perChannel}
-          ORDER BY channel_id, seq`.pipe(Effect.orDie)
-        return yield* Effect.forEach(leased, (c) =>
-          Effect.map(
-            c.url_ciphertext === null ? Effect.succeed(null) : box.open(c.url_ciphertext),
-            (url): ClaimedChannel => ({
-              id: c.id,
-              org_id: c.org_id,
-              environment: c.environment,
-              name: c.name,
-              coalesce_s: c.coalesce_s,
-              target: { kind: c.kind, url, addresses: c.addresses },
-              messages: messages.filter((m) => m.channel_id === c.id).map(({ channel_id: _, ...m }) => m)
-            })
-          ))
       })
 
       const recordAttempt = Effect.fn("Notifications.recordAttempt")(function*(
@@ -97,32 +101,22 @@ export class Notifications extends Context.Service<
         attemptedAt: Date,
         result: AttemptResult
       ) {
-        const attempt = message.attempts + 1
-        const { delayMs, outcome, status } = judgeAttempt(attempt, result, policy.retryScale)
-        return yield* sql.withTransaction(Effect.gen(function*() {
-          const recorded = yield* recordOnItem(
-            sql,
-            channelOutbox,
-            { where: sql`id = ${message.id}`, attempts: message.attempts },
-            { number: attempt, status, next: nextAttemptAt(sql, delayMs, "next_attempt_at"), at: attemptedAt },
-            result,
-            sql``
-          )
-          if (!recorded) return "stale" as const
-          if (outcome === "gave-up") {
-            yield* turnFailing(sql, channelOutbox, channel, {
-              type: "channel.failing",
-              message: channelFailingMessage({ id: channel.id, name: channel.name, kind: channel.target.kind }, maxAttempts, message.id, result.error),
-              data: { channel_id: channel.id, kind: channel.target.kind, notification_id: message.id, last_error: result.error },
-              except: channel.id
-            })
-          }
-          return outcome
-        })).pipe(Effect.orDie)
+        return yield* recordOutboxAttempt(sql, channelTables, policy.retryScale, {
+          target: channel,
+          item: { where: sql`id = ${message.id}`, attempts: message.attempts },
+          attemptedAt,
+          result,
+          failing: () => ({
+            type: "channel.failing",
+            message: channelFailingMessage({ id: channel.id, name: channel.name, kind: channel.target.kind }, maxAttempts, message.id, result.error),
+            data: { channel_id: channel.id, kind: channel.target.kind, notification_id: message.id, last_error: result.error },
+            except: channel.id
+          })
+        })
       })
 
       const release = Effect.fn("Notifications.release")(function*(channelId: string) {
-        yield* releaseLease(sql, channelOutbox, channelId)
+        yield* releaseLease(sql, channelTables, channelId)
       })
 
       return Notifications.of({ claim, recordAttempt, release })

@@ -1,7 +1,8 @@
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { decodeCursor, type Page, toPage } from "../domain/pagination.ts"
-import { type WebhookDelivery, type WebhookEventType, WebhookNotFound } from "../domain/webhooks.ts"
+import type { WebhookEventType } from "../domain/notices.ts"
+import { type WebhookDelivery, WebhookNotFound } from "../domain/webhooks.ts"
 import type { PageRequest, Tenant } from "./tenant-pages.ts"
 
 interface Row {

@@ -2,25 +2,23 @@ import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { webhookFailingMessage } from "../domain/failing-alerts.ts"
 import type { Environment } from "../domain/environments.ts"
-import { type AttemptResult, judgeAttempt } from "../domain/delivery.ts"
+import { type AttemptResult, maxAttempts } from "../domain/delivery.ts"
 import { makeId } from "../domain/ids.ts"
+import { isWebhookEventType, type WebhookEventType, webhookEventTypes } from "../domain/notices.ts"
 import type { Page } from "../domain/pagination.ts"
 import {
   type Alert,
-  isWebhookEventType,
-  maxAttempts,
   minSecretLength,
   NoWebhookEvents,
   SecretTooShort,
   UnknownWebhookEvent,
   UrlRefused,
   type Webhook,
-  type WebhookEventType,
-  webhookEventTypes,
   WebhookNotFound
 } from "../domain/webhooks.ts"
-import { leaseDue, nextAttemptAt, type OutboxDispatch, recordOnItem, releaseLease, turnFailing, webhookOutbox } from "./delivery-outbox.ts"
+import { claimDue, type OutboxDispatch, recordOutboxAttempt, reenableTarget, releaseLease, webhookTables } from "./outbox-dispatch.ts"
 import { DeliveryPolicy } from "./delivery-policy.ts"
+import { changingTargets } from "./outbox-targets.ts"
 import { SecretBox } from "./secret-box.ts"
 import { type PageRequest, type Tenant, tenantPage } from "./tenant-pages.ts"
 
@@ -58,6 +56,15 @@ export interface ClaimedWebhook {
   readonly deliveries: ReadonlyArray<ClaimedDelivery>
 }
 
+/** A webhook as the lease answers it, before its secret is opened. */
+interface LeasedWebhook {
+  readonly id: string
+  readonly org_id: string
+  readonly environment: Environment
+  readonly url: string
+  readonly secret_ciphertext: string
+}
+
 export interface ClaimedDelivery {
   readonly event_id: string
   /** Attempts made before this one. */
@@ -68,7 +75,7 @@ export interface ClaimedDelivery {
 
 /**
  * Webhooks, their outbox deliveries and the alerts they raise. Registration validates names,
- * secret and URL policy (DeliveryPolicy); the dispatcher side leases webhooks (delivery-outbox.ts:
+ * secret and URL policy (DeliveryPolicy); the dispatcher side leases webhooks (outbox-dispatch.ts:
  * one dispatcher at a time per webhook, so its deliveries go out in order and no attempt runs
  * twice concurrently) and records each attempt with its result and the next attempt time.
  */
@@ -105,11 +112,11 @@ export class Webhooks extends Context.Service<Webhooks, {
         const refusal = yield* policy.urlRefusal(input.url)
         if (refusal !== undefined) return yield* new UrlRefused(refusal)
         const events = webhookEventTypes.filter((t) => input.events.includes(t))
-        const rows = yield* sql<WebhookRow>`
+        const rows = yield* changingTargets(sql, sql<WebhookRow>`
           INSERT INTO webhooks (id, org_id, environment, url, events, secret_ciphertext)
           VALUES (${makeId(webhookPrefix)}, ${tenant.orgId}, ${tenant.environment}, ${input.url},
             string_to_array(${events.join(",")}, ','), ${box.seal(input.secret)})
-          RETURNING ${sql.literal(webhookColumns)}`.pipe(Effect.orDie)
+          RETURNING ${sql.literal(webhookColumns)}`).pipe(Effect.orDie)
         return toWebhook(rows[0]!)
       })
 
@@ -121,23 +128,13 @@ export class Webhooks extends Context.Service<Webhooks, {
 
       const remove = Effect.fn("Webhooks.remove")(function*(tenant: Tenant, id: string) {
         // Its deliveries and attempts go with it (cascade): a deleted webhook gets nothing more.
-        const rows = yield* sql`DELETE FROM webhooks WHERE id = ${id} AND org_id = ${tenant.orgId}
-          AND environment = ${tenant.environment} RETURNING id`.pipe(Effect.orDie)
+        const rows = yield* changingTargets(sql, sql`DELETE FROM webhooks WHERE id = ${id} AND org_id = ${tenant.orgId}
+          AND environment = ${tenant.environment} RETURNING id`).pipe(Effect.orDie)
         if (rows.length === 0) return yield* notFound(id)
       })
 
       const enable = Effect.fn("Webhooks.enable")(function*(tenant: Tenant, id: string) {
-        const rows = yield* sql.withTransaction(Effect.gen(function*() {
-          const updated = yield* sql<WebhookRow>`
-            UPDATE webhooks SET failing = false, failing_since = NULL, enabled = true
-            WHERE id = ${id} AND org_id = ${tenant.orgId} AND environment = ${tenant.environment}
-            RETURNING ${sql.literal(webhookColumns)}`
-          if (updated.length > 0) {
-            yield* sql`UPDATE webhook_deliveries SET next_attempt_at = now()
-              WHERE webhook_id = ${id} AND status = 'pending' AND next_attempt_at > now()`
-          }
-          return updated
-        })).pipe(Effect.orDie)
+        const rows = yield* changingTargets(sql, reenableTarget<WebhookRow>(sql, webhookTables, tenant, id, webhookColumns)).pipe(Effect.orDie)
         if (rows.length === 0) return yield* notFound(id)
         return toWebhook(rows[0]!)
       })
@@ -168,46 +165,33 @@ export class Webhooks extends Context.Service<Webhooks, {
       })
 
       const claim = Effect.fn("Webhooks.claim")(function*(limits: { readonly webhooks: number; readonly perWebhook: number }) {
-        const leased = yield* leaseDue<{
-          readonly id: string
-          readonly org_id: string
-          readonly environment: Environment
-          readonly url: string
-          readonly secret_ciphertext: string
-        }>(
+        return yield* claimDue(
           sql,
-          webhookOutbox,
+          webhookTables,
           { targets: limits.webhooks, perTarget: limits.perWebhook, attemptTimeout: policy.attemptTimeout },
-          ["id", "org_id", "environment", "url", "secret_ciphertext"]
+          {
+            columns: ["id", "org_id", "environment", "url", "secret_ciphertext"],
+            dueItems: (ids) =>
+              sql<ClaimedDelivery & { readonly target_id: string }>`
+                SELECT target_id, event_id, attempts, body FROM (
+                  SELECT d.webhook_id AS target_id, d.event_id, d.attempts, e.payload::text AS body, e.seq,
+                    row_number() OVER (PARTITION BY d.webhook_id ORDER BY e.seq) AS n
+                  FROM webhook_deliveries d JOIN webhook_events e ON e.id = d.event_id
+                  WHERE d.webhook_id IN ${sql.in(ids)}
+                    AND d.status = 'pending' AND d.next_attempt_at <= now()) x
+                WHERE n <= ${limits.perWebhook}
+                ORDER BY target_id, seq`,
+            toTarget: (w: LeasedWebhook, deliveries) =>
+              Effect.map(box.open(w.secret_ciphertext), (secret): ClaimedWebhook => ({
+                id: w.id,
+                org_id: w.org_id,
+                environment: w.environment,
+                url: w.url,
+                secret,
+                deliveries: deliveries.map(({ target_id: _, ...d }) => d)
+              }))
+          }
         )
-        if (leased.length === 0) return []
-        const deliveries = yield* sql<{
-          readonly webhook_id: string
-          readonly event_id: string
-          readonly attempts: number
-          readonly body: string
-        }>`
-          SELECT webhook_id, event_id, attempts, body FROM (
-            SELECT d.webhook_id, d.event_id, d.attempts, e.payload::text AS body, e.seq,
-              row_number() OVER (PARTITION BY d.webhook_id ORDER BY e.seq) AS n
-            FROM webhook_deliveries d JOIN webhook_events e ON e.id = d.event_id
-            WHERE d.webhook_id IN ${sql.in(leased.map((w) => w.id))}
-              AND d.status = 'pending' AND d.next_attempt_at <= now()) x
-          WHERE n <= ${limits.perWebhook}
-          ORDER BY webhook_id, seq`.pipe(Effect.orDie)
-        return yield* Effect.forEach(leased, (w) =>
-          Effect.map(box.open(w.secret_ciphertext), (secret): ClaimedWebhook => ({
-            id: w.id,
-            org_id: w.org_id,
-            environment: w.environment,
-            url: w.url,
-            secret,
-            deliveries: deliveries.filter((d) => d.webhook_id === w.id).map((d) => ({
-              event_id: d.event_id,
-              attempts: d.attempts,
-              body: d.body
-            }))
-          })))
       })
 
       const recordAttempt = Effect.fn("Webhooks.recordAttempt")(function*(
@@ -216,37 +200,27 @@ export class Webhooks extends Context.Service<Webhooks, {
         attemptedAt: Date,
         result: AttemptResult
       ) {
-        const attempt = delivery.attempts + 1
-        const { delayMs, outcome, status } = judgeAttempt(attempt, result, policy.retryScale)
-        const next = nextAttemptAt(sql, delayMs, "NULL")
-        return yield* sql.withTransaction(Effect.gen(function*() {
-          const recorded = yield* recordOnItem(
-            sql,
-            webhookOutbox,
-            { where: sql`webhook_id = ${webhook.id} AND event_id = ${delivery.event_id}`, attempts: delivery.attempts },
-            // A given-up delivery keeps its last due time; its attempt row says there is no next.
-            { number: attempt, status, next: nextAttemptAt(sql, delayMs, "next_attempt_at"), at: attemptedAt },
-            result,
-            sql`, last_status = ${result.status_code}`
-          )
-          if (!recorded) return "stale" as const
-          yield* sql`
-            INSERT INTO webhook_attempts (webhook_id, event_id, attempt, attempted_at, finished_at, status_code, error, next_attempt_at)
-            VALUES (${webhook.id}, ${delivery.event_id}, ${attempt}, ${attemptedAt}, now(), ${result.status_code},
-              ${result.error}, ${next})`
-          if (outcome === "gave-up") {
-            yield* turnFailing(sql, webhookOutbox, webhook, {
-              type: "webhook.failing",
-              message: webhookFailingMessage(webhook, maxAttempts, delivery.event_id, result.error),
-              data: { webhook_id: webhook.id, url: webhook.url, event_id: delivery.event_id, last_status: result.status_code, last_error: result.error }
-            })
-          }
-          return outcome
-        })).pipe(Effect.orDie)
+        return yield* recordOutboxAttempt(sql, webhookTables, policy.retryScale, {
+          target: webhook,
+          item: { where: sql`webhook_id = ${webhook.id} AND event_id = ${delivery.event_id}`, attempts: delivery.attempts },
+          attemptedAt,
+          result,
+          extra: sql`, last_status = ${result.status_code}`,
+          alongside: (attempt, next) =>
+            sql`
+              INSERT INTO webhook_attempts (webhook_id, event_id, attempt, attempted_at, finished_at, status_code, error, next_attempt_at)
+              VALUES (${webhook.id}, ${delivery.event_id}, ${attempt}, ${attemptedAt}, now(), ${result.status_code},
+                ${result.error}, ${next})`,
+          failing: () => ({
+            type: "webhook.failing",
+            message: webhookFailingMessage(webhook, maxAttempts, delivery.event_id, result.error),
+            data: { webhook_id: webhook.id, url: webhook.url, event_id: delivery.event_id, last_status: result.status_code, last_error: result.error }
+          })
+        })
       })
 
       const release = Effect.fn("Webhooks.release")(function*(webhookId: string) {
-        yield* releaseLease(sql, webhookOutbox, webhookId)
+        yield* releaseLease(sql, webhookTables, webhookId)
       })
 
       return Webhooks.of({ create, list, remove, enable, target, listAlerts, claim, recordAttempt, release })

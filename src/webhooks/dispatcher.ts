@@ -3,7 +3,7 @@ import { Metrics } from "../observability/metrics.ts"
 import { Webhooks } from "../store/webhooks-repo.ts"
 import { WebhookConfig } from "./config.ts"
 import { deliver } from "./delivery.ts"
-import { superviseOutbox } from "./outbox-loop.ts"
+import { superviseDispatch } from "../outbox/dispatch-loop.ts"
 
 /** How many webhooks one round leases, and how many of each one's due deliveries it sends. */
 const roundLimits = { webhooks: 16, perWebhook: 20 } as const
@@ -20,7 +20,7 @@ export const WebhookDispatcher = Layer.effectDiscard(
     const config = yield* WebhookConfig
     const webhooks = yield* Webhooks
     const deliveries = (yield* Metrics).webhookDeliveries
-    yield* superviseOutbox({
+    yield* superviseDispatch({
       name: "webhook",
       claim: webhooks.claim(roundLimits),
       items: (webhook) => webhook.deliveries,

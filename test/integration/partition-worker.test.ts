@@ -8,7 +8,7 @@ import type { EventRow, GoalRow, SessionRow } from "../../src/domain/projection-
 import { fold } from "../../src/domain/user-fold.ts"
 import { emptyUserState, type UserState } from "../../src/domain/user-state.ts"
 import type { SignalType } from "../../src/domain/signals.ts"
-import { type OutboxEvent, toOutboxEvent } from "../../src/domain/webhooks.ts"
+import { type OutboxEvent, toOutboxEvent } from "../../src/domain/notices.ts"
 import { makePartitionWorker } from "../../src/engine/partition-worker.ts"
 import type { LogEntry } from "../../src/log/signal-log.ts"
 import { signalAt as signal } from "../support/log-records.ts"

@@ -5,6 +5,7 @@ import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { describe, expect, it } from "vitest"
 import type { EventRow } from "../../src/domain/projection-rows.ts"
+import { noRecipients } from "../../src/domain/recipients.ts"
 import { databaseFromUrl } from "../../src/store/database.ts"
 import { startEmbeddedPostgres } from "../../src/store/embedded-postgres.ts"
 import type { BatchWrite } from "../../src/store/batch-write.ts"
@@ -27,7 +28,8 @@ const event = (n: number, partition: number): EventRow => ({
 })
 
 const batch = (fromOffset: number, nextOffset: number, n: number, partition = 0): BatchWrite => ({
-  log: "signals", partition, fromOffset, nextOffset, sessions: [], events: [event(n, partition)], notices: [], actors: [], goals: [],
+  log: "signals", partition, fromOffset, nextOffset, sessions: [], events: [event(n, partition)], notices: [], recipients: noRecipients,
+  actors: [], goals: [],
   scopeUsage: [{
     org_id: "org_1", environment: "live", scope: "org", scope_id: "org_1", window_key: "d:2026-11-22", partition,
     cost_usd: n / 10, tokens_in: n, tokens_out: 0
@@ -131,7 +133,8 @@ describe("updates in place", () => {
   it("sessions and actor states rewritten by every commit are updated in their pages: the tables stay near their size", { timeout: 120_000 }, async () => {
     const users = Array.from({ length: 400 }, (_, i) => `user_${String(i).padStart(26, "0")}`)
     const commit = (n: number): BatchWrite => ({
-      log: "signals", partition: 0, fromOffset: n, nextOffset: n + 1, events: [], notices: [], goals: [], watch: [],
+      log: "signals", partition: 0, fromOffset: n, nextOffset: n + 1, events: [], notices: [], recipients: noRecipients, goals: [],
+      watch: [],
       sessions: users.map((user_id, i) => ({
         id: `sess_${String(i).padStart(26, "0")}`, org_id: "org_1", environment: "live", user_id, adapter: "claude-code",
         client_session_id: `cs-${i}`, project_id: null, started_at: "2026-11-22T10:00:00.000Z",

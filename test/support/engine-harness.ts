@@ -2,6 +2,7 @@ import { Effect, Latch, Layer, Option } from "effect"
 import { addUsage, evaluationOrder, noUsage, type Usage } from "../../src/domain/rule-evaluation.ts"
 import type { Rule } from "../../src/domain/rules.ts"
 import type { LogRecord } from "../../src/domain/records.ts"
+import { noTargets } from "../../src/domain/recipients.ts"
 import { Cluster } from "../../src/engine/cluster.ts"
 import { Ingress } from "../../src/engine/ingress.ts"
 import { Processor } from "../../src/engine/processor.ts"
@@ -29,6 +30,8 @@ export const engineHarness = (options: { readonly partitions?: number; readonly 
     // One tenant: the harness's rules are every org's.
     rulesFor: () => evaluationOrder(rules.filter((r) => r.enabled)),
     watched: (_orgId, _environment, scope, scopeId) => rules.some((r) => r.type === "budget" && r.enabled && r.scope === scope && r.scope_id === scopeId),
+    // No webhooks or channels: the outbox's own tests address them.
+    targetsOf: () => noTargets,
     refresh: Effect.void,
     version: () => version,
     catchUp: () => Effect.void

@@ -7,8 +7,10 @@ import { AppConfig } from "../../src/config.ts"
 import type { Plan } from "../../src/domain/plans.ts"
 import { appLayer, StoreLive } from "../../src/main.ts"
 import { databaseFromUrl } from "../../src/store/database.ts"
+import type { Channels } from "../../src/store/channels-repo.ts"
 import { Rules } from "../../src/store/rules-repo.ts"
 import { type Bootstrapped, Tenancy } from "../../src/store/tenancy-repo.ts"
+import type { Webhooks } from "../../src/store/webhooks-repo.ts"
 import { freePort } from "./ports.ts"
 
 /** A new, empty database on the run's PostgreSQL server. */
@@ -28,7 +30,7 @@ export const freshDatabase = async (): Promise<string> => {
 /** Runs an effect that needs the repositories against a database (migrating it first). */
 export const withStore = <A, E>(
   databaseUrl: string,
-  effect: Effect.Effect<A, E, Tenancy | Rules | SqlClient.SqlClient>,
+  effect: Effect.Effect<A, E, Tenancy | Rules | Webhooks | Channels | SqlClient.SqlClient>,
   env: Record<string, string> = {}
 ): Promise<A> =>
   Effect.runPromise(

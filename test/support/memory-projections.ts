@@ -2,7 +2,7 @@ import { Effect, Layer } from "effect"
 import type { ScopeUsageRow } from "../../src/domain/scope-usage.ts"
 import type { EventRow, GoalRow, SessionRow } from "../../src/domain/projection-rows.ts"
 import type { UserState } from "../../src/domain/user-state.ts"
-import type { OutboxEvent } from "../../src/domain/webhooks.ts"
+import type { OutboxEvent } from "../../src/domain/notices.ts"
 import type { BatchWrite, CommitOutcome } from "../../src/store/batch-write.ts"
 import { Projections } from "../../src/store/projections.ts"
 

@@ -10,7 +10,7 @@ import { makeScopeKeys, scopeKey } from "../../src/domain/scope-usage.ts"
 import type { SignalType } from "../../src/domain/signals.ts"
 import { defaultFoldSettings, emptyUserState, type UserState } from "../../src/domain/user-state.ts"
 import type { KnownEvent, Outcome, Verdict } from "../../src/domain/verdict.ts"
-import type { OutboxEvent } from "../../src/domain/webhooks.ts"
+import type { OutboxEvent } from "../../src/domain/notices.ts"
 
 /**
  * The batch fold without a database: a log of signals (some sent with idempotency keys and

@@ -4,6 +4,7 @@ import { observeTokens } from "../../src/domain/anomaly.ts"
 import { bestGoal, similarity, terms } from "../../src/domain/drift-lexical.ts"
 import type { GoalStatus } from "../../src/domain/goals.ts"
 import type { GoalRecord, LogRecord, SignalRecord } from "../../src/domain/records.ts"
+import { noTargets } from "../../src/domain/recipients.ts"
 import type { Rule } from "../../src/domain/rules.ts"
 import type { FoldResult } from "../../src/domain/fold-result.ts"
 import { fold } from "../../src/domain/user-fold.ts"
@@ -202,6 +203,7 @@ describe("budget windows through the partition worker", () => {
   const rules: RuleCache["Service"] = {
     rulesFor: () => [budget],
     watched: () => false,
+    targetsOf: () => noTargets,
     refresh: Effect.void,
     version: () => 0,
     catchUp: () => Effect.void

@@ -1,7 +1,8 @@
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
 import { NotFound, Unprocessable } from "../../domain/errors.ts"
-import { Alert, RaisedEvent, TestOutcome, Webhook, WebhookDelivery, WebhookEventType } from "../../domain/webhooks.ts"
+import { WebhookEventType } from "../../domain/notices.ts"
+import { Alert, RaisedEvent, TestOutcome, Webhook, WebhookDelivery } from "../../domain/webhooks.ts"
 import { PageQuery, pageOf } from "../contract.ts"
 import { IdParams, listEndpoint, managementGroup, requires } from "./endpoints.ts"
 

@@ -2,11 +2,11 @@ import { Cause, Clock, Duration, Effect, Schedule, type Scope } from "effect"
 import type { AttemptOutcome, AttemptResult } from "../domain/delivery.ts"
 
 /**
- * What an outbox gives the lease loop: how to lease a round of targets (webhooks, channels),
- * each with its due items, how to send one item and record the attempt, and how to let a
- * target go.
+ * What a dispatch loop runs over, for one outbox (webhook deliveries, channel messages): how to
+ * lease a round of targets (webhooks, channels), each with its due items, how to send one item
+ * and record the attempt, and how to let a target go.
  */
-export interface Outbox<Target, Item> {
+export interface DispatchLoop<Target, Item> {
   /** Names the outbox in the log of a failed round. */
   readonly name: string
   /** Leases targets with due items, oldest first; run once a round. */
@@ -27,23 +27,23 @@ const idlePoll = (interval: Duration.Duration) => Schedule.spaced(interval)
  * paused, so the rest of its items wait for re-enabling. Rounds follow back to back while there
  * is work, then one idle wait.
  */
-export const superviseOutbox = <Target, Item>(
-  outbox: Outbox<Target, Item>,
+export const superviseDispatch = <Target, Item>(
+  loop: DispatchLoop<Target, Item>,
   options: { readonly workers: number; readonly pollInterval: Duration.Duration }
 ): Effect.Effect<void, never, Scope.Scope> =>
   Effect.gen(function*() {
     const sendAll = (target: Target) =>
       Effect.gen(function*() {
-        for (const item of outbox.items(target)) {
+        for (const item of loop.items(target)) {
           const attemptedAt = new Date(yield* Clock.currentTimeMillis)
-          const result = yield* outbox.send(target, item)
-          if ((yield* outbox.record(target, item, attemptedAt, result)) === "gave-up") return
+          const result = yield* loop.send(target, item)
+          if ((yield* loop.record(target, item, attemptedAt, result)) === "gave-up") return
         }
-      }).pipe(Effect.ensuring(outbox.release(target)))
+      }).pipe(Effect.ensuring(loop.release(target)))
 
     /** One round: lease, send, record. Answers how many targets it served. */
     const round = Effect.gen(function*() {
-      const claimed = yield* outbox.claim
+      const claimed = yield* loop.claim
       yield* Effect.forEach(claimed, sendAll, { concurrency: "unbounded", discard: true })
       return claimed.length
     }).pipe(
@@ -51,7 +51,7 @@ export const superviseOutbox = <Target, Item>(
       Effect.catchCause((cause) =>
         Cause.hasInterruptsOnly(cause)
           ? Effect.failCause(cause)
-          : Effect.as(Effect.logError(`${outbox.name} dispatcher round failed`, cause), 0))
+          : Effect.as(Effect.logError(`${loop.name} dispatcher round failed`, cause), 0))
     )
 
     const drain = Effect.repeat(round, { while: (served) => served > 0 })
