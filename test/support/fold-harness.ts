@@ -5,6 +5,7 @@ import type { Environment } from "../../src/domain/environments.ts"
 import type { GoalOutcome, GoalStatus } from "../../src/domain/goals.ts"
 import { makeId } from "../../src/domain/ids.ts"
 import { type RuleView, signalFacts } from "../../src/domain/judge.ts"
+import { validateOrgSettings } from "../../src/domain/org-settings.ts"
 import type { Plan } from "../../src/domain/plans.ts"
 import { bundledDatabase, memoizedRates, type PriceTable, priceSignal } from "../../src/domain/prices.ts"
 import { eventIdFor, type EventRow, type GoalRow, type SessionRow } from "../../src/domain/projection-rows.ts"
@@ -389,8 +390,20 @@ export const foldHarness = (options: HarnessOptions = {}) => {
     },
     /** Replaces the rules in force (a change through the management API, in force at once). */
     setRules: (next: ReadonlyArray<Rule>) => void (rules = next),
-    /** Changes the org's settings for the signals accepted from now on. */
-    setOrg: (over: Partial<Omit<OrgSettings, "id" | "environment">>) => void (org = { ...org, ...over }),
+    /**
+     * Changes the org's settings for the signals accepted from now on; the time zone and the
+     * timeout are checked and stored as PATCH /org stores them (throws with the problems).
+     */
+    setOrg: (over: Partial<Omit<OrgSettings, "id" | "environment">>) => {
+      const checked = validateOrgSettings({ time_zone: over.time_zone, session_timeout: over.session_timeout })
+      if ("problems" in checked) throw new Error(checked.problems.join("; "))
+      org = {
+        ...org,
+        ...over,
+        ...(checked.ok.time_zone !== undefined ? { time_zone: checked.ok.time_zone } : {}),
+        ...(checked.ok.session_timeout !== undefined ? { session_timeout: checked.ok.session_timeout } : {})
+      }
+    },
     /** Puts a user in these teams from now on. */
     setTeams: (user: string, ids: ReadonlyArray<string>) => void teams.set(user, ids),
     /** Every record appended, by partition, in offset order. */

@@ -291,3 +291,33 @@ describe("per-user limits", () => {
     expect(h.userSpend("alice", "monthly").tokens_in).toBe(12)
   })
 })
+
+describe("the org's settings", () => {
+  it("a time zone set mid-day moves the day's window from the next signal on; names are taken in any case", () => {
+    const daily = budget({ action: "block", condition: { window: "daily", metric: "tokens_in", threshold: 100 } })
+    const h = foldHarness({ rules: [daily], start: "2026-03-02T22:00:00.000Z" })
+    h.signal("alice", { tokens_in: 100 })
+    expect(h.signal("alice", { tokens_in: 1 }).ok).toBe(false)
+    // In Tokyo it is already the 3rd.
+    h.setOrg({ time_zone: "asia/TOKYO" })
+    expect(h.signal("alice", { tokens_in: 1 }).ok).toBe(true)
+    expect(h.standing(daily.id)).toMatchObject({ window_start: "2026-03-02T15:00:00.000Z", window_end: "2026-03-03T15:00:00.000Z", current: 1 })
+    expect(h.log().flat().map((e) => e.record.kind === "signal" ? e.record.time_zone ?? "UTC" : "")).toEqual(["UTC", "UTC", "Asia/Tokyo"])
+    // A zone that is a link ICU does not list is a zone all the same.
+    h.setOrg({ time_zone: "Asia/Kolkata" })
+    expect(h.standing(daily.id)).toMatchObject({ window_start: "2026-03-02T18:30:00.000Z" })
+  })
+
+  it("refuses what is no time zone and a timeout out of bounds, naming each problem", () => {
+    const h = foldHarness()
+    expect(() => h.setOrg({ time_zone: "+01:00" })).toThrow('time_zone: "+01:00" is not an IANA time zone name')
+    expect(() => h.setOrg({ time_zone: "Mars/Olympus_Mons" })).toThrow("time_zone")
+    expect(() => h.setOrg({ session_timeout: 59 })).toThrow("session_timeout: must be between 60 and 86400, got 59")
+    expect(() => h.setOrg({ session_timeout: 86_401 })).toThrow("got 86401")
+    expect(() => h.setOrg({ time_zone: "nowhere", session_timeout: 1 })).toThrow(/time_zone.*; session_timeout/)
+    h.setOrg({ session_timeout: 60 })
+    h.setOrg({ session_timeout: 86_400, time_zone: "UTC" })
+    h.signal("alice", {})
+    expect(h.log().flat().map((e) => e.record.kind === "signal" && e.record.session_timeout_s)).toEqual([86_400])
+  })
+})
