@@ -11,7 +11,7 @@ import { bundledDatabase, memoizedRates, type PriceTable, priceSignal } from "..
 import { eventIdFor, type EventRow, type GoalRow, type SessionRow } from "../../src/domain/projection-rows.ts"
 import type { GoalRecord, LogRecord, SessionTimeoutRecord, SignalRecord } from "../../src/domain/records.ts"
 import { addUsage, evaluationOrder, localDate, noUsage, statelessBlock, type Usage } from "../../src/domain/rule-evaluation.ts"
-import type { Rule } from "../../src/domain/rules.ts"
+import { decodeCondition, type Rule, semanticProblems } from "../../src/domain/rules.ts"
 import { makeScopeKeys, type ScopeUsageRow, type SharedScope, windowKeyOf } from "../../src/domain/scope-usage.ts"
 import type { SignalType } from "../../src/domain/signals.ts"
 import { timeoutDue } from "../../src/domain/user-fold.ts"
@@ -136,6 +136,17 @@ export const rule = (over: Partial<Rule> & Pick<Rule, "type" | "condition">): Ru
     updated_at: created,
     ...over
   }
+}
+
+/**
+ * What the management API answers a rule with, before it looks up its scope: the condition's shape
+ * for its type (400), then the problems with its values (422); none for a rule it takes.
+ */
+export const ruleProblems = (
+  r: Pick<Rule, "type" | "action" | "action_config" | "name"> & { readonly condition: unknown }
+): ReadonlyArray<string> => {
+  const decoded = decodeCondition(r.type, r.condition)
+  return "error" in decoded ? [decoded.error] : semanticProblems({ ...r, condition: decoded.ok })
 }
 
 const iso = (ms: number) => new Date(ms).toISOString()

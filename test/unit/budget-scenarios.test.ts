@@ -40,10 +40,15 @@ describe("a budget", () => {
     expect(dataOf(h, "budget.exceeded")).toEqual([
       { rule_id: cap.id, rule_name: cap.name, scope: "user", scope_id: "alice", threshold: 5, current: 5, window: "daily", metric: "cost_usd" }
     ])
-    expect(dataOf(h, "rule.triggered")).toEqual([{
-      rule_id: cap.id, rule_name: cap.name, action: "block", user_id: "alice", model: "house-model",
-      session_id: crossing.session_id, event_id: `evt_${next.signal_id.slice(4)}`
-    }])
+    const [triggered] = h.notices("rule.triggered")
+    expect(triggered!.payload).toEqual({
+      id: triggered!.id, type: "rule.triggered", org_id: "org_1", ts: "2026-03-02T09:00:00.000Z",
+      data: {
+        rule_id: cap.id, rule_name: cap.name, action: "block", user_id: "alice", model: "house-model",
+        session_id: crossing.session_id, event_id: `evt_${next.signal_id.slice(4)}`
+      }
+    })
+    expect(h.notices("budget.exceeded")[0]).toMatchObject({ org_id: "org_1", environment: "live", payload: { org_id: "org_1", ts: "2026-03-02T09:00:00.000Z" } })
     expect(h.standing(cap.id)).toMatchObject({ current: 5.5, limit: 5, percent: 110, state: "exceeded" })
     // Another user is not in the scope.
     expect(h.signal("bob", { model: "house-model", tokens_in: 9_000 }).ok).toBe(true)
@@ -166,6 +171,29 @@ describe("a budget", () => {
     expect(h.signal("alice", { model: "house-model" }).ok).toBe(false)
     expect(h.events("alice").map((e) => [e.cost_usd, e.cost_estimated])).toEqual([[0.999999999, false], [0.001, true], [0, true]])
     expect(dataOf(h, "budget.exceeded").map((d) => d.current)).toEqual([1.000999999])
+  })
+
+  it("reports dollars summed to the nano-dollar, as the counters keep them", () => {
+    const cap = budget({ condition: { window: "daily", metric: "cost_usd", threshold: 0.3 } })
+    const h = foldHarness({ rules: [cap] })
+    h.signal("alice", { cost_usd: 0.1 })
+    h.signal("bob", { cost_usd: 0.2 })
+    // 0.1 + 0.2 is 0.30000000000000004 in floating point.
+    expect(dataOf(h, "budget.exceeded").map((d) => d.current)).toEqual([0.3])
+    expect(h.spend("org", "org_1").cost_usd).toBe(0.3)
+    expect(h.standing(cap.id)).toMatchObject({ current: 0.3, percent: 100, state: "exceeded" })
+  })
+
+  it("counts nothing of a token count that is no whole non-negative number", () => {
+    const cap = budget({ scope: "user", scope_id: "alice", action: "block", condition: { window: "daily", metric: "tokens_total", threshold: 10 } })
+    const h = foldHarness({ rules: [cap] })
+    // What the API refuses can still be in the log (an older producer): the fold counts it as nothing.
+    for (const bad of ["500", -3, null, true]) h.signal("alice", { tokens_in: bad, tokens_out: bad })
+    h.signal("alice", { tokens_in: 4.9, tokens_out: 5.9 })
+    expect(h.userSpend("alice")).toEqual({ cost_usd: 0, tokens_in: 4, tokens_out: 5 })
+    expect(h.sessions("alice")[0]).toMatchObject({ tokens_in: 4, tokens_out: 5, signal_count: 5 })
+    expect(h.signal("alice", { tokens_in: 1 }).ok).toBe(true)
+    expect(h.signal("alice", {}).ok).toBe(false)
   })
 
   it("does not count pre-tool signals, but judges them", () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import type { Rule } from "../../src/domain/rules.ts"
-import { foldHarness, rule } from "../support/fold-harness.ts"
+import { foldHarness, rule, ruleProblems } from "../support/fold-harness.ts"
 
 /**
  * Model filters, org policies, priorities, scopes and actions as a user's tool meets them, through
@@ -35,7 +35,9 @@ describe("a model filter", () => {
     const only = filter({ condition: { model: { not_in: ["claude-sonnet-4"] } } })
     const h = foldHarness({ rules: [only] })
     expect(["claude-sonnet-4", "claude-sonnet-4-20250514", "gpt-4o"].map((model) => h.signal("alice", { model }).ok)).toEqual([true, true, false])
+    // No model, or an empty name: no model call to judge.
     expect(h.signal("alice", {}).ok).toBe(true)
+    expect(h.signal("alice", { model: "" }).ok).toBe(true)
   })
 
   it("with warn lets the signal through and tells the dashboard", () => {
@@ -171,5 +173,62 @@ describe("a signal sent again under its idempotency key", () => {
     expect(h.sessions("alice")[0]!.signal_count).toBe(3)
     // Another user's key is another signal.
     expect(h.signal("bob", { idempotency_key: "k-1" }).duplicate).toBeUndefined()
+  })
+})
+
+describe("rules the management API refuses", () => {
+  /** A rule as a client sends it: the condition is whatever JSON it wrote. */
+  const problems = (over: Partial<Omit<Rule, "condition">> & Pick<Rule, "type"> & { readonly condition: unknown }) =>
+    ruleProblems({ name: "a rule", action: "warn", action_config: {}, ...over })
+
+  it("takes each type's well-formed condition", () => {
+    expect([
+      problems({ type: "budget", condition: { window: "daily", metric: "cost_usd", threshold: 0.01 } }),
+      problems({ type: "user_limit", condition: { window: "monthly", metric: "tokens_total", per_user: 1 } }),
+      problems({ type: "model_filter", condition: { model: { not_in: ["claude-sonnet-4"] } } }),
+      problems({ type: "org_policy", condition: { require_project_id: true } }),
+      problems({ type: "org_policy", condition: { block_unknown_models: true } }),
+      problems({ type: "org_policy", condition: { blocked_mcp_servers: ["*"] } }),
+      problems({ type: "model_filter", action: "block", action_config: { message: "no" }, condition: { model: { in: ["o3"] } } })
+    ]).toEqual([[], [], [], [], [], [], []])
+  })
+
+  it("says how a condition's shape is wrong for its type", () => {
+    const [shape] = problems({ type: "budget", condition: { window: "weekly", metric: "cost_usd", threshold: 1 } })
+    expect(shape).toBe("condition does not match the budget shape: Expected \"daily\" | \"monthly\" at [\"window\"]")
+    expect(shape).not.toContain("\n")
+    expect(problems({ type: "user_limit", condition: { window: "daily", metric: "tokens_in", per_user: 1 } })[0])
+      .toMatch(/^condition does not match the user_limit shape/)
+    expect(problems({ type: "org_policy", condition: { require_project_id: true, extra: 1 } })[0])
+      .toMatch(/^condition does not match the org_policy shape: .*extra/)
+  })
+
+  it("names every problem with the values", () => {
+    expect(problems({ type: "budget", name: "  ", action: "block", condition: { window: "daily", metric: "cost_usd", threshold: 0 } })).toEqual([
+      "name: must not be blank",
+      "condition.threshold: must be greater than 0",
+      "action_config.message: required for block (shown when the tool call is aborted)"
+    ])
+    expect(problems({ type: "user_limit", action: "block", action_config: { message: " " }, condition: { window: "daily", metric: "cost_usd", per_user: -1 } }))
+      .toEqual(["condition.per_user: must be greater than 0", "action_config.message: required for block (shown when the tool call is aborted)"])
+    expect(problems({ type: "model_filter", condition: { model: { in: [] } } })).toEqual(["condition.model.in: must name at least one model"])
+    expect(problems({ type: "model_filter", condition: { model: { not_in: ["o3", " "] } } })).toEqual(["condition.model.not_in: model names must not be blank"])
+    expect(problems({ type: "org_policy", condition: { require_project_id: false, block_unknown_models: false } })).toEqual([
+      "condition: an org_policy must enable require_project_id or block_unknown_models, or name blocked_tools, blocked_commands or blocked_mcp_servers"
+    ])
+    expect(problems({ type: "org_policy", condition: { blocked_tools: [], blocked_commands: ["* *"], blocked_mcp_servers: [" "] } })).toEqual([
+      "condition.blocked_tools: must name at least one entry (leave it out instead)",
+      "condition.blocked_commands: an entry must have more than * and spaces (it would match everything)",
+      "condition.blocked_mcp_servers: entries must not be blank"
+    ])
+    expect(problems({ type: "org_policy", condition: { blocked_tools: Array.from({ length: 101 }, (_, i) => `tool-${i}`), blocked_commands: ["x".repeat(201)] } }))
+      .toEqual(["condition.blocked_tools: at most 100 entries", "condition.blocked_commands: entries are at most 200 characters"])
+    expect(problems({ type: "org_policy", condition: { blocked_tools: Array.from({ length: 100 }, (_, i) => `tool-${i}`), blocked_commands: ["x".repeat(200)] } }))
+      .toEqual([])
+    expect(problems({ type: "org_policy", action_config: { message: "m".repeat(2_001) }, condition: { require_project_id: true } }))
+      .toEqual(["action_config.message: at most 2000 characters"])
+    expect(problems({ type: "org_policy", action_config: { message: "m".repeat(2_000) }, condition: { require_project_id: true } })).toEqual([])
+    expect(problems({ type: "org_policy", action_config: { note: "n".repeat(8_200) }, condition: { require_project_id: true } }))
+      .toEqual(["action_config: at most 8192 bytes of JSON"])
   })
 })
