@@ -8,6 +8,9 @@ import { defineConfig } from "vitest/config"
 // its time went to each file importing effect afresh.
 const services = "test/support/global-setup.ts"
 
+/** The unit tier (also what `npm run mutation` runs against each mutant: stryker.vitest.config.ts). */
+export const unitTier = { name: "unit", include: ["test/unit/**/*.test.ts"], isolate: false }
+
 export default defineConfig({
   test: {
     testTimeout: 30_000,
@@ -20,7 +23,7 @@ export default defineConfig({
     // CI reads the counts from a machine-readable report next to the usual one.
     reporters: process.env.VITEST_JSON_REPORT ? ["default", ["json", { outputFile: process.env.VITEST_JSON_REPORT }]] : ["default"],
     projects: [
-      { extends: true, test: { name: "unit", include: ["test/unit/**/*.test.ts"], isolate: false } },
+      { extends: true, test: unitTier },
       { extends: true, test: { name: "integration", include: ["test/integration/**/*.test.ts"], globalSetup: [services] } },
       {
         extends: true,

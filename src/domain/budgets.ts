@@ -1,6 +1,6 @@
 import { Schema } from "effect"
 import { type Metric, metricOf, type Usage, warningRatio } from "./rule-evaluation.ts"
-import { RuleAction, RuleScope, Window } from "./rules.ts"
+import { type Rule, RuleAction, RuleScope, Window } from "./rules.ts"
 import { Timestamp } from "./tenancy.ts"
 
 /**
@@ -67,4 +67,52 @@ export const perUserStanding = (users: ReadonlyArray<{ readonly user_id: string;
     if (u.value > 0 && (top === undefined || u.value > top.value || (u.value === top.value && u.user_id < top.user_id))) top = u
   }
   return { current: top?.value ?? 0, top_user_id: top?.user_id ?? null, users_warning: warning, users_exceeded: exceeded }
+}
+
+/** One user's own usage in a window, as their actor's state holds it. */
+export interface UserUsage {
+  readonly user_id: string
+  readonly usage: Usage
+}
+
+/**
+ * The standing of a budget or a per-user limit in its current window (`start`, `end`): a budget's
+ * from its scope's usage (`scope`: the user's own for a user scope), a per-user limit's from the
+ * own usage of each user it covers (`users`: those with any in the window).
+ */
+export const standingOf = (
+  rule: Rule & { readonly type: "budget" | "user_limit" },
+  window: { readonly start: string; readonly end: string },
+  usage: { readonly scope: Usage } | { readonly users: ReadonlyArray<UserUsage> }
+): BudgetStatus => {
+  const c = rule.condition as { readonly window: "daily" | "monthly"; readonly metric: Metric; readonly threshold?: number; readonly per_user?: number }
+  const limit = Number(rule.type === "budget" ? c.threshold : c.per_user)
+  const base = {
+    rule_id: rule.id,
+    name: rule.name,
+    type: rule.type,
+    enabled: rule.enabled,
+    action: rule.action,
+    scope: rule.scope,
+    scope_id: rule.scope_id,
+    window: c.window,
+    metric: c.metric,
+    limit,
+    window_start: window.start,
+    window_end: window.end
+  }
+  if ("scope" in usage) {
+    const current = figureOf(usage.scope, c.metric)
+    return { ...base, current, percent: percentOf(current, limit), state: stateOf(current, limit) }
+  }
+  const s = perUserStanding(usage.users.map((u) => ({ user_id: u.user_id, value: figureOf(u.usage, c.metric) })), limit)
+  return {
+    ...base,
+    current: s.current,
+    percent: percentOf(s.current, limit),
+    state: stateOf(s.current, limit),
+    users_warning: s.users_warning,
+    users_exceeded: s.users_exceeded,
+    top_user_id: s.top_user_id
+  }
 }

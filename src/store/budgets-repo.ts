@@ -1,16 +1,13 @@
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
-import { type BudgetStatus, figureOf, percentOf, perUserStanding, stateOf } from "../domain/budgets.ts"
-import { localDate, type Metric, noUsage, type Usage } from "../domain/rule-evaluation.ts"
+import { type BudgetStatus, standingOf } from "../domain/budgets.ts"
+import { localDate, noUsage, type Usage } from "../domain/rule-evaluation.ts"
 import type { Rule } from "../domain/rules.ts"
 import { windowKeyOf } from "../domain/scope-usage.ts"
 import type { Tenant } from "./rules-repo.ts"
 
 interface Condition {
   readonly window: "daily" | "monthly"
-  readonly metric: Metric
-  readonly threshold?: number
-  readonly per_user?: number
 }
 
 /** A usage as stored: numbers in jsonb, or sums PostgreSQL answers as text (bigint, numeric). */
@@ -96,44 +93,17 @@ export class Budgets extends Context.Service<Budgets, {
         return yield* Effect.forEach(limits, (rule) =>
           Effect.gen(function*() {
             const c = rule.condition as Condition
-            const limit = Number(rule.type === "budget" ? c.threshold : c.per_user)
+            const type = rule.type as "budget" | "user_limit"
             const windowKey = windowKeyOf(c.window, keys[c.window])
-            const base = {
-              rule_id: rule.id,
-              name: rule.name,
-              type: rule.type as "budget" | "user_limit",
-              enabled: rule.enabled,
-              action: rule.action,
-              scope: rule.scope,
-              scope_id: rule.scope_id,
-              window: c.window,
-              metric: c.metric,
-              limit,
-              window_start: windows[c.window].start,
-              window_end: windows[c.window].end
-            }
             const usageKey = `${tenant.environment}:${windowKey}`
-            if (rule.type === "budget") {
-              const usage = rule.scope === "user"
-                ? usageFrom((yield* usersUsage(tenant, rule, usageKey))[0]?.usage)
-                : sharedUsage.get(`${rule.scope}\u0001${rule.scope_id}\u0001${windowKey}`) ?? noUsage
-              const current = figureOf(usage, c.metric)
-              return { ...base, current, percent: percentOf(current, limit), state: stateOf(current, limit) } satisfies BudgetStatus
-            }
-            const users = (yield* usersUsage(tenant, rule, usageKey)).map((u) => ({
-              user_id: u.user_id,
-              value: figureOf(usageFrom(u.usage), c.metric)
-            }))
-            const s = perUserStanding(users, limit)
-            return {
-              ...base,
-              current: s.current,
-              percent: percentOf(s.current, limit),
-              state: stateOf(s.current, limit),
-              users_warning: s.users_warning,
-              users_exceeded: s.users_exceeded,
-              top_user_id: s.top_user_id
-            } satisfies BudgetStatus
+            const usage = type === "budget"
+              ? {
+                scope: rule.scope === "user"
+                  ? usageFrom((yield* usersUsage(tenant, rule, usageKey))[0]?.usage)
+                  : sharedUsage.get(`${rule.scope}\u0001${rule.scope_id}\u0001${windowKey}`) ?? noUsage
+              }
+              : { users: (yield* usersUsage(tenant, rule, usageKey)).map((u) => ({ user_id: u.user_id, usage: usageFrom(u.usage) })) }
+            return standingOf({ ...rule, type }, windows[c.window], usage)
           }))
       })
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import fc from "fast-check"
+import { instantOf, later } from "../../src/domain/instants.ts"
 import { parseInstant } from "../../src/domain/keyset.ts"
 import { instantShape } from "../../src/http/query.ts"
 
@@ -33,5 +34,29 @@ describe("the documented shape of an instant", () => {
     ).map(([y, mo, d, time]) => time === null ? `${y}-${mo}-${d}` :
       `${y}-${mo}-${d}T${time[0]}:${time[1]}${time[2] === null ? "" : `:${time[2]}`}${time[3]}`)
     fc.assert(fc.property(value, (v) => instantShape.test(v) === (parseInstant(v) !== undefined)), { numRuns: 20_000 })
+  })
+})
+
+describe("a record's timestamp read without Date.parse", () => {
+  const instant = fc.date({ min: new Date("0100-01-01T00:00:00.000Z"), max: new Date("9999-12-31T23:59:59.999Z"), noInvalidDate: true })
+    .map((d) => d.toISOString())
+  /** The service's own form with one character changed, dropped or added: what a record from elsewhere may hold. */
+  const nearby = fc.tuple(instant, fc.nat({ max: 24 }), fc.constantFrom("0", "1", "5", "9", "-", ":", ".", "T", "Z", "/", " ", "a", ""), fc.boolean())
+    .map(([ts, at, c, insert]) => ts.slice(0, at) + c + ts.slice(insert ? at : at + 1))
+
+  it("comes to what Date.parse does, in the service's own form and in any other", () => {
+    fc.assert(fc.property(fc.oneof(instant, nearby), (ts) => {
+      expect(instantOf(ts)).toBe(Date.parse(ts))
+    }), { numRuns: 5_000 })
+    for (const ts of ["2026-02-30T10:00:00.000Z", "2026-12-31T24:00:00.000Z", "0999-01-01T00:00:00.000Z", "2026-11-22T10:00:00.000+01:00"]) {
+      expect(instantOf(ts)).toBe(Date.parse(ts))
+    }
+  })
+
+  it("orders two instants as Date.parse does, whichever form each has", () => {
+    const either = fc.oneof(instant, instant.map((ts) => ts.replace("Z", "+00:00")))
+    fc.assert(fc.property(either, either, (a, b) => {
+      expect(later(a, b)).toBe(Date.parse(a) >= Date.parse(b) ? a : b)
+    }), { numRuns: 2_000 })
   })
 })
