@@ -15,7 +15,7 @@ const server = createServer((req, res) => {
     } catch {
       ok = false
     }
-    const body = ok ? '{"ok":true}' : '{"ok":false}'
+    const body = ok ? "{\"ok\":true}" : "{\"ok\":false}"
     res.writeHead(ok ? 202 : 400, { "content-type": "application/json", "content-length": Buffer.byteLength(body) })
     res.end(body)
   })

@@ -46,7 +46,11 @@ const tools: ReadonlyArray<{ readonly tool: string; readonly events: ReadonlyArr
       // The prompt is judged at BeforeAgent, before any model request (the router's included).
       { event: "BeforeAgent", type: "user-prompt", input: { prompt: "Fix the login bug in the auth service" } },
       { event: "BeforeTool", type: "pre-tool", input: { tool_name: "run_shell_command", tool_input: { command: "npm test" } } },
-      { event: "AfterTool", type: "post-tool", input: { tool_name: "run_shell_command", tool_input: { command: "npm test" }, tool_response: { llmContent: "ok" } } },
+      {
+        event: "AfterTool",
+        type: "post-tool",
+        input: { tool_name: "run_shell_command", tool_input: { command: "npm test" }, tool_response: { llmContent: "ok" } }
+      },
       { event: "AfterAgent", type: "stop", input: {} }
     ]
   },
@@ -55,7 +59,11 @@ const tools: ReadonlyArray<{ readonly tool: string; readonly events: ReadonlyArr
     events: [
       { event: "userPromptSubmitted", type: "user-prompt", input: { prompt: "Fix the login bug" } },
       { event: "preToolUse", type: "pre-tool", input: { toolName: "bash", toolArgs: JSON.stringify({ command: "npm test" }) } },
-      { event: "postToolUse", type: "post-tool", input: { toolName: "bash", toolArgs: JSON.stringify({ command: "npm test" }), toolResult: { resultType: "success" } } },
+      {
+        event: "postToolUse",
+        type: "post-tool",
+        input: { toolName: "bash", toolArgs: JSON.stringify({ command: "npm test" }), toolResult: { resultType: "success" } }
+      },
       { event: "agentStop", type: "stop", input: { stopReason: "end_turn" } }
     ]
   },
@@ -172,8 +180,13 @@ export const hookLatency = async (options: {
         const command = commands.get(event)
         if (!command) throw new Error(`${tool}: install wrote no ${event} hook`)
         const payload = JSON.stringify({
-          session_id: `bench-${tool}`, sessionId: `bench-${tool}`, conversation_id: `bench-${tool}`, transcript_path: transcript,
-          cwd: home, hook_event_name: event, ...input
+          session_id: `bench-${tool}`,
+          sessionId: `bench-${tool}`,
+          conversation_id: `bench-${tool}`,
+          transcript_path: transcript,
+          cwd: home,
+          hook_event_name: event,
+          ...input
         })
         const first = after === undefined ? undefined : commands.get(after)
         const firstPayload = JSON.stringify({ session_id: `bench-${tool}`, cwd: home, hook_event_name: after, prompt: "Fix the login bug" })
@@ -198,13 +211,23 @@ export const hookLatency = async (options: {
         const p50 = percentile(hooks, 50)
         const base = percentile(bare, 50)
         const row = {
-          tool, event, type, runs: options.runs,
-          p50_ms: round(p50), p95_ms: round(percentile(hooks, 95)), node_start_p50_ms: round(base),
-          added_p50_ms: round(p50 - base), ratio_p50: Math.round((p50 / base) * 100) / 100,
-          stub_p50_ms: round(percentile(stubbed, 50)), stub_added_p50_ms: round(percentile(stubbed, 50) - base),
-          node_hook_p50_ms: round(percentile(withNode, 50)), node_hook_added_p50_ms: round(percentile(withNode, 50) - base)
+          tool,
+          event,
+          type,
+          runs: options.runs,
+          p50_ms: round(p50),
+          p95_ms: round(percentile(hooks, 95)),
+          node_start_p50_ms: round(base),
+          added_p50_ms: round(p50 - base),
+          ratio_p50: Math.round((p50 / base) * 100) / 100,
+          stub_p50_ms: round(percentile(stubbed, 50)),
+          stub_added_p50_ms: round(percentile(stubbed, 50) - base),
+          node_hook_p50_ms: round(percentile(withNode, 50)),
+          node_hook_added_p50_ms: round(percentile(withNode, 50) - base)
         }
-        options.say(`hook ${tool} ${type} (${event}): p50 ${row.p50_ms} ms = node -e 0 ${row.node_start_p50_ms} ms + ${row.added_p50_ms} (×${row.ratio_p50}), p95 ${row.p95_ms} ms; against a stub + ${row.stub_added_p50_ms}; its own Node process ${row.node_hook_p50_ms} ms`)
+        options.say(
+          `hook ${tool} ${type} (${event}): p50 ${row.p50_ms} ms = node -e 0 ${row.node_start_p50_ms} ms + ${row.added_p50_ms} (×${row.ratio_p50}), p95 ${row.p95_ms} ms; against a stub + ${row.stub_added_p50_ms}; its own Node process ${row.node_hook_p50_ms} ms`
+        )
         rows.push(row)
       }
     }

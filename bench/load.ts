@@ -45,8 +45,7 @@ const runGenerator = (file: string, onMeasuring: () => void, onDone: () => void)
     })
     child.stderr.on("data", (chunk: Buffer) => (err = (err + chunk.toString()).slice(-4000)))
     child.on("error", reject)
-    child.on("close", (code) =>
-      code === 0 && result ? resolve(result) : reject(new Error(`the load generator exited with ${code}: ${err}`)))
+    child.on("close", (code) => code === 0 && result ? resolve(result) : reject(new Error(`the load generator exited with ${code}: ${err}`)))
   })
 
 export const makeLoad = (dir: string, others: Others): { readonly load: Load; readonly measured: Measured } => {

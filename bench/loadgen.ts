@@ -132,7 +132,11 @@ let probes = 0
 let dropped = 0
 let measuring = false
 
-interface Outcome { ok: boolean; action?: string; duplicate?: boolean }
+interface Outcome {
+  ok: boolean
+  action?: string
+  duplicate?: boolean
+}
 
 const classify = (answer: Answer) => {
   if (answer.status < 200 || answer.status >= 300) {

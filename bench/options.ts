@@ -1,7 +1,8 @@
 /** The harness's flags, parsed once; `--smoke` shrinks every size that was not given. */
 import { parseArgs } from "node:util"
 
-export const allScenarios = ["http_baseline", "ingest", "ingest_batch", "lag", "slo", "ingest_keyed", "ingest_rules", "replay", "memory", "hook", "flood", "drift"] as const
+export const allScenarios = ["http_baseline", "ingest", "ingest_batch", "lag", "slo", "ingest_keyed", "ingest_rules", "replay", "memory", "hook", "flood",
+  "drift"] as const
 export type Scenario = (typeof allScenarios)[number]
 export type LogName = "pg" | "kafka"
 

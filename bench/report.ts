@@ -66,7 +66,11 @@ const rowLines = (row: Row): Array<string> => {
 export const table = ({ machine: m, options, smoke, rows, profiles }: Report) => {
   const lines: Array<string> = []
   lines.push(`machine: ${m.nproc} cores, ${m.cpu}, ${m.memory_gb} GB, node ${m.node}, taskset ${m.taskset ? "yes" : "no"}`)
-  lines.push(`options: duration ${options.durationS}s, concurrency ${options.concurrency}, users ${options.users}, batch ${options.batchSize}x${options.batchConcurrency}, partitions ${options.partitions}${smoke ? ", smoke" : ""}`)
+  lines.push(
+    `options: duration ${options.durationS}s, concurrency ${options.concurrency}, users ${options.users}, batch ${options.batchSize}x${options.batchConcurrency}, partitions ${options.partitions}${
+      smoke ? ", smoke" : ""
+    }`
+  )
   for (const row of rows) lines.push(...rowLines(row))
   for (const p of profiles) {
     lines.push(`profile ${p.id} (${p.file}), top self time:`)

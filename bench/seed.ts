@@ -70,8 +70,16 @@ export const seedRules = (url: string, orgId: string) =>
           ? ["user_limit", { window: "monthly", metric: "tokens_total", per_user: 1e15 }, "warn"]
           : ["org_policy", { block_unknown_models: true }, "log"]
         return {
-          id: `rule_bench_${i}`, org_id: orgId, name: `bench ${i}`, type, scope: "org", scope_id: orgId, priority: i,
-          condition: JSON.stringify(condition), action, action_config: JSON.stringify(action === "block" ? { message: "no" } : {})
+          id: `rule_bench_${i}`,
+          org_id: orgId,
+          name: `bench ${i}`,
+          type,
+          scope: "org",
+          scope_id: orgId,
+          priority: i,
+          condition: JSON.stringify(condition),
+          action,
+          action_config: JSON.stringify(action === "block" ? { message: "no" } : {})
         }
       })
       yield* sql`

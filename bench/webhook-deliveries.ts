@@ -47,14 +47,23 @@ await new Promise<void>((r) => receiver.listen(0, "127.0.0.1", r))
 const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`
 
 const name = `bench_wh_${randomBytes(4).toString("hex")}`
-await Effect.runPromise(Effect.gen(function*() {
-  const sql = yield* SqlClient.SqlClient
-  yield* sql`CREATE DATABASE ${sql(name)}`
-}).pipe(Effect.provide(databaseFromUrl(admin.toString())), Effect.scoped))
+await Effect.runPromise(
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    yield* sql`CREATE DATABASE ${sql(name)}`
+  }).pipe(Effect.provide(databaseFromUrl(admin.toString())), Effect.scoped)
+)
 const dbUrl = new URL(admin)
 dbUrl.pathname = `/${name}`
 
-const env = { HOST: "127.0.0.1", PORT: String(await freePort()), WEBHOOK_WORKERS: workers, DEMO_BOOTSTRAP: "false", WEBHOOK_ALLOWED_HOSTS: "127.0.0.1", WEBHOOK_POLL_INTERVAL: "20 millis" }
+const env = {
+  HOST: "127.0.0.1",
+  PORT: String(await freePort()),
+  WEBHOOK_WORKERS: workers,
+  DEMO_BOOTSTRAP: "false",
+  WEBHOOK_ALLOWED_HOSTS: "127.0.0.1",
+  WEBHOOK_POLL_INTERVAL: "20 millis"
+}
 const program = Effect.gen(function*() {
   const tenancy = yield* Tenancy
   const webhooks = yield* Webhooks
@@ -66,7 +75,13 @@ const program = Effect.gen(function*() {
   }
   const rows = Array.from({ length: events }, (_, i) => {
     const id = `wev_bench${String(i).padStart(27, "0")}`
-    return { id, org_id: org.org_id, environment: "live", type: "session.started", payload: JSON.stringify({ id, type: "session.started", org_id: org.org_id, ts: new Date().toISOString(), data: { i } }) }
+    return {
+      id,
+      org_id: org.org_id,
+      environment: "live",
+      type: "session.started",
+      payload: JSON.stringify({ id, type: "session.started", org_id: org.org_id, ts: new Date().toISOString(), data: { i } })
+    }
   })
   const started = performance.now()
   yield* sql`

@@ -66,35 +66,60 @@ const WebhooksStore = Layer.mergeAll(Webhooks.layer, Channels.layer, Notificatio
 
 /** Repositories over a migrated database (the database layer itself is provided by the caller). */
 export const StoreLive = Layer.unwrap(
-  Effect.map(AppConfig, (config) =>
-    Layer.mergeAll(Tenancy.layer({ apiKeyPrefix: config.apiKeyPrefix }), Activity.layer, Rules.layer, Budgets.layer, Goals.layer, RateLimiter.layer, WebhooksStore, WebhookDeliveries.layer, WebhookEvents.layer).pipe(
-      Layer.provideMerge(Migrated)
-    ))
+  Effect.map(
+    AppConfig,
+    (config) =>
+      Layer.mergeAll(
+        Tenancy.layer({ apiKeyPrefix: config.apiKeyPrefix }),
+        Activity.layer,
+        Rules.layer,
+        Budgets.layer,
+        Goals.layer,
+        RateLimiter.layer,
+        WebhooksStore,
+        WebhookDeliveries.layer,
+        WebhookEvents.layer
+      ).pipe(
+        Layer.provideMerge(Migrated)
+      )
+  )
 )
 
 /**
  * The signals log: Kafka when KAFKA_BROKERS is set, else the PostgreSQL table; refused when the
  * database is fed from another log (LogMismatch, a message for the operator).
  */
-const signalLogOver = (guard: Layer.Layer<LogIdentityGuard, never, SqlClient.SqlClient>) => Layer.unwrap(
-  Effect.map(
-    Config.option(Config.String("KAFKA_BROKERS")),
-    (brokers): Layer.Layer<SignalLog, LogMismatch, PgClient.PgClient | LogIdentityGuard> => {
-      const log: Layer.Layer<SignalLog, unknown, PgClient.PgClient | LogIdentityGuard> = Option.isSome(brokers) ? KafkaLog.layer : PgLog.layer
-      // A log that cannot start (broker unreachable, partitions misconfigured) stops start-up as a
-      // defect; a mismatch stays a failure, which the CLI prints as one line for the operator.
-      return Layer.effectContext(
-        Layer.build(log).pipe(Effect.catch((error) => (error instanceof LogMismatch ? Effect.fail(error) : Effect.die(error))))
-      )
-    }
-  )
-).pipe(Layer.provideMerge(guard))
+const signalLogOver = (guard: Layer.Layer<LogIdentityGuard, never, SqlClient.SqlClient>) =>
+  Layer.unwrap(
+    Effect.map(
+      Config.option(Config.String("KAFKA_BROKERS")),
+      (brokers): Layer.Layer<SignalLog, LogMismatch, PgClient.PgClient | LogIdentityGuard> => {
+        const log: Layer.Layer<SignalLog, unknown, PgClient.PgClient | LogIdentityGuard> = Option.isSome(brokers) ? KafkaLog.layer : PgLog.layer
+        // A log that cannot start (broker unreachable, partitions misconfigured) stops start-up as a
+        // defect; a mismatch stays a failure, which the CLI prints as one line for the operator.
+        return Layer.effectContext(
+          Layer.build(log).pipe(Effect.catch((error) => (error instanceof LogMismatch ? Effect.fail(error) : Effect.die(error))))
+        )
+      }
+    )
+  ).pipe(Layer.provideMerge(guard))
 
 export const SignalLogLive = signalLogOver(LogIdentityGuardLive)
 
 /** The stream processor: log consumer, partition workers and the verdicts they answer. */
 const ProcessingLive = Layer.mergeAll(Ingress.layer, Processor.layer).pipe(
-  Layer.provideMerge(Layer.mergeAll(SignalLogLive, Projections.layer, VerdictRegistry.layer, Pricing.layer, Cluster.layer, RuleCache.layer, ScopeTotals.layer, DatabaseHealth.layer))
+  Layer.provideMerge(
+    Layer.mergeAll(
+      SignalLogLive,
+      Projections.layer,
+      VerdictRegistry.layer,
+      Pricing.layer,
+      Cluster.layer,
+      RuleCache.layer,
+      ScopeTotals.layer,
+      DatabaseHealth.layer
+    )
+  )
 )
 
 /** On the first start with an empty database, create a demo org and print its credentials once. */
@@ -180,14 +205,17 @@ const Observability = Layer.mergeAll(
 /** Everything the HTTP app needs, over a given database layer. */
 export const appLayer = <E, R>(database: Layer.Layer<DatabaseInfo | SqlClient.SqlClient | PgClient.PgClient, E, R>) => {
   const core = Layer.unwrap(
-    Effect.map(AppConfig, (config) =>
-      Layer.mergeAll(Authenticator.layer({ apiKeyPrefix: config.apiKeyPrefix }), ProcessingLive, WebhookDispatcher, NotificationDispatcher).pipe(
-        // Checked once migrated, before anything is consumed.
-        Layer.provide(RefuseAfterUnfinishedReplay),
-        Layer.provideMerge(StoreLive),
-        // Held before the migrations: a node started during a replay waits for it to end.
-        Layer.provide(Layer.orDie(ServingLock))
-      ))
+    Effect.map(
+      AppConfig,
+      (config) =>
+        Layer.mergeAll(Authenticator.layer({ apiKeyPrefix: config.apiKeyPrefix }), ProcessingLive, WebhookDispatcher, NotificationDispatcher).pipe(
+          // Checked once migrated, before anything is consumed.
+          Layer.provide(RefuseAfterUnfinishedReplay),
+          Layer.provideMerge(StoreLive),
+          // Held before the migrations: a node started during a replay waits for it to end.
+          Layer.provide(Layer.orDie(ServingLock))
+        )
+    )
   ).pipe(Layer.provideMerge(database))
   return Layer.mergeAll(serveApp, ListenBanner, metricsServer(refreshStateGauges)).pipe(
     Layer.provide(HttpServerLive),

@@ -48,11 +48,13 @@ const SignIn = ({ onSignedIn }) => {
       auth.signIn(key)
       onSignedIn(org)
     } catch (err) {
-      setError(err instanceof ApiError && err.status === 401
-        ? "That key is not valid: it may be mistyped, revoked or not an API key (license keys are for adapters)."
-        : err instanceof ApiError && err.status === 403
-        ? "That key works but lacks the admin:read scope the dashboard needs."
-        : /** @type {Error} */ (err).message)
+      setError(
+        err instanceof ApiError && err.status === 401
+          ? "That key is not valid: it may be mistyped, revoked or not an API key (license keys are for adapters)."
+          : err instanceof ApiError && err.status === 403
+          ? "That key works but lacks the admin:read scope the dashboard needs."
+          : /** @type {Error} */ (err).message
+      )
     } finally {
       setBusy(false)
     }
@@ -84,9 +86,9 @@ const Shell = ({ org, onSignOut, setOrg }) => {
   const View = page?.view ?? Overview
   return html`<div class=${`shell env-${env}`}>
     <a class="skip" href="#main" onClick=${(/** @type {Event} */ e) => {
-      e.preventDefault()
-      document.getElementById("main")?.focus()
-    }}>Skip to content</a>
+    e.preventDefault()
+    document.getElementById("main")?.focus()
+  }}>Skip to content</a>
     <header class="top">
       <span class="brand">signal-engine</span>
       <span class=${`env env-badge-${env}`} title="The environment of your key: what you see and change">${env === "live" ? "Live data" : "Test data"}</span>
@@ -97,9 +99,11 @@ const Shell = ({ org, onSignOut, setOrg }) => {
       ${pages.map((p) => html`<a href=${hrefOf(p.path)} aria-current=${p === page ? "page" : undefined}>${p.title}</a>`)}
     </nav>
     <main id="main" tabindex="-1">
-      ${sessionId
-        ? html`<${SessionTimeline} id=${decodeURIComponent(sessionId)} org=${org} />`
-        : html`<${View} query=${route.query} org=${org} setOrg=${setOrg} />`}
+      ${
+    sessionId
+      ? html`<${SessionTimeline} id=${decodeURIComponent(sessionId)} org=${org} />`
+      : html`<${View} query=${route.query} org=${org} setOrg=${setOrg} />`
+  }
     </main>
   </div>`
 }

@@ -34,8 +34,20 @@ export const TimeChart = ({ title, days, series }) => {
       ],
       axes: [
         {},
-        { scale: left?.scale, values: (/** @type {unknown} */ _u, /** @type {Array<number>} */ ticks) => ticks.map((t) => left?.format(t) ?? String(t)), size: 70 },
-        ...(right && right.scale !== left?.scale ? [{ scale: right.scale, side: 1, grid: { show: false }, values: (/** @type {unknown} */ _u, /** @type {Array<number>} */ ticks) => ticks.map((t) => right.format(t)), size: 60 }] : [])
+        {
+          scale: left?.scale,
+          values: (/** @type {unknown} */ _u, /** @type {Array<number>} */ ticks) => ticks.map((t) => left?.format(t) ?? String(t)),
+          size: 70
+        },
+        ...(right && right.scale !== left?.scale
+          ? [{
+            scale: right.scale,
+            side: 1,
+            grid: { show: false },
+            values: (/** @type {unknown} */ _u, /** @type {Array<number>} */ ticks) => ticks.map((t) => right.format(t)),
+            size: 60
+          }]
+          : [])
       ]
     }
     const chart = new uPlot(options, [xs, ...series.map((s) => s.values)], el)

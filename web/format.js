@@ -9,8 +9,7 @@ export const count = (/** @type {number} */ n) => int.format(n)
 export const tokens = (/** @type {number} */ n) => (n >= 10_000 ? compact.format(n) : int.format(n))
 
 /** @param {string | null | undefined} iso */
-export const time = (iso) =>
-  iso ? new Date(iso).toLocaleString(undefined, { dateStyle: "medium", timeStyle: "medium" }) : "—"
+export const time = (iso) => iso ? new Date(iso).toLocaleString(undefined, { dateStyle: "medium", timeStyle: "medium" }) : "—"
 
 /** @param {number} seconds */
 export const duration = (seconds) => {
@@ -34,7 +33,16 @@ export const startOf = (timeZone, day, unit) => {
   const guess = Date.UTC(Number(parts.year), Number(parts.month) - 1, unit === "day" ? Number(parts.day) : 1)
   // The zone's offset at that moment: local wall time read back as UTC, minus the instant.
   const wall = Object.fromEntries(
-    new Intl.DateTimeFormat("en-US", { timeZone, hourCycle: "h23", year: "numeric", month: "numeric", day: "numeric", hour: "numeric", minute: "numeric", second: "numeric" })
+    new Intl.DateTimeFormat("en-US", {
+      timeZone,
+      hourCycle: "h23",
+      year: "numeric",
+      month: "numeric",
+      day: "numeric",
+      hour: "numeric",
+      minute: "numeric",
+      second: "numeric"
+    })
       .formatToParts(new Date(guess)).map((p) => [p.type, p.value])
   )
   const asUtc = Date.UTC(Number(wall.year), Number(wall.month) - 1, Number(wall.day), Number(wall.hour), Number(wall.minute), Number(wall.second))
@@ -45,5 +53,4 @@ export const startOf = (timeZone, day, unit) => {
 export const dayKey = (timeZone, day = new Date()) => new Intl.DateTimeFormat("en-CA", { timeZone }).format(day)
 
 /** The keys of the 31 days up to `to` (the usage API's default range), oldest first. @param {string} timeZone @param {string} to */
-export const dayKeys = (timeZone, to) =>
-  [...new Set(Array.from({ length: 31 }, (_, i) => dayKey(timeZone, new Date(Date.parse(to) - (30 - i) * 86_400_000))))]
+export const dayKeys = (timeZone, to) => [...new Set(Array.from({ length: 31 }, (_, i) => dayKey(timeZone, new Date(Date.parse(to) - (30 - i) * 86_400_000))))]

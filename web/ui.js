@@ -113,9 +113,13 @@ export const Table = ({ columns, rows, empty, rowClass, caption }) => {
   return html`<div class="table-wrap"><table>
     ${caption ? html`<caption>${caption}</caption>` : null}
     <thead><tr>${columns.map((c) => html`<th scope="col" class=${c.className ?? ""}>${c.label}</th>`)}</tr></thead>
-    <tbody>${rows.map((row) => html`<tr class=${rowClass?.(row) ?? ""}>
+    <tbody>${
+    rows.map((row) =>
+      html`<tr class=${rowClass?.(row) ?? ""}>
       ${columns.map((c) => html`<td class=${c.className ?? ""} data-label=${c.label}><div class="cell">${c.cell(row)}</div></td>`)}
-    </tr>`)}</tbody>
+    </tr>`
+    )
+  }</tbody>
   </table></div>`
 }
 
@@ -144,18 +148,26 @@ export const Filters = ({ fields, values, onApply }) => {
   }
   // Keyed by the values: applying or clearing starts the fields afresh from them.
   return html`<form class="filters" key=${JSON.stringify(values)} onSubmit=${submit} aria-label="Filters">
-    ${fields.map((f) => html`<label class=${f.type === "checkbox" ? "check" : ""}>
+    ${
+    fields.map((f) =>
+      html`<label class=${f.type === "checkbox" ? "check" : ""}>
       ${f.type === "checkbox" ? null : html`<span>${f.label}</span>`}
-      ${f.options
-        ? html`<select name=${f.name}>${options(f.options, values[f.name] ?? "")}</select>`
-        : f.type === "checkbox"
-        ? html`<input type="checkbox" name=${f.name} defaultChecked=${values[f.name] === "true"} />`
-        : f.type === "user"
-        ? html`<input name=${f.name} list=${`users-${f.name}`} defaultValue=${values[f.name] ?? ""} autocomplete="off" />
+      ${
+        f.options
+          ? html`<select name=${f.name}>${options(f.options, values[f.name] ?? "")}</select>`
+          : f.type === "checkbox"
+          ? html`<input type="checkbox" name=${f.name} defaultChecked=${values[f.name] === "true"} />`
+          : f.type === "user"
+          ? html`<input name=${f.name} list=${`users-${f.name}`} defaultValue=${values[f.name] ?? ""} autocomplete="off" />
             <datalist id=${`users-${f.name}`}>${[...users].map(([id, name]) => html`<option value=${id}>${name}</option>`)}</datalist>`
-        : html`<input type=${f.type ?? "text"} name=${f.name} defaultValue=${f.type === "datetime-local" ? toLocalInput(values[f.name]) : values[f.name] ?? ""} />`}
+          : html`<input type=${f.type ?? "text"} name=${f.name} defaultValue=${
+            f.type === "datetime-local" ? toLocalInput(values[f.name]) : values[f.name] ?? ""
+          } />`
+      }
       ${f.type === "checkbox" ? html`<span>${f.label}</span>` : null}
-    </label>`)}
+    </label>`
+    )
+  }
     <div class="filter-actions">
       <button type="submit" class="primary">Apply</button>
       <button type="button" onClick=${() => onApply({})}>Clear</button>
@@ -184,9 +196,9 @@ export const ConfirmButton = ({ label, confirmLabel, onConfirm }) => {
   return html`<span class="confirm" role="group" aria-label=${confirmLabel}>
     <span>${confirmLabel}</span>
     <button type="button" class="danger" ref=${yes} onClick=${async () => {
-      await onConfirm()
-      setAsking(false)
-    }}>Yes, ${label.toLowerCase()}</button>
+    await onConfirm()
+    setAsking(false)
+  }}>Yes, ${label.toLowerCase()}</button>
     <button type="button" onClick=${() => setAsking(false)}>Cancel</button>
   </span>`
 }

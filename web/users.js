@@ -13,8 +13,7 @@ export const forgetUserNames = () => {
 auth.onSignedOut(forgetUserNames)
 
 /** The org's user names by id; empty when the key may not read users (the ids show instead). */
-export const userNames = () =>
-  (names ??= listAll("/users").then((users) => new Map(users.map((u) => [u.id, u.name])), () => new Map()))
+export const userNames = () => (names ??= listAll("/users").then((users) => new Map(users.map((u) => [u.id, u.name])), () => new Map()))
 
 /** @param {{ id: string }} props */
 export const UserName = ({ id }) => {

@@ -13,8 +13,22 @@ export const builtin = /** @type {(id: string) => any} */ (process.getBuiltinMod
 const fs = builtin("node:fs")
 
 export const {
-  chmodSync, closeSync, existsSync, fstatSync, mkdirSync, openSync, readdirSync, readFileSync, readlinkSync, readSync,
-  renameSync, rmSync, statSync, unlinkSync, writeFileSync, writeSync
+  chmodSync,
+  closeSync,
+  existsSync,
+  fstatSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  readSync,
+  renameSync,
+  rmSync,
+  statSync,
+  unlinkSync,
+  writeFileSync,
+  writeSync
 } = fs
 
 /**

@@ -145,7 +145,11 @@ export const main = async (/** @type {string[]} */ argv, env = process.env) => {
     case "flush": {
       const result = await flush(loadSettings(env), env)
       if (flags.quiet !== true) {
-        out(`sent ${result.sent}, rejected ${result.rejected}, files left ${result.left}${result.locked ? " (another flush is running)" : ""}${result.error ? ` (${result.error})` : ""}`)
+        out(
+          `sent ${result.sent}, rejected ${result.rejected}, files left ${result.left}${result.locked ? " (another flush is running)" : ""}${
+            result.error ? ` (${result.error})` : ""
+          }`
+        )
       }
       return result.left > 0 && !result.locked ? 1 : 0
     }
@@ -156,7 +160,12 @@ export const main = async (/** @type {string[]} */ argv, env = process.env) => {
 }
 
 /** One line per check: `ok …` or `FAIL …` with what to do. Exit 1 when anything failed. */
-const doctor = async (/** @type {string | undefined} */ toolName, /** @type {boolean} */ project, /** @type {string} */ cwd, /** @type {NodeJS.ProcessEnv} */ env) => {
+const doctor = async (
+  /** @type {string | undefined} */ toolName,
+  /** @type {boolean} */ project,
+  /** @type {string} */ cwd,
+  /** @type {NodeJS.ProcessEnv} */ env
+) => {
   let failed = false
   const ok = (/** @type {string} */ s) => out(`ok    ${s}`)
   const fail = (/** @type {string} */ s) => {

@@ -47,12 +47,18 @@ export const request = async (
   }
   if (url.protocol !== "http:" && url.protocol !== "https:") return { status: 0, reason: `the service URL is not http(s): ${target.url}` }
   const payload = body === undefined ? undefined : JSON.stringify(body)
-  const answer = await exchange(url, method, {
-    authorization: `Bearer ${target.license_key}`,
-    accept: "application/json",
-    ...(payload === undefined ? {} : { "content-type": "application/json" }),
-    ...headers
-  }, payload, timeoutMs)
+  const answer = await exchange(
+    url,
+    method,
+    {
+      authorization: `Bearer ${target.license_key}`,
+      accept: "application/json",
+      ...(payload === undefined ? {} : { "content-type": "application/json" }),
+      ...headers
+    },
+    payload,
+    timeoutMs
+  )
   if (answer.status === 0) return answer
   const text = "body" in answer ? answer.body : ""
   let parsed

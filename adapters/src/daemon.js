@@ -45,8 +45,7 @@ export const parseRequest = (/** @type {Buffer} */ data) => {
   return { token, tool, event, cwd, ppid: Number(ppid), env, input: parts[separator + 1] ?? "" }
 }
 
-const sameToken = (/** @type {string} */ a, /** @type {string} */ b) =>
-  a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b))
+const sameToken = (/** @type {string} */ a, /** @type {string} */ b) => a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b))
 
 /** Runs the daemon until it has reason to stop. */
 export const runDaemon = async (env = process.env) => {

@@ -58,25 +58,33 @@ export const decide = (
   // A block judged from the signal alone holds though the service could not record the signal.
   if (outcome.kind === "unreachable" && outcome.blocked) return blockOf(outcome.blocked)
   if (outcome.kind === "unreachable") return noVerdict(settings, `${productName} unreachable (${outcome.reason})`)
-  if (outcome.kind === "rejected") return noVerdict(settings, `${productName} refused the signal: ${outcome.status} ${outcome.code}${outcome.error ? `: ${outcome.error}` : ""}`)
+  if (outcome.kind === "rejected") {
+    return noVerdict(settings, `${productName} refused the signal: ${outcome.status} ${outcome.code}${outcome.error ? `: ${outcome.error}` : ""}`)
+  }
   const results = outcome.results
   const blocked = results.find((r) => r.ok === false && !r.error)
   if (blocked) return blockOf(blocked)
   const pending = results.find((r) => r.action === "pending")
   if (pending) return noVerdict(settings, `${productName} has no verdict yet (pending${pending.reason ? `: ${pending.reason}` : ""})`)
   const warned = results.find((r) => r.action === "warn")
-  if (warned) return /** @type {Decision} */ ({ kind: "warn", message: warned.message ?? `Warning from ${productName} policy${warned.rule_id ? ` (${warned.rule_id})` : ""}` })
+  if (warned) {
+    return /** @type {Decision} */ ({
+      kind: "warn",
+      message: warned.message ?? `Warning from ${productName} policy${warned.rule_id ? ` (${warned.rule_id})` : ""}`
+    })
+  }
   return /** @type {Decision} */ ({ kind: "allow" })
 }
 
-const blockOf = (/** @type {import("./client.js").Result} */ r) =>
-  /** @type {Decision} */ ({ kind: "block", message: r.message ?? `Blocked by ${productName} policy${r.rule_id ? ` (${r.rule_id})` : ""}` })
+const blockOf = (/** @type {import("./client.js").Result} */ r) => /** @type {Decision} */ ({
+  kind: "block",
+  message: r.message ?? `Blocked by ${productName} policy${r.rule_id ? ` (${r.rule_id})` : ""}`
+})
 
 /** No verdict: the fail mode decides, and the user sees why either way. */
-const noVerdict = (/** @type {Settings} */ settings, /** @type {string} */ why) =>
-  /** @type {Decision} */ (settings.fail_mode === "closed"
-    ? { kind: "block", message: `${why}; blocked because the adapter fails closed` }
-    : { kind: "warn", message: `${why}; allowed because the adapter fails open` })
+const noVerdict = (/** @type {Settings} */ settings, /** @type {string} */ why) => /** @type {Decision} */ (settings.fail_mode === "closed"
+  ? { kind: "block", message: `${why}; blocked because the adapter fails closed` }
+  : { kind: "warn", message: `${why}; allowed because the adapter fails open` })
 
 /**
  * Runs one hook event: reads the tool's JSON from stdin, sends its signals, answers the tool.
@@ -124,7 +132,7 @@ const deliver = async (
 ) => {
   const projectId = projectIdFor(typeof input.cwd === "string" ? input.cwd : hookCwd(), settings)
   for (const s of plan.signals) s.adapter = tool.name // required by the engine (spec §2.5)
-  if (projectId) for (const s of plan.signals) s.metadata = { project_id: projectId, ...s.metadata }
+  if (projectId) { for (const s of plan.signals) s.metadata = { project_id: projectId, ...s.metadata } }
   const target = { url: /** @type {string} */ (settings.url), license_key: /** @type {string} */ (settings.license_key) }
   const outcome = await sendSignals(target, plan.signals, Math.min(settings.timeout_ms, plan.timeoutMs ?? Infinity))
   if (outcome.kind === "unreachable") spool(plan.signals, env)

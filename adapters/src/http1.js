@@ -54,7 +54,11 @@ export const exchange = (
     })
     socket.on("end", () => {
       const answer = parsed()
-      finish(answer && (answer.complete || answer.untilClose) ? { status: answer.status, body: answer.body } : { status: 0, reason: "the connection closed before the answer" })
+      finish(
+        answer && (answer.complete || answer.untilClose)
+          ? { status: answer.status, body: answer.body }
+          : { status: 0, reason: "the connection closed before the answer" }
+      )
     })
     socket.on("error", (/** @type {NodeJS.ErrnoException} */ e) => finish({ status: 0, reason: e.code ?? e.message }))
   })

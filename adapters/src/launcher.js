@@ -42,7 +42,8 @@ exec "$l" "$@" <<<"$input"
 `
 
 /** The launcher's text: the recorded node and adapter, then the fallbacks in order. */
-export const launcherScript = (/** @type {{ node: string, adapter: string, failMode: "open" | "closed", daemon: string }} */ o) => `#!/bin/sh
+export const launcherScript = (/** @type {{ node: string, adapter: string, failMode: "open" | "closed", daemon: string }} */ o) =>
+  `#!/bin/sh
 # signal-engine-adapter's hook launcher, written by \`signal-engine-adapter install\`: the coding
 # tools' configs run this file, so a Node upgrade or nvm changes the two lines below, not them.
 node=${shq(o.node)}

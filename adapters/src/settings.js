@@ -15,8 +15,7 @@ import { readJson, writeJsonPrivate } from "./json-file.js"
  */
 
 /** The adapter's own folder: its settings (with the license key, mode 0600), spool and session state. */
-export const adapterHome = (env = process.env) =>
-  env.SIGNAL_ENGINE_ADAPTER_HOME || join(env.HOME || homedir(), ".signal-engine")
+export const adapterHome = (env = process.env) => env.SIGNAL_ENGINE_ADAPTER_HOME || join(env.HOME || homedir(), ".signal-engine")
 
 export const settingsPath = (env = process.env) => join(adapterHome(env), "config.json")
 

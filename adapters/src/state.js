@@ -10,8 +10,11 @@ import { adapterHome } from "./settings.js"
 export const sessionState = {
   path: (/** @type {string} */ tool, /** @type {string} */ sessionId, env = process.env) =>
     join(adapterHome(env), "sessions", `${tool}-${fileNameOf(sessionId)}.json`),
-  read: (/** @type {string} */ tool, /** @type {string} */ sessionId, env = process.env) =>
-    /** @type {Record<string, any>} */ (safeRead(sessionState.path(tool, sessionId, env)) ?? {}),
+  read: (
+    /** @type {string} */ tool,
+    /** @type {string} */ sessionId,
+    env = process.env
+  ) => /** @type {Record<string, any>} */ (safeRead(sessionState.path(tool, sessionId, env)) ?? {}),
   write: (/** @type {string} */ tool, /** @type {string} */ sessionId, /** @type {Record<string, any>} */ value, env = process.env) =>
     writeJsonPrivate(sessionState.path(tool, sessionId, env), value)
 }

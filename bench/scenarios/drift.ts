@@ -19,9 +19,17 @@ import type { Row } from "../report.ts"
 const quantile = (sorted: ReadonlyArray<number>, q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0
 
 const goalRecord = (goal: CorpusGoal): GoalRecord => ({
-  v: 1, kind: "goal", org_id: "org_corpus", environment: "live", user_id: `user_${goal.id}`,
-  ts: "2026-11-23T09:00:00.000Z", command_id: `gcmd_${goal.id}`, op: "create", goal_id: `goal_${goal.id}`,
-  description: goal.goal, drift_method: driftMethod
+  v: 1,
+  kind: "goal",
+  org_id: "org_corpus",
+  environment: "live",
+  user_id: `user_${goal.id}`,
+  ts: "2026-11-23T09:00:00.000Z",
+  command_id: `gcmd_${goal.id}`,
+  op: "create",
+  goal_id: `goal_${goal.id}`,
+  description: goal.goal,
+  drift_method: driftMethod
 })
 
 /** Each prompt of the second half of every goal's work, with the state before it (goal set, first half folded). */

@@ -23,7 +23,12 @@ export const flood = async (bench: Bench, log: LogName) => {
     const service = await startService(bench, url, log, `${id}-${scale}`, { ENGINE_RATE_LIMIT_SCALE: scale })
     try {
       const normal: LoadSpec = {
-        port: service.port, path: "/engine/v1/signals", keys: tenant.keys, durationS: options.durationS, concurrency: 4, batch: 1,
+        port: service.port,
+        path: "/engine/v1/signals",
+        keys: tenant.keys,
+        durationS: options.durationS,
+        concurrency: 4,
+        batch: 1,
         warmupS: options.warmupS
       }
       say(`flood over ${log} (limits x${scale}): normal users alone`)
@@ -32,8 +37,13 @@ export const flood = async (bench: Bench, log: LogName) => {
       const [beside, flooded] = await Promise.all([
         bench.load(normal),
         bench.load({
-          port: service.port, path: "/engine/v1/signals/batch", keys: flooder.keys, durationS: options.durationS + options.warmupS,
-          concurrency: 2, batch: 500, distinctAdapters: true
+          port: service.port,
+          path: "/engine/v1/signals/batch",
+          keys: flooder.keys,
+          durationS: options.durationS + options.warmupS,
+          concurrency: 2,
+          batch: 500,
+          distinctAdapters: true
         })
       ])
       return { alone, beside, flooded }

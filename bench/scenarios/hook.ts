@@ -15,10 +15,15 @@ export const hookScenario = async (bench: Bench, log: LogName) => {
   try {
     say(`hook over ${log}: ${options.hookRuns} runs per tool and event, alternating with a bare node -e 0`)
     const results = await hookLatency({
-      baseUrl: `http://127.0.0.1:${service.port}`, licenseKey: tenant.keys[0]!, runs: options.hookRuns, say,
+      baseUrl: `http://127.0.0.1:${service.port}`,
+      licenseKey: tenant.keys[0]!,
+      runs: options.hookRuns,
+      say,
       ...(options.hookAdapter === undefined ? {} : { adapter: options.hookAdapter })
     })
-    for (const figures of results) bench.record({ scenario: "hook", log, figures: { ...figures, ...(options.hookAdapter ? { adapter: options.hookAdapter } : {}) } })
+    for (const figures of results) {
+      bench.record({ scenario: "hook", log, figures: { ...figures, ...(options.hookAdapter ? { adapter: options.hookAdapter } : {}) } })
+    }
   } finally {
     await service.stop()
   }

@@ -57,13 +57,15 @@ export const lag = async (bench: Bench, service: Service, url: string, tenant: T
     let since = since0
     while (polling) {
       // One row at least, so every poll names its backend.
-      const found = await rt.runPromise(Effect.flatMap(SqlClient.SqlClient, (sql) =>
-        sql<{ readonly backend: number; readonly probe: string | null; readonly ts: Date | null }>`
+      const found = await rt.runPromise(
+        Effect.flatMap(SqlClient.SqlClient, (sql) =>
+          sql<{ readonly backend: number; readonly probe: string | null; readonly ts: Date | null }>`
           SELECT pg_backend_pid() AS backend, e.probe, e.ts FROM (SELECT 1) AS one LEFT JOIN LATERAL (
             SELECT metadata->>'probe' AS probe, ts FROM events
             WHERE org_id = ${tenant.orgId} AND environment = 'test' AND user_id = ANY(${probeUsers}::text[])
               AND ts >= ${since}::timestamptz AND metadata ? 'probe'
-          ) AS e ON true`))
+          ) AS e ON true`)
+      )
       const now = Date.now()
       polls += 1
       let newest = 0

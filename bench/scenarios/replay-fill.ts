@@ -65,11 +65,19 @@ export const fillKafkaLog = async (brokers: string, topic: string, tenant: Tenan
         key: user,
         partition: parts[u]!,
         value: JSON.stringify({
-          v: 1, kind: "signal", org_id: tenant.orgId, environment: "test", user_id: user,
-          ts: new Date(base + i).toISOString(), signal_id: `sig_${i.toString(16).padStart(32, "0")}`,
-          type: i % 10 === 0 ? "user-prompt" : "post-tool", adapter: "claude-code", client_session_id: `replay-${u}`,
+          v: 1,
+          kind: "signal",
+          org_id: tenant.orgId,
+          environment: "test",
+          user_id: user,
+          ts: new Date(base + i).toISOString(),
+          signal_id: `sig_${i.toString(16).padStart(32, "0")}`,
+          type: i % 10 === 0 ? "user-prompt" : "post-tool",
+          adapter: "claude-code",
+          client_session_id: `replay-${u}`,
           metadata: { model: "claude-sonnet-4", tokens_in: 1000, tokens_out: 100, latency_ms: 400, project_id: "proj_1", tool: "Edit" },
-          session_timeout_s: 1800, cost: { usd: 0.0045, estimated: true, model_known: true }
+          session_timeout_s: 1800,
+          cost: { usd: 0.0045, estimated: true, model_known: true }
         })
       })
     }

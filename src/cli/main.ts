@@ -161,8 +161,7 @@ const replayAndReport = (options: {
     const { partition, since, allowMissingRecords } = options
     const started = Date.now()
     const gc = countGcPauses()
-    const report = (p: ReplayProgress) =>
-      Console.error(`\rreplaying partition ${p.partition}: ${bar(p.done, p.total)} ${p.done}/${p.total} records`)
+    const report = (p: ReplayProgress) => Console.error(`\rreplaying partition ${p.partition}: ${bar(p.done, p.total)} ${p.done}/${p.total} records`)
     const result = yield* replay({
       partitions: Option.isSome(partition) ? [partition.value] : undefined,
       from: since,

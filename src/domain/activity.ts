@@ -83,7 +83,8 @@ export const Event = Schema.Struct({
   cost_usd: Schema.Finite.annotate({ description: "USD" }),
   error_code: Schema.NullOr(Schema.String).annotate({ description: "non-null when the model call returned an error" }),
   verdict: Schema.NullOr(EventVerdict).annotate({
-    description: "what a rule decided on the signal; null when no rule decided (allowed) or the signal was sent without an idempotency key (the adapters always send one)"
+    description:
+      "what a rule decided on the signal; null when no rule decided (allowed) or the signal was sent without an idempotency key (the adapters always send one)"
   })
 }).annotate({ identifier: "Event" })
 export type Event = typeof Event.Type

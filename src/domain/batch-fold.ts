@@ -59,8 +59,7 @@ export interface BatchFold {
  * on plans); what is acted on follows the plan stamped on the record. Records from before plans
  * were stamped act as before.
  */
-const hasFeature = (record: LogRecord, feature: EngineFeature) =>
-  record.kind !== "signal" || record.plan === undefined || planHasFeature(record.plan, feature)
+const hasFeature = (record: LogRecord, feature: EngineFeature) => record.kind !== "signal" || record.plan === undefined || planHasFeature(record.plan, feature)
 
 const planAllows = (record: LogRecord, n: Notice) => n.type !== "anomaly.detected" || hasFeature(record, "anomalies")
 
@@ -152,7 +151,7 @@ export const foldBatch = (
     } else {
       events.push(...result.events)
     }
-    if (context.notify) for (const n of result.notices) if (planAllows(record, n)) notices.push(toOutboxEvent(n))
+    if (context.notify) { for (const n of result.notices) if (planAllows(record, n)) notices.push(toOutboxEvent(n)) }
     if (record.kind === "signal" && result.sessionId !== undefined) {
       outcomes.push(judged?.verdict ?? { ok: true, signal_id: record.signal_id, session_id: result.sessionId })
       if (judged) notices.push(...judged.notices.map(toOutboxEvent))

@@ -34,14 +34,15 @@ export const BudgetStatus = Schema.Struct({
   }),
   users_warning: Schema.optionalKey(Schema.Int.annotate({ description: "user_limit: users at 80% or more, under the limit" })),
   users_exceeded: Schema.optionalKey(Schema.Int.annotate({ description: "user_limit: users at or over the limit" })),
-  top_user_id: Schema.optionalKey(Schema.NullOr(Schema.String).annotate({
-    description: "user_limit: the user with the highest usage (null when none has any in the window)"
-  }))
+  top_user_id: Schema.optionalKey(
+    Schema.NullOr(Schema.String).annotate({
+      description: "user_limit: the user with the highest usage (null when none has any in the window)"
+    })
+  )
 }).annotate({ identifier: "BudgetStatus" })
 export type BudgetStatus = typeof BudgetStatus.Type
 
-export const stateOf = (current: number, limit: number): BudgetState =>
-  current >= limit ? "exceeded" : current >= limit * warningRatio ? "warning" : "ok"
+export const stateOf = (current: number, limit: number): BudgetState => current >= limit ? "exceeded" : current >= limit * warningRatio ? "warning" : "ok"
 
 /** current / limit in percent, one decimal. */
 export const percentOf = (current: number, limit: number): number => Math.round((current / limit) * 1000) / 10

@@ -8,8 +8,7 @@ import type { Environment } from "./environments.ts"
 export const apiKeyPattern = (prefix: string): RegExp => new RegExp(`^${prefix}_(live|test)_[0-9a-f]{32}$`)
 export const licenseKeyPattern = /^lic_[0-9a-f]{20}$/
 
-export const generateApiKey = (prefix: string, environment: Environment): string =>
-  `${prefix}_${environment}_${randomBytes(16).toString("hex")}`
+export const generateApiKey = (prefix: string, environment: Environment): string => `${prefix}_${environment}_${randomBytes(16).toString("hex")}`
 
 export const generateLicenseKey = (): string => `lic_${randomBytes(10).toString("hex")}`
 
@@ -18,5 +17,4 @@ export const hashKey = (key: string): string => createHash("sha256").update(key)
 /** What listings show of a key: enough to recognise it, never enough to use it. */
 export const keyHint = (key: string): string => `${key.slice(0, key.lastIndexOf("_") + 1)}…${key.slice(-4)}`
 
-export const apiKeyEnvironment = (key: string): Environment | undefined =>
-  key.includes("_live_") ? "live" : key.includes("_test_") ? "test" : undefined
+export const apiKeyEnvironment = (key: string): Environment | undefined => key.includes("_live_") ? "live" : key.includes("_test_") ? "test" : undefined

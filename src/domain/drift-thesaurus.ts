@@ -89,7 +89,7 @@ export const conceptsOf = (stemmed: string): ReadonlyArray<number> => {
   if (known !== undefined) return known
   let found: Array<number> | undefined
   for (const p of prefixes) {
-    if (stemmed.length > p.length && stemmed.startsWith(p)) for (const c of words.get(p)!) (found ??= []).includes(c) || found.push(c)
+    if (stemmed.length > p.length && stemmed.startsWith(p)) { for (const c of words.get(p)!) (found ??= []).includes(c) || found.push(c) }
   }
   if (memo.size > 50_000) memo.clear()
   memo.set(stemmed, found ?? none)

@@ -8,7 +8,8 @@ import { conceptsOf, phraseConcepts } from "./drift-thesaurus.ts"
  * suffix stemmer, and each word's concepts from the software thesaurus (drift-thesaurus.ts).
  */
 
-const stopWords = new Set(`
+const stopWords = new Set(
+  `
 a an the and or but nor if so as at by for from in into on onto of off out over under up down to too via per with without
 is am are was were be been being do does did doing done have has had having can could should would will shall may might must
 i im ive id me my mine we us our ours you your yours he him his she her hers they them their theirs it its itself this that these those
@@ -18,14 +19,16 @@ sure maybe really actually like get got gets getting one two three four five six
 thing things stuff way bit lot lots kind sort much many few still even ever never always already yet instead whichever whatever
 hey hi hmm ugh wait well right oh ah cool nice great good fine awesome looks look looking seems seem see saw
 before after during while until since around back forward across along behind beside between beyond inside outside within
-doesn isn aren wasn won didn shouldn couldn wouldn haven hasn don ll re ve`.trim().split(/\s+/))
+doesn isn aren wasn won didn shouldn couldn wouldn haven hasn don ll re ve`.trim().split(/\s+/)
+)
 
 /**
  * Words of any coding task: evidence of nothing in particular, whichever goal. They weigh little
  * both ways: "run the tests" is neither on- nor off-goal by itself (a follow-up, judged by what
  * came before it).
  */
-const generic = new Set(`
+const generic = new Set(
+  `
 fix fixes fixed fixing bug bugs issue issues problem problems error errors add adds added adding make makes made making
 change changes changed update updates updated remove removes removed create creates created write writes wrote written
 run runs ran rerun test tests tested testing spec specs check checks checked try tried use used uses using need needs want
@@ -45,7 +48,8 @@ return returns returned thing things problem problems instead option options app
 message messages description screenshot screenshots changelog tag tags bump lint linter format formatting typecheck warning warnings
 npm npx yarn pnpm pip uv cargo gradle gradlew mvn mvnw maven bundle exec node python python3 go git gh make tsx ts js jsx mjs
 cjs py rb kt java swift rs json md txt html css sh bash cd ls cat grep sed echo sudo tail head home dev
-main index test_ tmp var etc usr opt`.trim().split(/\s+/))
+main index test_ tmp var etc usr opt`.trim().split(/\s+/)
+)
 
 /** Whether two stems are the same word: equal, or one a prefix (of at least five letters) of the other. */
 export const sameWord = (a: string, b: string): boolean => {
@@ -125,15 +129,18 @@ export const continues = (text: string): boolean => {
 }
 
 /** Phrases that say the user turns to something else ("switching gears", "unrelated, but"). */
-const switchMarkers = /\b(switching gears|switching to|new topic|different (thing|topic|task)|(totally |completely )?unrelated|another thing|before i forget|by the way|btw|next up|side note|change of plans?|forget (about )?(the|that|this)\b)/
+const switchMarkers =
+  /\b(switching gears|switching to|new topic|different (thing|topic|task)|(totally |completely )?unrelated|another thing|before i forget|by the way|btw|next up|side note|change of plans?|forget (about )?(the|that|this)\b)/
 
 export const switchesTopic = (text: string): boolean => switchMarkers.test(text.toLowerCase())
 
 /** Programs developers run from a prompt as they would in a shell ("pytest -x", "cargo test"). */
-const programs = new Set(`npm npx yarn pnpm node deno bun tsc eslint prettier vitest jest mocha playwright cypress pytest tox ruff mypy
+const programs = new Set(
+  `npm npx yarn pnpm node deno bun tsc eslint prettier vitest jest mocha playwright cypress pytest tox ruff mypy
 black flake8 pip pip3 uv poetry python python3 cargo rustc rustup go gofmt make cmake gradle gradlew mvn mvnw dotnet git gh docker
 kubectl helm terraform ansible aws gcloud az curl wget act stripe dbt psql mysql snowsql sqlite3 redis-cli bundle rake rails rspec
-composer php artisan swift xcodebuild pod flutter dart expo java javac sbt mix elixir`.trim().split(/\s+/))
+composer php artisan swift xcodebuild pod flutter dart expo java javac sbt mix elixir`.trim().split(/\s+/)
+)
 
 /** Whether a prompt is a command line typed as the prompt: a follow-up of the work at hand. */
 export const isCommand = (text: string): boolean => {

@@ -50,7 +50,9 @@ export const foldGoal = (state: UserState, r: GoalRecord, at: Position): FoldRes
     if (existing) return { state, sessions: [], events: [], notices: [], goalOutcome: { _tag: "Goal", command_id: r.command_id, goal: publicGoal(existing) } }
     if (activeCount() >= maxActiveGoals) return refused(r, tooMany, state)
   } else {
-    if (!existing || existing.environment !== r.environment) return refused(r, { status: 404, code: "not_found", message: `goal ${r.goal_id} not found` }, state)
+    if (!existing || existing.environment !== r.environment) {
+      return refused(r, { status: 404, code: "not_found", message: `goal ${r.goal_id} not found` }, state)
+    }
     if (r.status !== undefined && !canTransition(existing.status, r.status)) {
       return refused(r, {
         status: 409,
@@ -81,4 +83,3 @@ export const foldGoal = (state: UserState, r: GoalRecord, at: Position): FoldRes
     goalOutcome: { _tag: "Goal", command_id: r.command_id, goal: publicGoal(goal) }
   }
 }
-

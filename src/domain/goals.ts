@@ -52,8 +52,7 @@ export const descriptionProblem = (description: string | undefined): string | un
  * The allowed transitions: active → completed | abandoned, and completed | abandoned → active
  * (reopen). Anything else, including a status to itself, is refused.
  */
-export const canTransition = (from: GoalStatus, to: GoalStatus): boolean =>
-  from === "active" ? to !== "active" : to === "active"
+export const canTransition = (from: GoalStatus, to: GoalStatus): boolean => from === "active" ? to !== "active" : to === "active"
 
 /** Why a goal command is refused, decided by the fold (the actor owns goal state). */
 export interface GoalRefusal {

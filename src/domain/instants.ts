@@ -33,6 +33,4 @@ export const instantOf = (ts: string): number => {
 
 /** UTC instants as `toISOString` writes them (24 characters, `Z`) order as strings. */
 const isoUtc = (ts: string) => ts.length === 24 && ts.charCodeAt(23) === 90 /* Z */
-export const later = (a: string, b: string) =>
-  (isoUtc(a) && isoUtc(b) ? a >= b : Date.parse(a) >= Date.parse(b)) ? a : b
-
+export const later = (a: string, b: string) => (isoUtc(a) && isoUtc(b) ? a >= b : Date.parse(a) >= Date.parse(b)) ? a : b

@@ -17,8 +17,7 @@ export interface RuleView {
 }
 
 const text = (value: unknown): string | null => (typeof value === "string" && value.length > 0 ? value : null)
-const count = (value: unknown): number =>
-  typeof value === "number" && Number.isFinite(value) && value >= 0 ? Math.trunc(value) : 0
+const count = (value: unknown): number => typeof value === "number" && Number.isFinite(value) && value >= 0 ? Math.trunc(value) : 0
 
 /** What a signal adds to its budgets (nothing for a type that is not usage, e.g. pre-tool). */
 export const usageOf = (r: SignalRecord): Usage =>
@@ -91,7 +90,8 @@ export const judge = (
         model: facts.model,
         session_id: sessionId,
         event_id: eventIdFor(r.signal_id)
-      })),
+      })
+    ),
     // Every level the counter is at and has not been reported yet: crossed by this signal,
     // by another partition's (shared scopes), or before the rule was created, enabled or lowered.
     // The event id (rule, scope, window, threshold) keeps each one once.

@@ -5,12 +5,10 @@ import type { Order } from "./activity.ts"
  * lists (sessions by started_at, events by ts).
  */
 
-const instantPattern =
-  /^(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|[+-](\d{2}):?(\d{2})))?$/i
+const instantPattern = /^(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|[+-](\d{2}):?(\d{2})))?$/i
 
 const isLeap = (year: number) => (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0
-const daysIn = (year: number, month: number) =>
-  month === 2 ? (isLeap(year) ? 29 : 28) : [4, 6, 9, 11].includes(month) ? 30 : 31
+const daysIn = (year: number, month: number) => month === 2 ? (isLeap(year) ? 29 : 28) : [4, 6, 9, 11].includes(month) ? 30 : 31
 
 /**
  * An ISO 8601 / RFC 3339 instant as PostgreSQL reads it unambiguously, or undefined when `input`
@@ -41,8 +39,7 @@ export interface Position {
 }
 
 /** Opaque cursor: base64url of `{o, t, i}`. */
-export const encodePosition = (p: Position): string =>
-  Buffer.from(JSON.stringify({ o: p.order, t: p.at, i: p.id })).toString("base64url")
+export const encodePosition = (p: Position): string => Buffer.from(JSON.stringify({ o: p.order, t: p.at, i: p.id })).toString("base64url")
 
 /** The position inside a cursor, or undefined when the token is not one this service made. */
 export const decodePosition = (cursor: string): Position | undefined => {

@@ -19,8 +19,7 @@ export const WebhookEventType = Schema.Literals([
 export type WebhookEventType = typeof WebhookEventType.Type
 export const webhookEventTypes: ReadonlyArray<WebhookEventType> = WebhookEventType.literals
 
-export const isWebhookEventType = (s: string): s is WebhookEventType =>
-  (webhookEventTypes as ReadonlyArray<string>).includes(s)
+export const isWebhookEventType = (s: string): s is WebhookEventType => (webhookEventTypes as ReadonlyArray<string>).includes(s)
 
 /**
  * Something that happened and may be delivered to webhooks. `cause` names it uniquely within its
@@ -44,8 +43,7 @@ export const notice = (
 ): Notice => ({ type, cause, org_id: at.org_id, environment: at.environment, ts: at.ts, data })
 
 /** `wev_` + the first 32 hex of sha256(`<type>:<cause>`). */
-export const webhookEventId = (type: string, cause: string): string =>
-  `wev_${createHash("sha256").update(`${type}:${cause}`).digest("hex").slice(0, 32)}`
+export const webhookEventId = (type: string, cause: string): string => `wev_${createHash("sha256").update(`${type}:${cause}`).digest("hex").slice(0, 32)}`
 
 /** An outbox row: the notice with its id and the exact envelope receivers get. */
 export interface OutboxEvent {

@@ -34,15 +34,13 @@ export interface Rendered {
 const str = (v: unknown): string => (typeof v === "string" ? v : v === null || v === undefined ? "" : String(v))
 const num = (v: unknown): number => (typeof v === "number" ? v : Number(v))
 
-const grouped = (n: number, digits = 0) =>
-  n.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits })
+const grouped = (n: number, digits = 0) => n.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits })
 
 /** An amount of a budget metric: dollars, or tokens. */
 export const amount = (metric: string, value: number): string =>
   metric === "cost_usd" ? `$${grouped(value, value < 1 && value > 0 ? 4 : 2)}` : `${grouped(Math.round(value))} tokens`
 
-const span = (seconds: number): string =>
-  seconds % 3600 === 0 ? `${seconds / 3600} h` : seconds % 60 === 0 ? `${seconds / 60} min` : `${seconds} s`
+const span = (seconds: number): string => seconds % 3600 === 0 ? `${seconds / 3600} h` : seconds % 60 === 0 ? `${seconds / 60} min` : `${seconds} s`
 
 const times = (n: number) => (n === 1 ? "once" : `${grouped(n)} times`)
 

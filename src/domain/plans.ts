@@ -33,8 +33,7 @@ const featureMinimumPlan: Record<EngineFeature, Plan> = {
   anomalies: "team"
 }
 
-export const planHasFeature = (plan: Plan, feature: EngineFeature): boolean =>
-  planAtLeast(plan, featureMinimumPlan[feature])
+export const planHasFeature = (plan: Plan, feature: EngineFeature): boolean => planAtLeast(plan, featureMinimumPlan[feature])
 
 export const minimumPlanFor = (feature: EngineFeature): Plan => featureMinimumPlan[feature]
 

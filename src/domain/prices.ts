@@ -65,7 +65,7 @@ export const costAt = (rates: Rates, t: TokenCounts): number => {
   const uncached = Math.max(0, all - read - written)
   const requests = rateAt(rates.requests_k, all)
   return (uncached * input + read * (cacheReadRate ?? 0) + written * (cacheWriteRate ?? 0) +
-    t.tokensOut * (rateAt(rates.output, all) ?? 0)) / 1_000_000 + (requests === undefined ? 0 : requests / 1000)
+        t.tokensOut * (rateAt(rates.output, all) ?? 0)) / 1_000_000 + (requests === undefined ? 0 : requests / 1000)
 }
 
 const fromOverride = (p: ModelPrice): Rates => ({

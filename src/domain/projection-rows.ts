@@ -50,7 +50,6 @@ export interface EventRow {
   readonly verdict?: StoredVerdict | undefined
 }
 
-
 /** The projection of a goal (GET /goals reads it). */
 export interface GoalRow extends GoalState {
   readonly org_id: string
@@ -67,4 +66,3 @@ const suffix = (id: string) => id.slice(id.indexOf("_") + 1)
 /** Derived ids keep replay identical: the event of sig_X is evt_X; a session is named after its first signal. */
 export const eventIdFor = (signalId: string) => `evt_${suffix(signalId)}`
 export const sessionIdFor = (firstSignalId: string) => `sess_${suffix(firstSignalId)}`
-

@@ -35,8 +35,7 @@ export const addUsageInto = (target: MutableUsage, b: Usage): void => {
   target.tokens_out += b.tokens_out
 }
 
-export const metricOf = (usage: Usage, metric: Metric): number =>
-  metric === "tokens_total" ? usage.tokens_in + usage.tokens_out : usage[metric]
+export const metricOf = (usage: Usage, metric: Metric): number => metric === "tokens_total" ? usage.tokens_in + usage.tokens_out : usage[metric]
 
 const localDates = new Map<string, Intl.DateTimeFormat>()
 
@@ -105,8 +104,7 @@ export const appliesTo = (rule: Rule, facts: SignalFacts): boolean => {
 
 /** Rules in evaluation order: ascending priority, then older first, then id. */
 export const evaluationOrder = (rules: ReadonlyArray<Rule>): ReadonlyArray<Rule> =>
-  [...rules].sort((a, b) =>
-    a.priority - b.priority || a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id))
+  [...rules].sort((a, b) => a.priority - b.priority || a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id))
 
 /** A threshold crossed by this signal: each fires once per rule, scope and window. */
 export interface Crossing {

@@ -50,16 +50,22 @@ export const maxPolicyEntryLength = 200
 export const OrgPolicyCondition = Schema.Struct({
   require_project_id: Schema.optionalKey(Schema.Boolean),
   block_unknown_models: Schema.optionalKey(Schema.Boolean),
-  blocked_tools: Schema.optionalKey(Schema.Array(Schema.String).annotate({
-    description: "tool names matched case-insensitively against metadata.tool_name, whole name; * matches any run of characters (\"mcp__*\")"
-  })),
-  blocked_commands: Schema.optionalKey(Schema.Array(Schema.String).annotate({
-    description: "shell-command patterns matched against metadata.command: a pattern matches where it occurs anywhere in the " +
-      "command, * matches any run of characters, runs of whitespace compare equal (\"rm -rf\" matches \"sudo rm  -rf /tmp/x\")"
-  })),
-  blocked_mcp_servers: Schema.optionalKey(Schema.Array(Schema.String).annotate({
-    description: "MCP server names matched case-insensitively against metadata.mcp_server"
-  }))
+  blocked_tools: Schema.optionalKey(
+    Schema.Array(Schema.String).annotate({
+      description: "tool names matched case-insensitively against metadata.tool_name, whole name; * matches any run of characters (\"mcp__*\")"
+    })
+  ),
+  blocked_commands: Schema.optionalKey(
+    Schema.Array(Schema.String).annotate({
+      description: "shell-command patterns matched against metadata.command: a pattern matches where it occurs anywhere in the " +
+        "command, * matches any run of characters, runs of whitespace compare equal (\"rm -rf\" matches \"sudo rm  -rf /tmp/x\")"
+    })
+  ),
+  blocked_mcp_servers: Schema.optionalKey(
+    Schema.Array(Schema.String).annotate({
+      description: "MCP server names matched case-insensitively against metadata.mcp_server"
+    })
+  )
 })
 
 export const Condition = Schema.Union([BudgetCondition, ModelFilterCondition, UserLimitCondition, OrgPolicyCondition])

@@ -12,8 +12,7 @@ export const matching = (regExp: RegExp, message?: string) =>
  * Lists a string's values in the documents while leaving the check to the handler, for a field
  * whose refusal has a code of its own (a signal's `type`: 400 invalid_signal_type, spec §7).
  */
-export const documentedEnum = (values: ReadonlyArray<string>) =>
-  Schema.makeFilter((_: string) => true, { toJsonSchema: () => ({ enum: [...values] }) })
+export const documentedEnum = (values: ReadonlyArray<string>) => Schema.makeFilter((_: string) => true, { toJsonSchema: () => ({ enum: [...values] }) })
 
 /** An object body that must name at least one field (the handler says which), as the documents say it. */
 export const documentedAtLeastOneField = Schema.makeFilter((_: object) => true, { toJsonSchema: () => ({ minProperties: 1 }) })

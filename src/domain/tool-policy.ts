@@ -54,14 +54,18 @@ export const compileToolPolicy = (condition: {
   const commands = condition.blocked_commands?.map((c) => collapse(c).split("*"))
   const servers = condition.blocked_mcp_servers ? new Set(condition.blocked_mcp_servers.map((s) => s.toLowerCase())) : undefined
   return {
-    tool: tools ? (name) => {
-      const lower = name.toLowerCase()
-      return tools.some((m) => m(lower))
-    } : never,
-    command: commands ? (command) => {
-      const text = collapse(command.length > maxCommandExamined ? command.slice(0, maxCommandExamined) : command)
-      return commands.some((parts) => partsInOrder(parts, text, false))
-    } : never,
+    tool: tools ?
+      (name) => {
+        const lower = name.toLowerCase()
+        return tools.some((m) => m(lower))
+      } :
+      never,
+    command: commands ?
+      (command) => {
+        const text = collapse(command.length > maxCommandExamined ? command.slice(0, maxCommandExamined) : command)
+        return commands.some((parts) => partsInOrder(parts, text, false))
+      } :
+      never,
     mcpServer: servers ? (server) => servers.has(server.toLowerCase()) : never
   }
 }

@@ -34,10 +34,8 @@ import { type Notice, notice } from "./notices.ts"
  */
 export const maxOpenSessions = 32
 
-const count = (value: unknown): number =>
-  typeof value === "number" && Number.isFinite(value) && value >= 0 ? Math.trunc(value) : 0
-const nonNegative = (value: unknown): number | null =>
-  typeof value === "number" && Number.isFinite(value) && value >= 0 ? value : null
+const count = (value: unknown): number => typeof value === "number" && Number.isFinite(value) && value >= 0 ? Math.trunc(value) : 0
+const nonNegative = (value: unknown): number | null => typeof value === "number" && Number.isFinite(value) && value >= 0 ? value : null
 const text = (value: unknown): string | null => (typeof value === "string" && value.length > 0 ? value : null)
 
 export const primaryModel = (counts: ReadonlyArray<readonly [string, number]>): string | null => {
@@ -77,8 +75,7 @@ const withoutKey = (open: Readonly<Record<string, OpenSession>>, key: string) =>
 }
 
 /** Where a run's open session is kept in the state (a JSON array: no two runs share a key). */
-export const sessionKey = (environment: Environment, adapter: string, clientSessionId: string) =>
-  JSON.stringify([environment, adapter, clientSessionId])
+export const sessionKey = (environment: Environment, adapter: string, clientSessionId: string) => JSON.stringify([environment, adapter, clientSessionId])
 
 /**
  * The open session of a run, and its key. States snapshotted before sessions were per run keep
@@ -270,7 +267,15 @@ const foldSignal = (state: UserState, r: SignalRecord, at: Position, settings: F
   } else {
     sessions.push(toRow(updated, r.user_id, null))
   }
-  return { state: next, sessions, events: [event], notices, sessionId: updated.id, ...(drift.detected ? { drift: drift.detected } : {}), ...(drift.judged ? { judged: drift.judged } : {}) }
+  return {
+    state: next,
+    sessions,
+    events: [event],
+    notices,
+    sessionId: updated.id,
+    ...(drift.detected ? { drift: drift.detected } : {}),
+    ...(drift.judged ? { judged: drift.judged } : {})
+  }
 }
 
 const foldTimeout = (state: UserState, r: SessionTimeoutRecord): FoldResult => {

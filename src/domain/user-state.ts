@@ -82,4 +82,3 @@ export const countUsage = (
 }
 
 export const emptyUserState: UserState = { open: {} }
-

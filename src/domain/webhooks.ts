@@ -143,8 +143,16 @@ const envelopeOf = <T extends WebhookEventType, D extends Schema.Top>(type: T, d
 export const WebhookPayload = Schema.Union([
   envelopeOf("session.started", SessionStartedData, "a new session began; ts = started_at"),
   envelopeOf("session.ended", SessionEndedData, "a session ended (explicit close or timeout); ts = ended_at"),
-  envelopeOf("budget.exceeded", BudgetData.annotate({ identifier: "BudgetExceededData" }), "a budget rule's threshold was reached (once per rule, scope and window)"),
-  envelopeOf("budget.warning", BudgetData.annotate({ identifier: "BudgetWarningData" }), "a budget reached 80% of its threshold (once per rule, scope and window)"),
+  envelopeOf(
+    "budget.exceeded",
+    BudgetData.annotate({ identifier: "BudgetExceededData" }),
+    "a budget rule's threshold was reached (once per rule, scope and window)"
+  ),
+  envelopeOf(
+    "budget.warning",
+    BudgetData.annotate({ identifier: "BudgetWarningData" }),
+    "a budget reached 80% of its threshold (once per rule, scope and window)"
+  ),
   envelopeOf("rule.triggered", RuleTriggeredData, "a rule fired (block, warn, log or notify)"),
   envelopeOf("anomaly.detected", AnomalyDetectedData, "unusual activity was detected: token_spike, a signal's tokens above SPIKE_FACTOR × the user's baseline")
 ]).annotate({ identifier: "WebhookPayload" })

@@ -50,14 +50,17 @@ export const makeActorStore = Effect.fnUntraced(function*(
 
   const trackTimers = (userId: string, state: UserState) => {
     if (!options.timers) return
-    timers.set(userId, Object.values(state.open).map((session) => ({
+    timers.set(
       userId,
-      orgId: session.org_id,
-      environment: session.environment,
-      sessionId: session.id,
-      lastActivityAt: session.last_activity_at,
-      due: timeoutDue(session)
-    })))
+      Object.values(state.open).map((session) => ({
+        userId,
+        orgId: session.org_id,
+        environment: session.environment,
+        sessionId: session.id,
+        lastActivityAt: session.last_activity_at,
+        due: timeoutDue(session)
+      }))
+    )
   }
   if (options.timers) {
     for (const snapshot of yield* projections.actorsWithOpenSessions(partition)) trackTimers(snapshot.user_id, snapshot.state)

@@ -6,8 +6,7 @@ import type { PartitionWorkerOptions } from "./partition-worker-options.ts"
  * a backoff (100 ms doubling, at most 10 s) while the database answers, and as soon as it answers
  * again while it is down, so a node back from an outage folds what waited at once.
  */
-export const retryBatch = (database: PartitionWorkerOptions["database"]) =>
-<A, E>(attempt: Effect.Effect<A, E>): Effect.Effect<A, E> =>
+export const retryBatch = (database: PartitionWorkerOptions["database"]) => <A, E>(attempt: Effect.Effect<A, E>): Effect.Effect<A, E> =>
   Effect.gen(function*() {
     let delay = 100
     for (;;) {

@@ -14,7 +14,8 @@ export const pendingMessages: Record<PendingReason, string> = {
   no_owner: "no node owns this user's partition right now (restart or rebalance); the signal is durable and will be judged when one does",
   forward_failed: "the node owning this user's partition could not be reached; the signal is durable and will be judged by it",
   timeout: "the signal is durable but was not judged within the wait",
-  database_unavailable: "the signal is durable; the database is unavailable, so the rules that need the user's state (budgets, limits) are judged once it is back"
+  database_unavailable:
+    "the signal is durable; the database is unavailable, so the rules that need the user's state (budgets, limits) are judged once it is back"
 }
 
 export type Submitted =

@@ -54,8 +54,7 @@ export class Ingress extends Context.Service<Ingress, {
       }
 
       const accepted = childrenByKey<ReturnType<typeof metrics.signalsAccepted.labels>>()
-      const acceptedAs = (type: string, action: string) =>
-        accepted(`${type}\0${action}`, () => metrics.signalsAccepted.labels({ type, action }))
+      const acceptedAs = (type: string, action: string) => accepted(`${type}\0${action}`, () => metrics.signalsAccepted.labels({ type, action }))
 
       /** Counts what each accepted signal was answered, and how long its answer took. */
       const measure = (records: ReadonlyArray<SignalRecord>, submitted: ReadonlyArray<Submitted>, started: number) => {
@@ -149,7 +148,12 @@ const appendThenWait = Effect.gen(function*() {
     yield* log.append(records).pipe(
       Effect.timeoutOption(appendWait),
       Effect.flatMap(Option.match({
-        onNone: () => Effect.fail(new LogUnavailable({ message: `the log did not confirm the append within APPEND_WAIT (${Duration.format(appendWait)}); the records may still be written` })),
+        onNone: () =>
+          Effect.fail(
+            new LogUnavailable({
+              message: `the log did not confirm the append within APPEND_WAIT (${Duration.format(appendWait)}); the records may still be written`
+            })
+          ),
         onSome: Effect.succeed
       })),
       Effect.onError(() => Effect.forEach(records, (record, i) => verdicts.cancel(idOf(record), deferreds[i]!), { discard: true }))

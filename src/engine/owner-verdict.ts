@@ -17,7 +17,8 @@ export const askOwner = (
   cluster: Cluster["Service"],
   log: string,
   wait: Duration.Duration
-) => (partition: number, id: string, why: { reason: PendingReason }, blocked: boolean): Effect.Effect<Outcome | undefined> => {
+) =>
+(partition: number, id: string, why: { reason: PendingReason }, blocked: boolean): Effect.Effect<Outcome | undefined> => {
   const giveUp: Effect.Effect<undefined> = blocked ? Effect.undefined : Effect.never
   return Effect.gen(function*() {
     const owner = yield* cluster.ownerOf(log, partition)

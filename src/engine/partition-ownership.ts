@@ -114,10 +114,13 @@ export const makePartitionOwnership = Effect.fnUntraced(function*(options: {
     turn(options.refold !== undefined ? resyncIfFenced : Effect.void),
     Effect.suspend(() => {
       const waited = behind
-      return Effect.andThen(waited.settle, Effect.suspend(() =>
-        // Fenced while waiting: what is folded again is committed by the next write-behind.
-        options.refold !== undefined && !closed && (waited !== behind || behind.fencedAt() !== undefined) ? settle : Effect.void
-      ))
+      return Effect.andThen(
+        waited.settle,
+        Effect.suspend(() =>
+          // Fenced while waiting: what is folded again is committed by the next write-behind.
+          options.refold !== undefined && !closed && (waited !== behind || behind.fencedAt() !== undefined) ? settle : Effect.void
+        )
+      )
     })
   )
 

@@ -11,8 +11,8 @@ import type { PartitionFailing } from "./write-behind.ts"
 
 import type { PartitionWorkerOptions, Processed, Timer } from "./partition-worker-options.ts"
 
-export type { PartitionFailing } from "./write-behind.ts"
 export type { PartitionWorkerOptions, Processed, Timer } from "./partition-worker-options.ts"
+export type { PartitionFailing } from "./write-behind.ts"
 
 const nothing: Processed = { outcomes: [], drifts: [] }
 
@@ -72,9 +72,13 @@ export const makePartitionWorker = Effect.fnUntraced(function*(options: Partitio
     committed: (others) => options.shared?.note(others),
     metrics: options.metrics,
     forget: Effect.andThen(Effect.sync(actors.forgetAll), counts.reload),
-    refold: reread === undefined ? undefined : (from, until) =>
-      Effect.flatMap(reread(from, until), (entries) =>
-        entries.length === 0 ? Effect.void : Effect.flatMap(Clock.currentTimeMillis, (now) => attempt(entries, now).pipe(retrying, Effect.orDie, Effect.asVoid)))
+    refold: reread === undefined ?
+      undefined :
+      (from, until) =>
+        Effect.flatMap(reread(from, until), (entries) =>
+          entries.length === 0
+            ? Effect.void
+            : Effect.flatMap(Clock.currentTimeMillis, (now) => attempt(entries, now).pipe(retrying, Effect.orDie, Effect.asVoid)))
   })
   const attempt = foldInto({ projections, actors, counts, hold: () => hold, options, settings, notify })
   const failures = batchFailures(options.partition, retryBatch(options.database))
@@ -124,9 +128,12 @@ export const makePartitionWorker = Effect.fnUntraced(function*(options: Partitio
         Effect.flatMap((processed) =>
           options.writeBehind !== undefined
             ? Effect.succeed(processed)
-            : Effect.andThen(hold.writer().settle, Effect.suspend(() =>
-              hold.writer().fencedAt() === undefined ? Effect.succeed(processed) : Effect.andThen(hold.resyncIfFenced, afterResync(fresh, now))
-            ))
+            : Effect.andThen(
+              hold.writer().settle,
+              Effect.suspend(() =>
+                hold.writer().fencedAt() === undefined ? Effect.succeed(processed) : Effect.andThen(hold.resyncIfFenced, afterResync(fresh, now))
+              )
+            )
         )
       )
     })

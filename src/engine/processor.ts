@@ -67,9 +67,10 @@ export class Processor extends Context.Service<Processor, {
           }
         })
       )
-      const settled = Effect.suspend(() =>
-        Effect.forEach([...workers.values()], (w) => w.settle, { concurrency: "unbounded", discard: true })
-      ).pipe(Effect.timeout(settleWait), Effect.ignore)
+      const settled = Effect.suspend(() => Effect.forEach([...workers.values()], (w) => w.settle, { concurrency: "unbounded", discard: true })).pipe(
+        Effect.timeout(settleWait),
+        Effect.ignore
+      )
       return Processor.of({ partitions, settled })
     })
   )

@@ -14,8 +14,7 @@ const refreshSchedule = Schedule.spaced("1 second")
 /** The channel a rules change is announced on, with the new rules version (migration 0016). */
 const rulesChannel = "signal_engine_rules"
 
-const scopeOf = (orgId: string, environment: Environment, scope: string, scopeId: string) =>
-  `${orgId}/${environment}/${scope}/${scopeId}`
+const scopeOf = (orgId: string, environment: Environment, scope: string, scopeId: string) => `${orgId}/${environment}/${scope}/${scopeId}`
 
 /**
  * The enabled rules of every org and environment, in evaluation order, and the shared scopes
@@ -96,9 +95,7 @@ export class RuleCache extends Context.Service<RuleCache, {
         return Effect.andThen(Effect.forkDetach(Effect.flatMap(Effect.exit(load), settle)), Deferred.await(done))
       })
       // A load already running may have read before the caller's write committed: wait it out, then load.
-      const refresh: Effect.Effect<void> = Effect.suspend(() =>
-        inFlight === undefined ? shared : Effect.andThen(Effect.exit(Deferred.await(inFlight)), shared)
-      )
+      const refresh: Effect.Effect<void> = Effect.suspend(() => inFlight === undefined ? shared : Effect.andThen(Effect.exit(Deferred.await(inFlight)), shared))
       // A reload that fails leaves the rules held (the periodic reload tries again): a batch is
       // judged with them rather than stopped.
       const catchUp = (wanted: number): Effect.Effect<void> =>

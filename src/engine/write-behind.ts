@@ -182,7 +182,7 @@ const commitRetried = (
   health: { failing: PartitionFailing | undefined }
 ): Effect.Effect<"committed" | "fenced"> =>
   Effect.gen(function*() {
-    for (let attempt = 0; ; attempt++) {
+    for (let attempt = 0;; attempt++) {
       const exit = yield* Effect.exit(commitOnce(write, attempt))
       if (Exit.isSuccess(exit)) {
         health.failing = undefined
@@ -224,7 +224,6 @@ const commitFenced = (
     if (attempt > 0 && (yield* projections.nextOffset(log, partition)) === write.nextOffset) return "committed" as const
     return "fenced" as const
   })
-
 
 /** The stored form of a pending event, as a retry of its keyed signal is answered from. */
 export const knownOf = (e: EventRow): KnownEvent => ({

@@ -184,18 +184,21 @@ export const authorizeEngine = (
   credential: string,
   feature: EngineFeature | undefined
 ): Effect.Effect<LicensePrincipal, Unauthorized | Forbidden> =>
-  Effect.flatMap(authenticator.licenseKey(credential), (auth) =>
-    Effect.flatMap(requirePrincipal(auth, { name: "license key", code: "license_key" }), (principal) =>
-      feature && !planHasFeature(principal.plan, feature)
-        ? Effect.fail(Forbidden.of(
-          `${feature} is not available on the ${principal.plan} plan (requires ${minimumPlanFor(feature)} or higher)`,
-          "feature_not_available"
-        ))
-        : Effect.map(Effect.service(RequestFacts), (facts) => {
-          facts.org_id = principal.orgId
-          facts.user_id = principal.userId
-          return principal
-        })))
+  Effect.flatMap(
+    authenticator.licenseKey(credential),
+    (auth) =>
+      Effect.flatMap(requirePrincipal(auth, { name: "license key", code: "license_key" }), (principal) =>
+        feature && !planHasFeature(principal.plan, feature)
+          ? Effect.fail(Forbidden.of(
+            `${feature} is not available on the ${principal.plan} plan (requires ${minimumPlanFor(feature)} or higher)`,
+            "feature_not_available"
+          ))
+          : Effect.map(Effect.service(RequestFacts), (facts) => {
+            facts.org_id = principal.orgId
+            facts.user_id = principal.userId
+            return principal
+          }))
+  )
 
 /**
  * Engine: a valid license key, on a plan that includes the endpoint's feature; for the signal

@@ -11,8 +11,7 @@ import { ServiceUnavailable } from "../domain/errors.ts"
 /** How long a client is told to wait before retrying a 503 (seconds). */
 export const retryAfterSeconds = 2
 
-export const databaseUnavailable = () =>
-  ServiceUnavailable.of(`the database is unavailable; retry in ${retryAfterSeconds} s`, "database_unavailable")
+export const databaseUnavailable = () => ServiceUnavailable.of(`the database is unavailable; retry in ${retryAfterSeconds} s`, "database_unavailable")
 
 /** Logs the first failure of an outage, then at most one line per `intervalMs` with the count since. */
 export const makeOutageLog = (intervalMs = 10_000) => {

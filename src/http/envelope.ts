@@ -31,14 +31,17 @@ const markDeprecated = <E, R>(
  * error on its way to the wire gets this request's id. Handlers and other middleware never touch
  * either.
  */
-export const EnvelopeLive = Layer.succeed(Envelope, (httpEffect, { endpoint }) =>
-  Effect.catch(markDeprecated(httpEffect, endpoint), (error) =>
-    Effect.gen(function*() {
-      const requestId = yield* RequestId
-      if (HttpApiError.HttpApiSchemaError.is(error)) return yield* withRequestId(describeSchemaError(error), requestId)
-      if (HttpApiError.HttpApiPayloadTooLarge.is(error)) {
-        return yield* withRequestId(PayloadTooLarge.of("the request body is too large"), requestId)
-      }
-      if (isApiError(error)) return yield* withRequestId(error, requestId)
-      return yield* Effect.fail(error)
-    })))
+export const EnvelopeLive = Layer.succeed(
+  Envelope,
+  (httpEffect, { endpoint }) =>
+    Effect.catch(markDeprecated(httpEffect, endpoint), (error) =>
+      Effect.gen(function*() {
+        const requestId = yield* RequestId
+        if (HttpApiError.HttpApiSchemaError.is(error)) return yield* withRequestId(describeSchemaError(error), requestId)
+        if (HttpApiError.HttpApiPayloadTooLarge.is(error)) {
+          return yield* withRequestId(PayloadTooLarge.of("the request body is too large"), requestId)
+        }
+        if (isApiError(error)) return yield* withRequestId(error, requestId)
+        return yield* Effect.fail(error)
+      }))
+)

@@ -51,8 +51,7 @@ const statusCodes: Record<number, string> = {
   503: "unavailable"
 }
 
-const isJson = (response: HttpServerResponse.HttpServerResponse) =>
-  (response.headers["content-type"] ?? "").startsWith("application/json")
+const isJson = (response: HttpServerResponse.HttpServerResponse) => (response.headers["content-type"] ?? "").startsWith("application/json")
 
 const rateHeaders = (d: RateDecision): Record<string, string> => ({
   "x-ratelimit-limit": String(d.limit),
@@ -287,9 +286,7 @@ export const gateway = <E = never, R = never, E2 = never, R2 = never>(
           const extraHeaders: Record<string, string> = {}
           const reads = isManagementPath(request.url) || (request.method === "GET" && isEnginePath(path))
           const serve = checkBody.pipe(Effect.andThen(checkText), Effect.andThen(reads ? Effect.andThen(settle, route) : route)).pipe(
-            Effect.catchCause((cause) =>
-              Cause.hasInterruptsOnly(cause) ? Effect.failCause(cause) : failureResponse(cause, requestId)
-            ),
+            Effect.catchCause((cause) => Cause.hasInterruptsOnly(cause) ? Effect.failCause(cause) : failureResponse(cause, requestId)),
             Effect.map((response) => completeEnvelope(response, requestId)),
             Effect.map((response) => (Object.keys(extraHeaders).length === 0 ? response : HttpServerResponse.setHeaders(response, extraHeaders))),
             Effect.provideService(RequestId, requestId),
@@ -302,9 +299,7 @@ export const gateway = <E = never, R = never, E2 = never, R2 = never>(
             // The key lookup and the rate limiter read the database: their failures (an outage)
             // are answered with the envelope like any handler's.
             response = yield* admitManagement(request, requestId, facts, serve).pipe(
-              Effect.catchCause((cause) =>
-                Cause.hasInterruptsOnly(cause) ? Effect.failCause(cause) : failureResponse(cause, requestId)
-              )
+              Effect.catchCause((cause) => Cause.hasInterruptsOnly(cause) ? Effect.failCause(cause) : failureResponse(cause, requestId))
             )
           } else {
             response = yield* serve

@@ -27,8 +27,7 @@ export const onTheWire = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<
 
 /** A service as a handler sees it: every method's (and effect's) refusals rendered as envelopes. */
 export type OnTheWire<S> = {
-  readonly [K in keyof S]: S[K] extends (...args: infer P) => Effect.Effect<infer A, infer E, infer R>
-    ? (...args: P) => Effect.Effect<A, EnvelopeOf<E>, R>
+  readonly [K in keyof S]: S[K] extends (...args: infer P) => Effect.Effect<infer A, infer E, infer R> ? (...args: P) => Effect.Effect<A, EnvelopeOf<E>, R>
     : S[K] extends Effect.Effect<infer A, infer E, infer R> ? Effect.Effect<A, EnvelopeOf<E>, R>
     : S[K]
 }

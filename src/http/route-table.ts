@@ -1,4 +1,3 @@
-
 /**
  * Which methods each path of the served APIs accepts. The router reports a wrong method as
  * "not found"; this table lets the gateway answer 405 with an Allow header instead.

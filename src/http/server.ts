@@ -265,8 +265,10 @@ export const HttpServerLive = Layer.unwrap(
     const serving = (server: () => Server) => {
       const layer = NodeHttpServer.layer(server, listen)
       return layer.pipe(
-        Layer.catchTag("ServeError", (error) =>
-          Layer.effectContext<Layer.Success<typeof layer>, PortUnavailable, never>(Effect.fail(portUnavailable(main!, config.host, error.cause))))
+        Layer.catchTag(
+          "ServeError",
+          (error) => Layer.effectContext<Layer.Success<typeof layer>, PortUnavailable, never>(Effect.fail(portUnavailable(main!, config.host, error.cause)))
+        )
       )
     }
     if (Option.isNone(config.tls)) return serving(() => prepare(createHttpServer(timeouts), false))
@@ -297,8 +299,12 @@ export const serveApp = Layer.unwrap(
       // Traced only when OTLP is configured (TracingLive); never the probes.
       Layer.provide(Layer.succeed(HttpMiddleware.TracerDisabledWhen, untraced))
     )
-    const drainFirst = Layer.effectDiscard(Effect.flatMap(Draining, (draining) =>
-      Effect.addFinalizer(() => Effect.andThen(Effect.logInfo("signal-engine stopping: draining requests"), draining.start))))
+    const drainFirst = Layer.effectDiscard(
+      Effect.flatMap(
+        Draining,
+        (draining) => Effect.addFinalizer(() => Effect.andThen(Effect.logInfo("signal-engine stopping: draining requests"), draining.start))
+      )
+    )
     return drainFirst.pipe(Layer.provide(serve), Layer.provideMerge(Draining.layer))
   })
 )

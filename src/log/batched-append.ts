@@ -9,13 +9,11 @@ import { type AppendResult, LogUnavailable } from "./signal-log.ts"
  */
 export const APPEND_TIMEOUT = "10 seconds"
 
-export const appendTimeout = (log: string) =>
-<A>(effect: Effect.Effect<A, LogUnavailable>): Effect.Effect<A, LogUnavailable> =>
+export const appendTimeout = (log: string) => <A>(effect: Effect.Effect<A, LogUnavailable>): Effect.Effect<A, LogUnavailable> =>
   effect.pipe(
     Effect.timeoutOption(APPEND_TIMEOUT),
     Effect.flatMap(Option.match({
-      onNone: () =>
-        Effect.fail(new LogUnavailable({ message: `${log}: append timed out; the records may still be written` })),
+      onNone: () => Effect.fail(new LogUnavailable({ message: `${log}: append timed out; the records may still be written` })),
       onSome: Effect.succeed
     }))
   )

@@ -81,7 +81,9 @@ export const makeGroupAssignment = (options: {
           state.assignedIn = undefined
           yield* handler.revoked(partition)
         }
-        if (!current.has(partition) || state.assignedIn === generation || consumer === undefined) return
+        if (!current.has(partition) || state.assignedIn === generation || consumer === undefined) {
+          return
+        }
         const joined = generation
         state.stopped = false
         state.next = yield* handler.assigned(partition)

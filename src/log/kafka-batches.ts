@@ -50,38 +50,44 @@ export const makePartitionBatches = (
     })
 
   const appended = (partition: number) =>
-    assignment.locked(partition, Effect.suspend(() => {
-      if (!assignment.consuming(partition)) return Effect.sync(() => local.forget(partition))
-      const entries = local.take(partition, assignment.next(partition))
-      return entries.length === 0 ? Effect.void : Effect.asVoid(deliver(partition, entries))
-    }))
+    assignment.locked(
+      partition,
+      Effect.suspend(() => {
+        if (!assignment.consuming(partition)) return Effect.sync(() => local.forget(partition))
+        const entries = local.take(partition, assignment.next(partition))
+        return entries.length === 0 ? Effect.void : Effect.asVoid(deliver(partition, entries))
+      })
+    )
 
   const fetched = (partition: number, messages: ReadonlyArray<KafkaMessage>, resolveOffset: (o: string) => void) =>
-    assignment.locked(partition, Effect.gen(function*() {
-      // Fetched for an assignment that is gone or not answered yet: the seek that follows
-      // the (re)assignment fetches these again.
-      if (!assignment.consuming(partition)) return
-      const next = assignment.next(partition)
-      const fresh = messages.filter((m) => Number(m.offset) >= next)
-      const first = fresh[0]
-      if (first === undefined) {
-        const last = messages[messages.length - 1]
-        if (last !== undefined) resolveOffset(last.offset)
-        return
-      }
-      if (Number(first.offset) > next) {
-        yield* Effect.logError(
-          `KafkaLog: partition ${partition} has no records ${next}..${Number(first.offset) - 1} ` +
-            "(deleted by retention?); continuing after them"
-        )
-      }
-      const { entries, failure } = yield* decodeMessages(partition, fresh)
-      if (entries.length > 0) {
-        if (!(yield* deliver(partition, entries))) return
-        resolveOffset(String(entries[entries.length - 1]!.offset))
-      }
-      if (Option.isSome(failure)) yield* assignment.stop(partition, failure.value.message)
-    }))
+    assignment.locked(
+      partition,
+      Effect.gen(function*() {
+        // Fetched for an assignment that is gone or not answered yet: the seek that follows
+        // the (re)assignment fetches these again.
+        if (!assignment.consuming(partition)) return
+        const next = assignment.next(partition)
+        const fresh = messages.filter((m) => Number(m.offset) >= next)
+        const first = fresh[0]
+        if (first === undefined) {
+          const last = messages[messages.length - 1]
+          if (last !== undefined) resolveOffset(last.offset)
+          return
+        }
+        if (Number(first.offset) > next) {
+          yield* Effect.logError(
+            `KafkaLog: partition ${partition} has no records ${next}..${Number(first.offset) - 1} ` +
+              "(deleted by retention?); continuing after them"
+          )
+        }
+        const { entries, failure } = yield* decodeMessages(partition, fresh)
+        if (entries.length > 0) {
+          if (!(yield* deliver(partition, entries))) return
+          resolveOffset(String(entries[entries.length - 1]!.offset))
+        }
+        if (Option.isSome(failure)) yield* assignment.stop(partition, failure.value.message)
+      })
+    )
 
   return { fetched, appended }
 }

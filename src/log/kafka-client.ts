@@ -43,8 +43,7 @@ export type KafkaSettings = Config.Success<typeof KafkaSettings>
 
 export const describe = (error: unknown) => (error instanceof Error ? error.message : String(error))
 
-export const unavailable = (what: string) => (error: unknown) =>
-  new LogUnavailable({ message: `KafkaLog: ${what} failed: ${describe(error)}` })
+export const unavailable = (what: string) => (error: unknown) => new LogUnavailable({ message: `KafkaLog: ${what} failed: ${describe(error)}` })
 
 /** The kafkajs client of one KafkaLog, with its admin connection (open while the scope is). */
 export interface KafkaClient {
@@ -105,8 +104,7 @@ export const scopedConsumer = (
       yield* Effect.tryPromise({ try: () => consumer.connect(), catch: unavailable("connecting a consumer") })
       return consumer
     }),
-    (consumer) =>
-      Effect.promise(() => consumer.disconnect().catch(() => undefined)).pipe(Effect.andThen(onClosed))
+    (consumer) => Effect.promise(() => consumer.disconnect().catch(() => undefined)).pipe(Effect.andThen(onClosed))
   )
 
 /**

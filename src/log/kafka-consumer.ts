@@ -32,9 +32,7 @@ export const makeKafkaConsumer = (client: KafkaClient, local: LocalRecords, watc
       const runPromise = yield* FiberSet.makeRuntimePromise<never>()
       const background = (effect: Effect.Effect<void>) =>
         void runPromise(effect.pipe(
-          Effect.catchCause((cause) =>
-            Cause.hasInterruptsOnly(cause) ? Effect.void : Effect.logError("KafkaLog: rebalance handling failed", cause)
-          )
+          Effect.catchCause((cause) => Cause.hasInterruptsOnly(cause) ? Effect.void : Effect.logError("KafkaLog: rebalance handling failed", cause))
         )).catch(() => undefined)
       const assignment = yield* makeGroupAssignment({
         topic,

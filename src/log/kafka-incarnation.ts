@@ -59,8 +59,7 @@ const consume = (ctx: IncarnationContext, consumer: Consumer) =>
         eachBatchAutoResolve: false,
         partitionsConsumedConcurrently: ctx.client.settings.partitions,
         eachBatch: async ({ batch, resolveOffset, heartbeat }) => {
-          await ctx.runPromise(ctx.batches.fetched(batch.partition, batch.messages, (offset) =>
-            resolveOffset(offset)))
+          await ctx.runPromise(ctx.batches.fetched(batch.partition, batch.messages, (offset) => resolveOffset(offset)))
           await heartbeat().catch(() => undefined)
         }
       }),

@@ -52,21 +52,22 @@ export const makeKafkaAppend = (client: KafkaClient, local: LocalRecords, watch:
       // Several lanes: every part must land for the append to succeed; a part refused while
       // another may have landed leaves the whole outcome unknown (the client sends all again
       // under the same idempotency keys, and what landed is answered as a duplicate).
-      return Effect.all([...byLane].map(([lane, indices]) => Effect.result(appends[lane]!(indices.map((i) => records[i]!)))), { concurrency: "unbounded" }).pipe(
-        Effect.flatMap((parts) => {
-          const failed = parts.flatMap((part) => (part._tag === "Failure" ? [part.failure] : []))
-          if (failed.length > 0) {
-            const certain = failed.length === parts.length && failed.every((e) => e.notWritten === true)
-            return Effect.fail(certain ? failed[0]! : new LogUnavailable({ message: failed[0]!.message }))
-          }
-          const results = new Array<AppendResult>(records.length)
-          ;[...byLane.values()].forEach((indices, k) => {
-            const part = parts[k]!
-            if (part._tag === "Success") indices.forEach((i, j) => void (results[i] = part.success[j]!))
+      return Effect.all([...byLane].map(([lane, indices]) => Effect.result(appends[lane]!(indices.map((i) => records[i]!)))), { concurrency: "unbounded" })
+        .pipe(
+          Effect.flatMap((parts) => {
+            const failed = parts.flatMap((part) => (part._tag === "Failure" ? [part.failure] : []))
+            if (failed.length > 0) {
+              const certain = failed.length === parts.length && failed.every((e) => e.notWritten === true)
+              return Effect.fail(certain ? failed[0]! : new LogUnavailable({ message: failed[0]!.message }))
+            }
+            const results = new Array<AppendResult>(records.length)
+            ;[...byLane.values()].forEach((indices, k) => {
+              const part = parts[k]!
+              if (part._tag === "Success") indices.forEach((i, j) => void (results[i] = part.success[j]!))
+            })
+            return Effect.succeed(results as ReadonlyArray<AppendResult>)
           })
-          return Effect.succeed(results as ReadonlyArray<AppendResult>)
-        })
-      )
+        )
     }
     return (records: ReadonlyArray<LogRecord>) =>
       records.length === 0

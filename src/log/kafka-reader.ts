@@ -67,19 +67,21 @@ export const makeKafkaReader = (client: KafkaClient) => {
               autoCommit: false,
               eachBatchAutoResolve: false,
               eachBatch: ({ batch, resolveOffset }) =>
-                runPromise(Effect.gen(function*() {
-                  if (batch.partition !== partition || (yield* Deferred.isDone(done))) return
-                  const wanted = batch.messages.filter((m) => Number(m.offset) >= next && Number(m.offset) < end)
-                  const { entries, failure } = yield* decodeMessages(partition, wanted)
-                  if (entries.length > 0) {
-                    const exit = yield* Effect.exit(onBatch(entries))
-                    if (Exit.isFailure(exit)) return yield* Deferred.failCause(done, exit.cause)
-                    next = entries[entries.length - 1]!.offset + 1
-                  }
-                  if (Option.isSome(failure)) return yield* Deferred.die(done, failure.value)
-                  if (batch.messages.length > 0) resolveOffset(batch.lastOffset())
-                  if (next >= end) yield* Deferred.succeed(done, undefined)
-                }).pipe(Effect.asVoid))
+                runPromise(
+                  Effect.gen(function*() {
+                    if (batch.partition !== partition || (yield* Deferred.isDone(done))) return
+                    const wanted = batch.messages.filter((m) => Number(m.offset) >= next && Number(m.offset) < end)
+                    const { entries, failure } = yield* decodeMessages(partition, wanted)
+                    if (entries.length > 0) {
+                      const exit = yield* Effect.exit(onBatch(entries))
+                      if (Exit.isFailure(exit)) return yield* Deferred.failCause(done, exit.cause)
+                      next = entries[entries.length - 1]!.offset + 1
+                    }
+                    if (Option.isSome(failure)) return yield* Deferred.die(done, failure.value)
+                    if (batch.messages.length > 0) resolveOffset(batch.lastOffset())
+                    if (next >= end) yield* Deferred.succeed(done, undefined)
+                  }).pipe(Effect.asVoid)
+                )
             }),
           catch: unavailable("reading")
         })

@@ -43,5 +43,4 @@ export const murmur2 = (data: Uint8Array): number => {
 export const toPositive = (n: number): number => n & 0x7fffffff
 
 /** The partition Kafka's default partitioner picks for a string key (UTF-8 bytes). */
-export const partitionForKey = (key: string, partitions: number): number =>
-  toPositive(murmur2(encoder.encode(key))) % partitions
+export const partitionForKey = (key: string, partitions: number): number => toPositive(murmur2(encoder.encode(key))) % partitions

@@ -25,8 +25,15 @@ interface Row {
  * in its own transaction); a lost connection or an unclassified error leaves the outcome unknown.
  */
 const refusedStatement = new Set([
-  "ConstraintError", "UniqueViolation", "DeadlockError", "SerializationError", "LockTimeoutError",
-  "StatementTimeoutError", "SqlSyntaxError", "AuthorizationError", "AuthenticationError"
+  "ConstraintError",
+  "UniqueViolation",
+  "DeadlockError",
+  "SerializationError",
+  "LockTimeoutError",
+  "StatementTimeoutError",
+  "SqlSyntaxError",
+  "AuthorizationError",
+  "AuthenticationError"
 ])
 
 /**

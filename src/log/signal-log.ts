@@ -107,9 +107,7 @@ const measured = (name: string, append: SignalLogService["append"], metrics: Eng
             "signal_engine.offset": results[0]!.offset
           })
         ),
-        Effect.onExit((exit) =>
-          Effect.sync(() => (Exit.isSuccess(exit) ? duration.observe(secondsSince(started)) : errors.inc()))
-        ),
+        Effect.onExit((exit) => Effect.sync(() => (Exit.isSuccess(exit) ? duration.observe(secondsSince(started)) : errors.inc()))),
         stepSpan("SignalLog.append", { "signal_engine.log": name, "signal_engine.records": records.length })
       )
     })

@@ -16,8 +16,7 @@ export const DeliveryPolicyLive = Layer.effect(
     return DeliveryPolicy.of({
       attemptTimeout: webhooks.timeout,
       retryScale: webhooks.retryScale,
-      urlRefusal: (url) =>
-        Effect.map(vetUrl(url, webhooks.allowedHosts), (verdict) => verdict._tag === "Refused" ? verdict.reason : undefined),
+      urlRefusal: (url) => Effect.map(vetUrl(url, webhooks.allowedHosts), (verdict) => verdict._tag === "Refused" ? verdict.reason : undefined),
       emailConfigured: Option.isSome(notifications.smtpUrl)
     })
   })

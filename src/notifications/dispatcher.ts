@@ -28,14 +28,17 @@ export const NotificationDispatcher = Layer.effectDiscard(
       claim: notifications.claim(roundLimits),
       items: (channel) => channel.messages,
       send: (channel, message) =>
-        sendMessage(channel.target, render({
-          facts: message.facts,
-          firings: message.firings,
-          summary: message.summary,
-          windowSeconds: channel.coalesce_s,
-          userLabel: message.user_label ?? undefined,
-          baseUrl: config.publicBaseUrl
-        })).pipe(
+        sendMessage(
+          channel.target,
+          render({
+            facts: message.facts,
+            firings: message.firings,
+            summary: message.summary,
+            windowSeconds: channel.coalesce_s,
+            userLabel: message.user_label ?? undefined,
+            baseUrl: config.publicBaseUrl
+          })
+        ).pipe(
           Effect.provideService(WebhookConfig, webhookConfig),
           Effect.provideService(Mailer, mailer)
         ),

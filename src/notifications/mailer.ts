@@ -22,15 +22,12 @@ export class Mailer extends Context.Service<Mailer, {
       if (smtpUrl === undefined) {
         return Mailer.of({
           configured: false,
-          send: () =>
-            Effect.succeed({ delivered: false, status_code: null, latency_ms: 0, error: "e-mail is not configured (SMTP_URL)" })
+          send: () => Effect.succeed({ delivered: false, status_code: null, latency_ms: 0, error: "e-mail is not configured (SMTP_URL)" })
         })
       }
       const ms = Duration.toMillis(timeout)
       const transport = yield* Effect.acquireRelease(
-        Effect.sync(() =>
-          createTransport(Redacted.value(smtpUrl), { from: config.smtpFrom }).setMaxListeners(0)
-        ),
+        Effect.sync(() => createTransport(Redacted.value(smtpUrl), { from: config.smtpFrom }).setMaxListeners(0)),
         (t) => Effect.sync(() => t.close())
       )
       // Timeouts are set per transport option, from the URL's own where it names them.
@@ -47,7 +44,9 @@ export class Mailer extends Context.Service<Mailer, {
                 delivered: false,
                 status_code: null,
                 latency_ms: elapsed(),
-                error: `smtp: ${e._tag === "TimeoutError" ? `no answer within ${Duration.format(timeout)}` : String(e.cause instanceof Error ? e.cause.message : e.cause)}`
+                error: `smtp: ${
+                  e._tag === "TimeoutError" ? `no answer within ${Duration.format(timeout)}` : String(e.cause instanceof Error ? e.cause.message : e.cause)
+                }`
               })
             })
           )

@@ -7,7 +7,6 @@ import { WebhookConfig } from "../webhooks/config.ts"
 import { chatBody, emailMessage } from "./formats.ts"
 import { Mailer } from "./mailer.ts"
 
-
 /**
  * One attempt to send a rendered message to a channel. Chat URLs pass the webhooks' SSRF policy
  * again at every attempt (and the POST connects to the address that passed); a failure of any

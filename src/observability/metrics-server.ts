@@ -13,14 +13,15 @@ export const MetricsPort = Config.option(Config.Port("METRICS_PORT"))
  * `refresh` sets the gauges of state before each scrape (the wiring gives it: src/state-gauges.ts);
  * the process' own figures (CPU, memory, event loop delay, GC) are prom-client's defaults.
  */
-export const metricsServer = <R>(refresh: Effect.Effect<Effect.Effect<void, never, R>, never, R>) => Layer.unwrap(
-  Effect.gen(function*() {
-    const port = yield* MetricsPort
-    if (Option.isNone(port)) return Layer.empty
-    const host = yield* Config.String("METRICS_HOST").pipe(Config.withDefault((yield* AppConfig).host))
-    return Layer.effectDiscard(Effect.flatMap(refresh, (gauges) => serveMetrics(port.value, host, gauges)))
-  }).pipe(Effect.orDie)
-)
+export const metricsServer = <R>(refresh: Effect.Effect<Effect.Effect<void, never, R>, never, R>) =>
+  Layer.unwrap(
+    Effect.gen(function*() {
+      const port = yield* MetricsPort
+      if (Option.isNone(port)) return Layer.empty
+      const host = yield* Config.String("METRICS_HOST").pipe(Config.withDefault((yield* AppConfig).host))
+      return Layer.effectDiscard(Effect.flatMap(refresh, (gauges) => serveMetrics(port.value, host, gauges)))
+    }).pipe(Effect.orDie)
+  )
 
 const serveMetrics = <R>(port: number, host: string, refresh: Effect.Effect<void, never, R>) =>
   Effect.gen(function*() {

@@ -54,8 +54,7 @@ export const makeMetrics = (): EngineMetrics => {
   const registers = [registry]
   const counter = <L extends string = never>(name: string, help: string, labelNames: ReadonlyArray<L> = []) =>
     new Counter<L>({ name, help, labelNames, registers })
-  const gauge = <L extends string = never>(name: string, help: string, labelNames: ReadonlyArray<L> = []) =>
-    new Gauge<L>({ name, help, labelNames, registers })
+  const gauge = <L extends string = never>(name: string, help: string, labelNames: ReadonlyArray<L> = []) => new Gauge<L>({ name, help, labelNames, registers })
   const histogram = <L extends string = never>(name: string, help: string, labelNames: ReadonlyArray<L> = []) =>
     new Histogram<L>({ name, help, labelNames, buckets: latencyBuckets, registers })
   return {
@@ -138,7 +137,6 @@ export const makeMetrics = (): EngineMetrics => {
     )
   }
 }
-
 
 /**
  * The running service's metrics. A reference with a default, so that what runs without a server

@@ -11,8 +11,7 @@ export const stepSpan = (name: string, attributes?: Record<string, unknown>) =>
   Effect.withSpan(name, attributes ? { attributes } : undefined, { captureStackTrace: false })
 
 /** Requests never traced: the probes a balancer or kubelet sends every few seconds. */
-export const untracedRequest = (request: HttpServerRequest.HttpServerRequest) =>
-  request.url === "/healthz" || request.url === "/readyz"
+export const untracedRequest = (request: HttpServerRequest.HttpServerRequest) => request.url === "/healthz" || request.url === "/readyz"
 
 /** A `k=v,k2=v2` list (OTEL_EXPORTER_OTLP_HEADERS), values percent-decoded, as the spec has it. */
 const headerList = (text: string): Record<string, string> =>

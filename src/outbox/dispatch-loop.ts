@@ -51,7 +51,8 @@ export const superviseDispatch = <Target, Item>(
       Effect.catchCause((cause) =>
         Cause.hasInterruptsOnly(cause)
           ? Effect.failCause(cause)
-          : Effect.as(Effect.logError(`${loop.name} dispatcher round failed`, cause), 0))
+          : Effect.as(Effect.logError(`${loop.name} dispatcher round failed`, cause), 0)
+      )
     )
 
     const drain = Effect.repeat(round, { while: (served) => served > 0 })

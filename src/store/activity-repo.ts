@@ -117,8 +117,7 @@ export class Activity extends Context.Service<Activity, {
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
 
-      const sortAt = (column: string) =>
-        sql`to_char(${sql(column)} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS sort_at`
+      const sortAt = (column: string) => sql`to_char(${sql(column)} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS sort_at`
 
       const sessionColumns = sql`id, user_id, adapter, client_session_id, project_id, started_at, last_activity_at,
         ended_at, end_reason, primary_model, models, tokens_in, tokens_out, cost_usd, signal_count, error_count,

@@ -43,9 +43,28 @@ export type CommitOutcome =
 const hasOpenSessions = (state: UserState) => Object.keys(state.open).length > 0
 
 const eventColumns = [
-  "id", "signal_id", "org_id", "environment", "session_id", "user_id", "project_id", "ts", "type", "adapter", "model",
-  "tokens_in", "tokens_out", "latency_ms", "cost_usd", "cost_estimated", "model_known", "error_code", "metadata",
-  "log_partition", "log_offset", "verdict"
+  "id",
+  "signal_id",
+  "org_id",
+  "environment",
+  "session_id",
+  "user_id",
+  "project_id",
+  "ts",
+  "type",
+  "adapter",
+  "model",
+  "tokens_in",
+  "tokens_out",
+  "latency_ms",
+  "cost_usd",
+  "cost_estimated",
+  "model_known",
+  "error_code",
+  "metadata",
+  "log_partition",
+  "log_offset",
+  "verdict"
 ] as const satisfies ReadonlyArray<keyof EventRow>
 
 /**

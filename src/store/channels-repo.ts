@@ -107,11 +107,9 @@ export class Channels extends Context.Service<Channels, {
         if (problems.length > 0) return yield* new ChannelInvalid(problems)
       })
 
-      const textArray = (items: ReadonlyArray<string>) =>
-        sql`ARRAY(SELECT jsonb_array_elements_text(${JSON.stringify(items)}::jsonb))`
+      const textArray = (items: ReadonlyArray<string>) => sql`ARRAY(SELECT jsonb_array_elements_text(${JSON.stringify(items)}::jsonb))`
       const notFound = (id: string) => new ChannelNotFound(id)
-      const where = (tenant: Tenant, id: string) =>
-        sql`id = ${id} AND org_id = ${tenant.orgId} AND environment = ${tenant.environment}`
+      const where = (tenant: Tenant, id: string) => sql`id = ${id} AND org_id = ${tenant.orgId} AND environment = ${tenant.environment}`
 
       const create = Effect.fn("Channels.create")(function*(tenant: Tenant, input: ChannelInput) {
         const draft: ChannelDraft = {
@@ -123,12 +121,15 @@ export class Channels extends Context.Service<Channels, {
         }
         yield* check(draft, draft.url)
         const url = draft.url
-        const rows = yield* changingTargets(sql, sql<ChannelRow>`
+        const rows = yield* changingTargets(
+          sql,
+          sql<ChannelRow>`
           INSERT INTO channels (id, org_id, environment, name, kind, url_ciphertext, url_origin, addresses, coalesce_s)
           VALUES (${makeId("ch")}, ${tenant.orgId}, ${tenant.environment}, ${draft.name.trim()}, ${draft.kind},
             ${url === undefined ? null : box.seal(url)}, ${url === undefined ? null : redactUrl(url)},
             ${textArray(draft.addresses)}, ${draft.coalesce_seconds})
-          RETURNING ${sql.literal(columns)}`).pipe(Effect.orDie)
+          RETURNING ${sql.literal(columns)}`
+        ).pipe(Effect.orDie)
         return toChannel(rows[0]!)
       })
 
@@ -160,8 +161,10 @@ export class Channels extends Context.Service<Channels, {
           coalesce_seconds: patch.coalesce_seconds ?? current.coalesce_s
         }, patch.url)
         const url = patch.url
-        const rows = yield* changingTargets(sql, Effect.gen(function*() {
-          const updated = yield* sql<ChannelRow>`
+        const rows = yield* changingTargets(
+          sql,
+          Effect.gen(function*() {
+            const updated = yield* sql<ChannelRow>`
             UPDATE channels SET
               name = ${patch.name?.trim() ?? current.name},
               url_ciphertext = ${url === undefined ? current.url_ciphertext : box.seal(url)},
@@ -172,11 +175,12 @@ export class Channels extends Context.Service<Channels, {
               updated_at = now()
             WHERE ${where(tenant, id)}
             RETURNING ${sql.literal(columns)}`
-          // Enabling a failing channel resumes it as POST /webhooks/:id/enable resumes a webhook.
-          return patch.enabled === true && current.failing && updated.length > 0
-            ? yield* reenableTarget<ChannelRow>(sql, channelTables, tenant, id, columns)
-            : updated
-        })).pipe(Effect.orDie)
+            // Enabling a failing channel resumes it as POST /webhooks/:id/enable resumes a webhook.
+            return patch.enabled === true && current.failing && updated.length > 0
+              ? yield* reenableTarget<ChannelRow>(sql, channelTables, tenant, id, columns)
+              : updated
+          })
+        ).pipe(Effect.orDie)
         if (rows.length === 0) return yield* notFound(id)
         return toChannel(rows[0]!)
       })
@@ -223,13 +227,16 @@ export class Channels extends Context.Service<Channels, {
         if (unknown.length > 0) {
           return yield* new UnknownAlertChannels(unknown)
         }
-        yield* changingTargets(sql, Effect.gen(function*() {
-          yield* sql`DELETE FROM org_alert_channels WHERE org_id = ${orgId}`
-          if (wanted.length > 0) {
-            yield* sql`INSERT INTO org_alert_channels (org_id, channel_id)
+        yield* changingTargets(
+          sql,
+          Effect.gen(function*() {
+            yield* sql`DELETE FROM org_alert_channels WHERE org_id = ${orgId}`
+            if (wanted.length > 0) {
+              yield* sql`INSERT INTO org_alert_channels (org_id, channel_id)
               SELECT ${orgId}, jsonb_array_elements_text(${JSON.stringify(wanted)}::jsonb)`
-          }
-        })).pipe(Effect.orDie)
+            }
+          })
+        ).pipe(Effect.orDie)
         return wanted.sort()
       })
 

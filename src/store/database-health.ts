@@ -48,8 +48,7 @@ export class DatabaseHealth extends Context.Service<DatabaseHealth, {
       const probe = sql`SELECT 1`.pipe(
         Effect.timeout("2 seconds"),
         Effect.matchCauseEffect({
-          onSuccess: () =>
-            down ? Effect.all([downLatch.close, upLatch.open, Effect.sync(() => void (down = false))], { discard: true }) : Effect.void,
+          onSuccess: () => down ? Effect.all([downLatch.close, upLatch.open, Effect.sync(() => void (down = false))], { discard: true }) : Effect.void,
           onFailure: (cause) => {
             const unreachable = cause.reasons.some((r) => isDatabaseUnavailable("error" in r ? r.error : "defect" in r ? r.defect : undefined))
             return unreachable && !down

@@ -80,8 +80,7 @@ const stagingRoot = (): string => {
   return root
 }
 
-const reachableBy = (runAs: RunAs, path: string, mode: "-x" | "-w"): boolean =>
-  spawnSync("test", [mode, path], { uid: runAs.uid, gid: runAs.gid }).status === 0
+const reachableBy = (runAs: RunAs, path: string, mode: "-x" | "-w"): boolean => spawnSync("test", [mode, path], { uid: runAs.uid, gid: runAs.gid }).status === 0
 
 /** The package's `native` folder, copied where the postgres user can reach it (once per version). */
 const stageBinaries = (bins: Binaries, runAs: RunAs): Binaries => {
@@ -180,8 +179,7 @@ const runningCluster = (dataDir: string): { readonly pid: number; readonly port:
   return Number.isInteger(pid) && pid > 0 && isAlive(pid) && Number.isInteger(port) ? { pid, port } : undefined
 }
 
-const urlFor = (port: number, database = "postgres") =>
-  `postgres://${user}:${password}@127.0.0.1:${port}/${database}`
+const urlFor = (port: number, database = "postgres") => `postgres://${user}:${password}@127.0.0.1:${port}/${database}`
 
 export const startEmbeddedPostgres = async (options: EmbeddedPostgresOptions): Promise<EmbeddedPostgres> => {
   const log = options.log ?? (() => {})
@@ -241,11 +239,16 @@ export const startEmbeddedPostgres = async (options: EmbeddedPostgresOptions): P
   }
 
   const args = [
-    "-D", dataDir,
-    "-p", String(options.port),
-    "-c", "listen_addresses=127.0.0.1",
-    "-c", "unix_socket_directories=",
-    "-c", "max_connections=200",
+    "-D",
+    dataDir,
+    "-p",
+    String(options.port),
+    "-c",
+    "listen_addresses=127.0.0.1",
+    "-c",
+    "unix_socket_directories=",
+    "-c",
+    "max_connections=200",
     ...(options.ephemeral ? ["-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off"] : [])
   ]
   const child: ChildProcess = spawn(bins.postgres, args, { stdio: ["ignore", "ignore", "pipe"], ...runAs })

@@ -63,13 +63,15 @@ export class Goals extends Context.Service<Goals, {
             WHERE e.org_id = g.org_id AND e.environment = g.environment AND e.user_id = g.user_id
               AND e.ts >= g.created_at AND e.type = 'goal-drift' AND e.metadata->>'goal_id' = g.id
           ) d
-          WHERE ${sql.and([
-          sql`g.org_id = ${tenant.orgId}`,
-          sql`g.environment = ${tenant.environment}`,
-          ...(filters.user_id !== undefined ? [sql`g.user_id = ${filters.user_id}`] : []),
-          ...(filters.status !== undefined ? [sql`g.status = ${filters.status}`] : []),
-          ...(after !== undefined ? [sql`g.id < ${after}`] : [])
-        ])}
+          WHERE ${
+          sql.and([
+            sql`g.org_id = ${tenant.orgId}`,
+            sql`g.environment = ${tenant.environment}`,
+            ...(filters.user_id !== undefined ? [sql`g.user_id = ${filters.user_id}`] : []),
+            ...(filters.status !== undefined ? [sql`g.status = ${filters.status}`] : []),
+            ...(after !== undefined ? [sql`g.id < ${after}`] : [])
+          ])
+        }
           ORDER BY g.id DESC LIMIT ${page.limit + 1}`.pipe(Effect.orDie)
         return toPage(
           rows.map((r) => ({

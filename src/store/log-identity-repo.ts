@@ -12,8 +12,7 @@ interface IdentityRow {
 const identityOf = (row: IdentityRow): LogIdentity =>
   row.kind === "pg" ? { kind: "pg" } : { kind: "kafka", topic: row.topic ?? "", clusterId: row.cluster_id ?? "" }
 
-const sameLog = (a: LogIdentity, b: LogIdentity) =>
-  a.kind === "pg" ? b.kind === "pg" : b.kind === "kafka" && a.topic === b.topic && a.clusterId === b.clusterId
+const sameLog = (a: LogIdentity, b: LogIdentity) => a.kind === "pg" ? b.kind === "pg" : b.kind === "kafka" && a.topic === b.topic && a.clusterId === b.clusterId
 
 /** How to point the configuration back at the log the database is fed from. */
 const configureFor = (identity: LogIdentity) =>

@@ -116,8 +116,7 @@ export const recordOutboxAttempt = (
   const { result } = attempt
   const number = attempt.item.attempts + 1
   const { delayMs, outcome, status } = judgeAttempt(number, result, retryScale)
-  const next = (otherwise: Statement.Fragment) =>
-    delayMs === undefined ? otherwise : sql`now() + ${delayMs}::double precision * interval '1 millisecond'`
+  const next = (otherwise: Statement.Fragment) => delayMs === undefined ? otherwise : sql`now() + ${delayMs}::double precision * interval '1 millisecond'`
   return sql.withTransaction(Effect.gen(function*() {
     const recorded = yield* sql`
       UPDATE ${sql(tables.items)} SET

@@ -18,9 +18,7 @@ export const outboxCtes = (
   // `n` numbers the events in the order their causes happened, which is the order their
   // `seq` (and so their delivery) must follow: the planner may read the set in any order.
   let n = 0
-  const events = batches.flatMap((b) =>
-    b.notices.map((e) => ({ ...e, payload: JSON.stringify(e.payload), partition: b.partition, n: n++ }))
-  )
+  const events = batches.flatMap((b) => b.notices.map((e) => ({ ...e, payload: JSON.stringify(e.payload), partition: b.partition, n: n++ })))
   if (events.length === 0) return []
   const ctes = [`new_events AS (
     INSERT INTO webhook_events (id, org_id, environment, type, payload)

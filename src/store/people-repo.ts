@@ -88,7 +88,8 @@ const toTeam = (r: TeamRow): Team => ({ ...r, member_ids: [...(r.member_ids ?? [
 export const makePeople = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
 
-  const userSelect = (orgId: string) => sql`
+  const userSelect = (orgId: string) =>
+    sql`
     SELECT u.id, u.email, u.name, u.role, u.created_at, u.deactivated_at,
       coalesce(array_agg(tm.team_id ORDER BY tm.team_id) FILTER (WHERE tm.team_id IS NOT NULL), '{}') AS team_ids
     FROM users u LEFT JOIN team_members tm ON tm.user_id = u.id
@@ -182,7 +183,8 @@ export const makePeople = Effect.gen(function*() {
     return toPage(rows.map(toUser), page.limit, (u) => u.id)
   })
 
-  const teamSelect = (orgId: string) => sql`
+  const teamSelect = (orgId: string) =>
+    sql`
     SELECT t.id, t.name, t.created_at,
       coalesce(array_agg(tm.user_id ORDER BY tm.user_id) FILTER (WHERE tm.user_id IS NOT NULL), '{}') AS member_ids
     FROM teams t LEFT JOIN team_members tm ON tm.team_id = t.id

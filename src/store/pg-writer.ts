@@ -158,8 +158,7 @@ export const makePgWriter = (config: {
       if (closed) throw new Error("the write connection is closed")
       const c = await connect()
       const tx: WriterTx = {
-        query: async <R extends object>(text: string, params: ReadonlyArray<unknown>) =>
-          (await c.query<R & pg.QueryResultRow>(text, [...params])).rows,
+        query: async <R extends object>(text: string, params: ReadonlyArray<unknown>) => (await c.query<R & pg.QueryResultRow>(text, [...params])).rows,
         copyFrom: async (target, data) => (await c.query(new CopyQuery(`COPY ${target} FROM STDIN`, Buffer.from(data))).done).copied
       }
       await c.query("BEGIN")

@@ -122,8 +122,7 @@ export class Projections extends Context.Service<Projections, {
       })
 
       // A failed commit is a defect of that batch; its worker retries it.
-      const commitBatch = (batch: BatchWrite): Effect.Effect<CommitOutcome> =>
-        coalesced([batch]).pipe(Effect.orDie, Effect.flatMap((outcomes) => outcomes[0]!))
+      const commitBatch = (batch: BatchWrite): Effect.Effect<CommitOutcome> => coalesced([batch]).pipe(Effect.orDie, Effect.flatMap((outcomes) => outcomes[0]!))
 
       /**
        * The stored verdicts of events about to be forgotten (keyed signals a rule decided): the log
@@ -169,7 +168,17 @@ export class Projections extends Context.Service<Projections, {
         }))
       }, Effect.orDie)
 
-      return Projections.of({ nextOffset, findEvents, loadActors, actorsWithOpenSessions, loadScopeUsage, commitBatch, resetPartition, resetAll, restoreVerdicts })
+      return Projections.of({
+        nextOffset,
+        findEvents,
+        loadActors,
+        actorsWithOpenSessions,
+        loadScopeUsage,
+        commitBatch,
+        resetPartition,
+        resetAll,
+        restoreVerdicts
+      })
     })
   )
 }

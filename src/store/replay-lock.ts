@@ -42,8 +42,7 @@ const holdShared = (waiting: Effect.Effect<void>) =>
   })
 
 /** Fails when the session is gone (and with it the lock). */
-const watch = (connection: Connection) =>
-  connection.executeValues("SELECT 1", []).pipe(Effect.delay("5 seconds"), Effect.forever)
+const watch = (connection: Connection) => connection.executeValues("SELECT 1", []).pipe(Effect.delay("5 seconds"), Effect.forever)
 
 /**
  * Held by every serving node from before its migrations until it stops. Start-up waits here while

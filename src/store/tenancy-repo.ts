@@ -30,10 +30,13 @@ export interface Bootstrapped {
  * SQL failures are defects there: nothing a caller could do about them; the refusals a caller
  * can act on are the domain's (src/domain/tenancy.ts).
  */
-export class Tenancy extends Context.Service<Tenancy, Orgs & People & Projects & Keys & KeyAuthentication & PrincipalChanges & {
-  /** A new org with an admin, a team and keys of each kind, in one transaction (the demo, the CLI). */
-  readonly bootstrap: (input: { readonly org: string; readonly plan: Plan; readonly apiKeyPrefix: string }) => Effect.Effect<Bootstrapped>
-}>()("signal-engine/store/Tenancy") {
+export class Tenancy extends Context.Service<
+  Tenancy,
+  Orgs & People & Projects & Keys & KeyAuthentication & PrincipalChanges & {
+    /** A new org with an admin, a team and keys of each kind, in one transaction (the demo, the CLI). */
+    readonly bootstrap: (input: { readonly org: string; readonly plan: Plan; readonly apiKeyPrefix: string }) => Effect.Effect<Bootstrapped>
+  }
+>()("signal-engine/store/Tenancy") {
   static readonly layer = (options: { readonly apiKeyPrefix: string }) =>
     Layer.effect(
       Tenancy,

@@ -12,11 +12,9 @@ export const iso = (d: Date | string | null): string | null => (d === null ? nul
 export const isoNN = (d: Date | string): string => new Date(d).toISOString()
 
 /** A unique violation as NameTaken for `what`; any other SQL failure is a defect. */
-export const takenIfUnique = (what: string) => (e: SqlError) =>
-  e.reason._tag === "UniqueViolation" ? Effect.fail(new NameTaken(what)) : Effect.die(e)
+export const takenIfUnique = (what: string) => (e: SqlError) => e.reason._tag === "UniqueViolation" ? Effect.fail(new NameTaken(what)) : Effect.die(e)
 
-export const uniqueAsTaken = (what: string) => <A, R>(self: Effect.Effect<A, SqlError, R>) =>
-  Effect.catchTag(self, "SqlError", takenIfUnique(what))
+export const uniqueAsTaken = (what: string) => <A, R>(self: Effect.Effect<A, SqlError, R>) => Effect.catchTag(self, "SqlError", takenIfUnique(what))
 
 /** The keyset condition of a page of a table keyed by `id`, newest first. */
 export const pageAfter = (sql: SqlClient.SqlClient, cursor: string | undefined) => {

@@ -131,7 +131,11 @@ export const makeUsage = (sql: SqlClient.SqlClient) => {
       totals: toTotals(totals[0]),
       data,
       cursor: has_more && last !== undefined
-        ? encodeUsagePosition(q.group_by === "day" ? { g: q.group_by, k: last.key } : { g: q.group_by, k: last.key, c: typeof last.cost_usd === "number" ? last.cost_usd.toFixed(9) : String(last.cost_usd) })
+        ? encodeUsagePosition(
+          q.group_by === "day"
+            ? { g: q.group_by, k: last.key }
+            : { g: q.group_by, k: last.key, c: typeof last.cost_usd === "number" ? last.cost_usd.toFixed(9) : String(last.cost_usd) }
+        )
         : "",
       has_more
     } satisfies UsageReport

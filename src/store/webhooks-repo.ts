@@ -79,19 +79,22 @@ export interface ClaimedDelivery {
  * one dispatcher at a time per webhook, so its deliveries go out in order and no attempt runs
  * twice concurrently) and records each attempt with its result and the next attempt time.
  */
-export class Webhooks extends Context.Service<Webhooks, {
-  readonly create: (
-    tenant: Tenant,
-    input: { readonly url: string; readonly events: ReadonlyArray<string>; readonly secret: string }
-  ) => Effect.Effect<Webhook, UnknownWebhookEvent | NoWebhookEvents | SecretTooShort | UrlRefused>
-  readonly list: (tenant: Tenant, page: PageRequest) => Effect.Effect<Page<Webhook>>
-  readonly remove: (tenant: Tenant, id: string) => Effect.Effect<void, WebhookNotFound>
-  /** Clears the failing state; what queued meanwhile is due at once, oldest first. */
-  readonly enable: (tenant: Tenant, id: string) => Effect.Effect<Webhook, WebhookNotFound>
-  /** The URL and the decrypted secret, for the test endpoint. */
-  readonly target: (tenant: Tenant, id: string) => Effect.Effect<{ readonly url: string; readonly secret: string }, WebhookNotFound>
-  readonly listAlerts: (tenant: Tenant, page: PageRequest) => Effect.Effect<Page<Alert>>
-} & OutboxDispatch<ClaimedWebhook, ClaimedDelivery, { readonly webhooks: number; readonly perWebhook: number }>>()(
+export class Webhooks extends Context.Service<
+  Webhooks,
+  {
+    readonly create: (
+      tenant: Tenant,
+      input: { readonly url: string; readonly events: ReadonlyArray<string>; readonly secret: string }
+    ) => Effect.Effect<Webhook, UnknownWebhookEvent | NoWebhookEvents | SecretTooShort | UrlRefused>
+    readonly list: (tenant: Tenant, page: PageRequest) => Effect.Effect<Page<Webhook>>
+    readonly remove: (tenant: Tenant, id: string) => Effect.Effect<void, WebhookNotFound>
+    /** Clears the failing state; what queued meanwhile is due at once, oldest first. */
+    readonly enable: (tenant: Tenant, id: string) => Effect.Effect<Webhook, WebhookNotFound>
+    /** The URL and the decrypted secret, for the test endpoint. */
+    readonly target: (tenant: Tenant, id: string) => Effect.Effect<{ readonly url: string; readonly secret: string }, WebhookNotFound>
+    readonly listAlerts: (tenant: Tenant, page: PageRequest) => Effect.Effect<Page<Alert>>
+  } & OutboxDispatch<ClaimedWebhook, ClaimedDelivery, { readonly webhooks: number; readonly perWebhook: number }>
+>()(
   "signal-engine/store/Webhooks"
 ) {
   static readonly layer = Layer.effect(
@@ -112,11 +115,14 @@ export class Webhooks extends Context.Service<Webhooks, {
         const refusal = yield* policy.urlRefusal(input.url)
         if (refusal !== undefined) return yield* new UrlRefused(refusal)
         const events = webhookEventTypes.filter((t) => input.events.includes(t))
-        const rows = yield* changingTargets(sql, sql<WebhookRow>`
+        const rows = yield* changingTargets(
+          sql,
+          sql<WebhookRow>`
           INSERT INTO webhooks (id, org_id, environment, url, events, secret_ciphertext)
           VALUES (${makeId(webhookPrefix)}, ${tenant.orgId}, ${tenant.environment}, ${input.url},
             string_to_array(${events.join(",")}, ','), ${box.seal(input.secret)})
-          RETURNING ${sql.literal(webhookColumns)}`).pipe(Effect.orDie)
+          RETURNING ${sql.literal(webhookColumns)}`
+        ).pipe(Effect.orDie)
         return toWebhook(rows[0]!)
       })
 
@@ -128,8 +134,11 @@ export class Webhooks extends Context.Service<Webhooks, {
 
       const remove = Effect.fn("Webhooks.remove")(function*(tenant: Tenant, id: string) {
         // Its deliveries and attempts go with it (cascade): a deleted webhook gets nothing more.
-        const rows = yield* changingTargets(sql, sql`DELETE FROM webhooks WHERE id = ${id} AND org_id = ${tenant.orgId}
-          AND environment = ${tenant.environment} RETURNING id`).pipe(Effect.orDie)
+        const rows = yield* changingTargets(
+          sql,
+          sql`DELETE FROM webhooks WHERE id = ${id} AND org_id = ${tenant.orgId}
+          AND environment = ${tenant.environment} RETURNING id`
+        ).pipe(Effect.orDie)
         if (rows.length === 0) return yield* notFound(id)
       })
 

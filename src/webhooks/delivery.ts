@@ -6,7 +6,6 @@ import type { LookupFunction } from "node:net"
 import { sign, signatureHeader } from "./signing.ts"
 import { vetUrl, type VettedUrl } from "./url-policy.ts"
 
-
 // Connections are reused across deliveries; a pooled socket is connected to an address that was vetted.
 const httpAgent = new HttpAgent({ keepAlive: true, maxSockets: 64 })
 const httpsAgent = new HttpsAgent({ keepAlive: true, maxSockets: 64 })
@@ -81,8 +80,7 @@ export const deliver = (
   body: string,
   secret: string,
   options: { readonly allowedHosts: ReadonlySet<string>; readonly timeout: Duration.Duration }
-): Effect.Effect<AttemptResult> =>
-  deliverVetted(rawUrl, options, (target) => post(target, body, secret, options.timeout))
+): Effect.Effect<AttemptResult> => deliverVetted(rawUrl, options, (target) => post(target, body, secret, options.timeout))
 
 /** The same policy for any POST: refused URLs are a failed attempt that never connects. */
 export const deliverVetted = (

@@ -18,33 +18,37 @@ import { normalizeHost } from "./config.ts"
  * redirect it.
  */
 const blocked = new BlockList()
-for (const [net, prefix] of [
-  ["0.0.0.0", 8], // "this network", unspecified
-  ["10.0.0.0", 8],
-  ["100.64.0.0", 10], // CGNAT
-  ["127.0.0.0", 8],
-  ["169.254.0.0", 16], // link-local, cloud metadata
-  ["172.16.0.0", 12],
-  ["192.0.0.0", 24],
-  ["192.0.2.0", 24],
-  ["192.168.0.0", 16],
-  ["198.18.0.0", 15],
-  ["198.51.100.0", 24],
-  ["203.0.113.0", 24],
-  ["224.0.0.0", 4], // multicast
-  ["240.0.0.0", 4] // reserved, broadcast
-] as const) blocked.addSubnet(net, prefix, "ipv4")
+for (
+  const [net, prefix] of [
+    ["0.0.0.0", 8], // "this network", unspecified
+    ["10.0.0.0", 8],
+    ["100.64.0.0", 10], // CGNAT
+    ["127.0.0.0", 8],
+    ["169.254.0.0", 16], // link-local, cloud metadata
+    ["172.16.0.0", 12],
+    ["192.0.0.0", 24],
+    ["192.0.2.0", 24],
+    ["192.168.0.0", 16],
+    ["198.18.0.0", 15],
+    ["198.51.100.0", 24],
+    ["203.0.113.0", 24],
+    ["224.0.0.0", 4], // multicast
+    ["240.0.0.0", 4] // reserved, broadcast
+  ] as const
+) blocked.addSubnet(net, prefix, "ipv4")
 
 const globalUnicast = new BlockList()
 globalUnicast.addSubnet("2000::", 3, "ipv6")
 
 const notGlobal = new BlockList()
-for (const [net, prefix] of [
-  ["2001::", 23], // IETF protocol assignments: Teredo (2001::/32, embeds IPv4), benchmarking, ORCHID
-  ["2001:db8::", 32], // documentation
-  ["2002::", 16], // 6to4 (embeds IPv4)
-  ["3fff::", 20] // documentation
-] as const) notGlobal.addSubnet(net, prefix, "ipv6")
+for (
+  const [net, prefix] of [
+    ["2001::", 23], // IETF protocol assignments: Teredo (2001::/32, embeds IPv4), benchmarking, ORCHID
+    ["2001:db8::", 32], // documentation
+    ["2002::", 16], // 6to4 (embeds IPv4)
+    ["3fff::", 20] // documentation
+  ] as const
+) notGlobal.addSubnet(net, prefix, "ipv6")
 
 export const isPublicAddress = (address: string): boolean => {
   const family = isIP(address)

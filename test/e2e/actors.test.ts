@@ -7,8 +7,7 @@ import { logVariants } from "../support/log-variants.ts"
 import { waitFor } from "../support/wait.ts"
 
 /** What /readyz says of the node's actors. */
-const actorsOf = async (server: TestServer): Promise<{ in_memory: number; session_timers: number }> =>
-  (await call(server, "GET", "/readyz")).body.checks.actors
+const actorsOf = async (server: TestServer): Promise<{ in_memory: number; session_timers: number }> => (await call(server, "GET", "/readyz")).body.checks.actors
 
 describe.each(logVariants())("idle actors over %s", (_name, logEnv) => {
   let server: TestServer
@@ -17,10 +16,13 @@ describe.each(logVariants())("idle actors over %s", (_name, logEnv) => {
   beforeAll(async () => {
     server = await startServer({ env: { ...logEnv(), ACTOR_IDLE_TIMEOUT: "1 second" } })
     org = await bootstrapOrg(server.databaseUrl, "actors", "team")
-    await withStore(server.databaseUrl, Effect.gen(function*() {
-      const sql = yield* SqlClient.SqlClient
-      yield* sql`UPDATE orgs SET session_timeout_s = 8 WHERE id = ${org.org_id}`
-    }))
+    await withStore(
+      server.databaseUrl,
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        yield* sql`UPDATE orgs SET session_timeout_s = 8 WHERE id = ${org.org_id}`
+      })
+    )
   })
   afterAll(() => server?.stop())
 

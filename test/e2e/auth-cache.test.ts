@@ -68,8 +68,10 @@ describe("key lookups cached for an hour, dropped on every node when what they r
     expect((await call(a, "DELETE", `/api/v1/users/${leaver.userId}`, { key: admin })).status).toBe(204)
     await refused(b, () => signal(b, leaver.key), "invalid_license_key")
 
-    await withStore(a.databaseUrl, Effect.flatMap(SqlClient.SqlClient, (sql) =>
-      sql`UPDATE license_keys SET revoked_at = now() WHERE id = ${other.keyId}`).pipe(Effect.orDie))
+    await withStore(
+      a.databaseUrl,
+      Effect.flatMap(SqlClient.SqlClient, (sql) => sql`UPDATE license_keys SET revoked_at = now() WHERE id = ${other.keyId}`).pipe(Effect.orDie)
+    )
     await refused(b, () => signal(b, other.key), "invalid_license_key")
 
     // The others' keys still work after the cache was dropped (looked up again).
@@ -94,15 +96,18 @@ describe("key lookups cached for an hour, dropped on every node when what they r
     const { user } = await setUp("cache-cut")
     const u = await user("cut@cache.dev")
     expect((await signal(b, u.key)).status).toBe(200)
-    await withStore(a.databaseUrl, Effect.flatMap(SqlClient.SqlClient, (sql) =>
-      Effect.andThen(
-        // Every node's listener of the notices goes (the connections are ended by the server), and
-        // the key is revoked before they are back.
-        sql`SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+    await withStore(
+      a.databaseUrl,
+      Effect.flatMap(SqlClient.SqlClient, (sql) =>
+        Effect.andThen(
+          // Every node's listener of the notices goes (the connections are ended by the server), and
+          // the key is revoked before they are back.
+          sql`SELECT pg_terminate_backend(pid) FROM pg_stat_activity
           WHERE datname = current_database() AND pid <> pg_backend_pid()
             AND query ILIKE '%LISTEN%signal_engine_principals%'`,
-        sql`UPDATE license_keys SET revoked_at = now() WHERE id = ${u.keyId}`
-      )).pipe(Effect.orDie))
+          sql`UPDATE license_keys SET revoked_at = now() WHERE id = ${u.keyId}`
+        )).pipe(Effect.orDie)
+    )
     await refused(b, () => signal(b, u.key), "invalid_license_key")
   })
 })

@@ -36,18 +36,57 @@ beforeAll(async () => {
   teamId = team.body.id
   for (const [name, inTeam] of [["a", true], ["b", true], ["c", false]] as const) {
     const user = await call(server, "POST", "/api/v1/users", {
-      key: live, body: { email: `${name}@budgets.dev`, name, team_ids: inTeam ? [teamId] : [] }
+      key: live,
+      body: { email: `${name}@budgets.dev`, name, team_ids: inTeam ? [teamId] : [] }
     })
     expect(user.status).toBe(201)
     const license = await call(server, "POST", "/api/v1/license-keys", { key: live, body: { user_id: user.body.id } })
     users[name] = { id: user.body.id, key: license.body.key }
   }
-  ruleIds.org = await rule({ name: "org tokens", type: "budget", scope: "org", scope_id: acme.org_id, condition: { window: "daily", metric: "tokens_total", threshold: 1000 } })
-  ruleIds.team = await rule({ name: "team input", type: "budget", scope: "team", scope_id: teamId, condition: { window: "monthly", metric: "tokens_in", threshold: 500 } })
-  ruleIds.project = await rule({ name: "repo-x cost", type: "budget", scope: "project", scope_id: "repo-x", condition: { window: "daily", metric: "cost_usd", threshold: 0.001 }, action: "warn" })
-  ruleIds.user = await rule({ name: "a output", type: "budget", scope: "user", scope_id: users.a.id, condition: { window: "daily", metric: "tokens_out", threshold: 50 } })
-  ruleIds.perUser = await rule({ name: "per user", type: "user_limit", scope: "org", scope_id: acme.org_id, condition: { window: "daily", metric: "tokens_total", per_user: 400 } })
-  ruleIds.teamPerUser = await rule({ name: "team per user", type: "user_limit", scope: "team", scope_id: teamId, condition: { window: "monthly", metric: "tokens_total", per_user: 100 }, enabled: false })
+  ruleIds.org = await rule({
+    name: "org tokens",
+    type: "budget",
+    scope: "org",
+    scope_id: acme.org_id,
+    condition: { window: "daily", metric: "tokens_total", threshold: 1000 }
+  })
+  ruleIds.team = await rule({
+    name: "team input",
+    type: "budget",
+    scope: "team",
+    scope_id: teamId,
+    condition: { window: "monthly", metric: "tokens_in", threshold: 500 }
+  })
+  ruleIds.project = await rule({
+    name: "repo-x cost",
+    type: "budget",
+    scope: "project",
+    scope_id: "repo-x",
+    condition: { window: "daily", metric: "cost_usd", threshold: 0.001 },
+    action: "warn"
+  })
+  ruleIds.user = await rule({
+    name: "a output",
+    type: "budget",
+    scope: "user",
+    scope_id: users.a.id,
+    condition: { window: "daily", metric: "tokens_out", threshold: 50 }
+  })
+  ruleIds.perUser = await rule({
+    name: "per user",
+    type: "user_limit",
+    scope: "org",
+    scope_id: acme.org_id,
+    condition: { window: "daily", metric: "tokens_total", per_user: 400 }
+  })
+  ruleIds.teamPerUser = await rule({
+    name: "team per user",
+    type: "user_limit",
+    scope: "team",
+    scope_id: teamId,
+    condition: { window: "monthly", metric: "tokens_total", per_user: 100 },
+    enabled: false
+  })
   // Not a budget: never listed.
   await rule({ name: "no gpt", type: "model_filter", scope: "org", scope_id: acme.org_id, condition: { model: { in: ["gpt-4o"] } } })
 
@@ -59,7 +98,9 @@ beforeAll(async () => {
   // Answered with a session: processed and committed, so the counters hold them.
   for (const a of answers) expect(a.body, JSON.stringify(a.body)).toMatchObject({ ok: true, session_id: expect.any(String) })
   const usage = await get(server, live, "/api/v1/usage", {
-    group_by: "project", from: new Date(Date.now() - 86_400_000).toISOString(), to: new Date(Date.now() + 60_000).toISOString()
+    group_by: "project",
+    from: new Date(Date.now() - 86_400_000).toISOString(),
+    to: new Date(Date.now() + 60_000).toISOString()
   })
   projectCost = usage.body.data.find((g: any) => g.key === "repo-x").cost_usd
   expect(projectCost).toBeGreaterThan(0.001)
@@ -87,14 +128,30 @@ describe("GET /api/v1/budgets", () => {
     const monthly = { window: "monthly", window_start: next(`${month}-01`, {}), window_end: next(`${month}-01`, { months: 1 }) }
 
     expect(byId.get(ruleIds.org)).toEqual({
-      rule_id: ruleIds.org, name: "org tokens", type: "budget", enabled: true, action: "log", scope: "org", scope_id: acme.org_id,
-      ...daily, metric: "tokens_total", limit: 1000, current: 660, percent: 66, state: "ok"
+      rule_id: ruleIds.org,
+      name: "org tokens",
+      type: "budget",
+      enabled: true,
+      action: "log",
+      scope: "org",
+      scope_id: acme.org_id,
+      ...daily,
+      metric: "tokens_total",
+      limit: 1000,
+      current: 660,
+      percent: 66,
+      state: "ok"
     })
     // The team's members only (c is not in it): 300 + 100 of 500 is 80%.
     expect(byId.get(ruleIds.team)).toMatchObject({ ...monthly, metric: "tokens_in", limit: 500, current: 400, percent: 80, state: "warning" })
     // The project's cost as the usage report sums it.
     expect(byId.get(ruleIds.project)).toMatchObject({
-      ...daily, action: "warn", metric: "cost_usd", limit: 0.001, current: projectCost, state: "exceeded",
+      ...daily,
+      action: "warn",
+      metric: "cost_usd",
+      limit: 0.001,
+      current: projectCost,
+      state: "exceeded",
       percent: Math.round(projectCost / 0.001 * 1000) / 10
     })
     // At the limit is exceeded: the rule acts on the next signal.
@@ -104,13 +161,33 @@ describe("GET /api/v1/budgets", () => {
     }
     // Per user: a 350, b 110, c 200 of 400 each.
     expect(byId.get(ruleIds.perUser)).toEqual({
-      rule_id: ruleIds.perUser, name: "per user", type: "user_limit", enabled: true, action: "log", scope: "org", scope_id: acme.org_id,
-      ...daily, metric: "tokens_total", limit: 400, current: 350, percent: 87.5, state: "warning",
-      users_warning: 1, users_exceeded: 0, top_user_id: users.a.id
+      rule_id: ruleIds.perUser,
+      name: "per user",
+      type: "user_limit",
+      enabled: true,
+      action: "log",
+      scope: "org",
+      scope_id: acme.org_id,
+      ...daily,
+      metric: "tokens_total",
+      limit: 400,
+      current: 350,
+      percent: 87.5,
+      state: "warning",
+      users_warning: 1,
+      users_exceeded: 0,
+      top_user_id: users.a.id
     })
     // A disabled limit is listed with its figures too; the team's members only.
     expect(byId.get(ruleIds.teamPerUser)).toMatchObject({
-      enabled: false, ...monthly, limit: 100, current: 350, state: "exceeded", users_warning: 0, users_exceeded: 2, top_user_id: users.a.id
+      enabled: false,
+      ...monthly,
+      limit: 100,
+      current: 350,
+      state: "exceeded",
+      users_warning: 0,
+      users_exceeded: 2,
+      top_user_id: users.a.id
     })
   })
 
@@ -142,7 +219,14 @@ describe("GET /api/v1/budgets", () => {
     // A test-environment budget over the same org has seen none of the live signals.
     const created = await call(server, "POST", "/api/v1/rules", {
       key: acme.api_key_test,
-      body: { name: "test org", type: "budget", scope: "org", scope_id: acme.org_id, condition: { window: "daily", metric: "tokens_total", threshold: 10 }, action: "log" }
+      body: {
+        name: "test org",
+        type: "budget",
+        scope: "org",
+        scope_id: acme.org_id,
+        condition: { window: "daily", metric: "tokens_total", threshold: 10 },
+        action: "log"
+      }
     })
     expect(created.status).toBe(201)
     expect((await get(server, acme.api_key_test, "/api/v1/budgets", {})).body.data).toEqual([

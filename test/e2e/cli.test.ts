@@ -29,8 +29,12 @@ const cli = async (databaseUrl: string, ...args: Array<string>) => {
 /** Runs `signal-engine ARGS` and answers how it ended, whatever the exit code (PgLog: no Kafka settings). */
 const attempt = (env: Record<string, string>, ...args: Array<string>) =>
   new Promise<{ readonly code: number | null; readonly stdout: string; readonly stderr: string }>((resolve) => {
-    execFile(process.execPath, [bin, ...args], { env: { ...childEnv({}), NODE_NO_WARNINGS: "1", ...env } }, (error, stdout, stderr) =>
-      resolve({ code: error === null ? 0 : typeof error.code === "number" ? error.code : null, stdout, stderr }))
+    execFile(
+      process.execPath,
+      [bin, ...args],
+      { env: { ...childEnv({}), NODE_NO_WARNINGS: "1", ...env } },
+      (error, stdout, stderr) => resolve({ code: error === null ? 0 : typeof error.code === "number" ? error.code : null, stdout, stderr })
+    )
   })
 
 let databaseUrl: string
@@ -64,10 +68,14 @@ describe("signal-engine admin", () => {
   // the suite's default 30 s.
   it("create-user, create-api-key with scopes, create-license-key and revoke-key", { timeout: 90_000 }, async () => {
     const boot = JSON.parse(await cli(databaseUrl, "admin", "bootstrap", "--org", "keys-org", "--json"))
-    const user = JSON.parse(await cli(databaseUrl, "admin", "create-user", "--org", "keys-org", "--email", "bo@keys.test", "--name", "Bo", "--team", boot.team_id, "--json"))
+    const user = JSON.parse(
+      await cli(databaseUrl, "admin", "create-user", "--org", "keys-org", "--email", "bo@keys.test", "--name", "Bo", "--team", boot.team_id, "--json")
+    )
     expect(user).toMatchObject({ email: "bo@keys.test", team_ids: [boot.team_id] })
 
-    const key = JSON.parse(await cli(databaseUrl, "admin", "create-api-key", "--org", boot.org_id, "--env", "live", "--scopes", "rules:read,events:read", "--json"))
+    const key = JSON.parse(
+      await cli(databaseUrl, "admin", "create-api-key", "--org", boot.org_id, "--env", "live", "--scopes", "rules:read,events:read", "--json")
+    )
     expect(key.scopes).toEqual(["rules:read", "events:read"])
     expect((await call(server, "GET", "/api/v1/org", { key: key.key })).body.code).toBe("insufficient_scope")
 
@@ -89,8 +97,7 @@ describe("migrations", () => {
   it("several nodes migrating one empty database at once all succeed, once", async () => {
     const url = await freshDatabase()
     const results = await Promise.all(
-      Array.from({ length: 4 }, () =>
-        Effect.runPromise(migrate.pipe(Effect.provide(databaseFromUrl(url)), Effect.provide(NodeServices.layer), Effect.scoped)))
+      Array.from({ length: 4 }, () => Effect.runPromise(migrate.pipe(Effect.provide(databaseFromUrl(url)), Effect.provide(NodeServices.layer), Effect.scoped)))
     )
     expect(results.filter((applied) => applied.length > 0)).toHaveLength(1)
     const rows = await Effect.runPromise(
@@ -184,7 +191,8 @@ describe("the generated webhook key warning", () => {
       node.stdout.on("data", (chunk: Buffer) => {
         stdout += chunk.toString()
         if (stdout.includes("listening on")) resolve()
-      }))
+      })
+    )
     node.kill("SIGTERM")
     await exited
     expect(stderr.match(warning)).toHaveLength(1)
@@ -206,8 +214,19 @@ describe("a port in use", () => {
     dir = mkdtempSync(join(tmpdir(), "signal-engine-ports-"))
     // A certificate only for TLS to be configured; the service stops before it would serve with it.
     execFileSync("openssl", [
-      "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-keyout", join(dir, "key.pem"), "-out", join(dir, "cert.pem"),
-      "-subj", "/CN=localhost"
+      "req",
+      "-x509",
+      "-newkey",
+      "rsa:2048",
+      "-nodes",
+      "-days",
+      "1",
+      "-keyout",
+      join(dir, "key.pem"),
+      "-out",
+      join(dir, "cert.pem"),
+      "-subj",
+      "/CN=localhost"
     ], { stdio: "ignore" })
   })
   afterAll(() => {
@@ -222,10 +241,12 @@ describe("a port in use", () => {
     expect(run.code).toBe(1)
     expect(run.stderr).toContain(`signal-engine: port ${port} on 127.0.0.1 is in use (EADDRINUSE): stop the other process or set PORT`)
     // Nothing was migrated, no demo org made (its credentials are shown once).
-    const tables = await Effect.runPromise(Effect.gen(function*() {
-      const sql = yield* SqlClient.SqlClient
-      return yield* sql`SELECT 1 FROM information_schema.tables WHERE table_schema = 'public'`
-    }).pipe(Effect.provide(databaseFromUrl(url)), Effect.scoped))
+    const tables = await Effect.runPromise(
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        return yield* sql`SELECT 1 FROM information_schema.tables WHERE table_schema = 'public'`
+      }).pipe(Effect.provide(databaseFromUrl(url)), Effect.scoped)
+    )
     expect(tables).toEqual([])
     expect(run.stdout).not.toContain("Created the demo org")
   })
@@ -233,8 +254,12 @@ describe("a port in use", () => {
   it("names the TLS redirect port and HTTP_REDIRECT_PORT when that one is taken", async () => {
     const redirect = await occupy()
     const run = await attempt({
-      DATABASE_URL: databaseUrl, HOST: "127.0.0.1", PORT: String(await freePort()), HTTP_REDIRECT_PORT: String(redirect),
-      TLS_CERT: join(dir, "cert.pem"), TLS_KEY: join(dir, "key.pem")
+      DATABASE_URL: databaseUrl,
+      HOST: "127.0.0.1",
+      PORT: String(await freePort()),
+      HTTP_REDIRECT_PORT: String(redirect),
+      TLS_CERT: join(dir, "cert.pem"),
+      TLS_KEY: join(dir, "key.pem")
     }, "serve")
     expect(run.code).toBe(1)
     expect(run.stderr).toContain(

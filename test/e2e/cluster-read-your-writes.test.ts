@@ -23,7 +23,7 @@ const delayUntil = async (
   what: string
 ): Promise<Delay> => {
   const deadline = since + 10_000
-  for (let probes = 1; ; probes++) {
+  for (let probes = 1;; probes++) {
     const answers = await probe()
     if (answers.every(done)) return { ms: Date.now() - since, first: probes === 1 }
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; last answers: ${JSON.stringify(answers.map((a) => a.body))}`)
@@ -83,7 +83,10 @@ describe.each(logVariants())("changes made through one node, over %s", (name, lo
         // A per-user limit (judged by the owner of each user's partition, A or B) created on A
         // below what every user spent: A's next signal of every user is blocked.
         const limit = await rule({
-          name: `limit ${trial}`, type: "user_limit", action: "block", action_config: { message: "limit" },
+          name: `limit ${trial}`,
+          type: "user_limit",
+          action: "block",
+          action_config: { message: "limit" },
           condition: { window: "daily", metric: "tokens_total", per_user: 1 }
         })
         for (const answer of await everyone(a)()) expect(answer.body, `trial ${trial}: A after the limit`).toMatchObject({ ok: false, rule_id: limit })
@@ -92,7 +95,10 @@ describe.each(logVariants())("changes made through one node, over %s", (name, lo
 
         // The same through B: as soon as B hears of it.
         const limitB = await rule({
-          name: `limit B ${trial}`, type: "user_limit", action: "block", action_config: { message: "limit" },
+          name: `limit B ${trial}`,
+          type: "user_limit",
+          action: "block",
+          action_config: { message: "limit" },
           condition: { window: "daily", metric: "tokens_total", per_user: 1 }
         })
         const limitedB = (r: JsonResponse) => r.body.ok === false && r.body.rule_id === limitB
@@ -103,7 +109,10 @@ describe.each(logVariants())("changes made through one node, over %s", (name, lo
 
         // A model block created on A, then disabled on A: B's answers follow.
         const block = await rule({
-          name: `no o3 ${trial}`, type: "model_filter", action: "block", action_config: { message: "no o3" },
+          name: `no o3 ${trial}`,
+          type: "model_filter",
+          action: "block",
+          action_config: { message: "no o3" },
           condition: { model: { in: ["o3"] } }
         })
         const blocked = (r: JsonResponse) => r.body.ok === false && r.body.rule_id === block
@@ -120,12 +129,18 @@ describe.each(logVariants())("changes made through one node, over %s", (name, lo
       // back a second later): B, owning some users' partitions, hears of a rule created through A
       // only from A's signals (their rules version), and still judges A's next signals by it.
       for (let trial = 0; trial < 5; trial++) {
-        await withStore(databaseUrl, Effect.flatMap(SqlClient.SqlClient, (sql) =>
-          sql`SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+        await withStore(
+          databaseUrl,
+          Effect.flatMap(SqlClient.SqlClient, (sql) =>
+            sql`SELECT pg_terminate_backend(pid) FROM pg_stat_activity
             WHERE datname = current_database() AND pid <> pg_backend_pid()
-              AND query ILIKE '%LISTEN%signal_engine_rules%'`).pipe(Effect.orDie))
+              AND query ILIKE '%LISTEN%signal_engine_rules%'`).pipe(Effect.orDie)
+        )
         const limit = await rule({
-          name: `unheard limit ${trial}`, type: "user_limit", action: "block", action_config: { message: "limit" },
+          name: `unheard limit ${trial}`,
+          type: "user_limit",
+          action: "block",
+          action_config: { message: "limit" },
           condition: { window: "daily", metric: "tokens_total", per_user: 1 }
         })
         for (const answer of await everyone(a)()) expect(answer.body, `trial ${trial}: unheard limit`).toMatchObject({ ok: false, rule_id: limit })
@@ -137,7 +152,10 @@ describe.each(logVariants())("changes made through one node, over %s", (name, lo
       // both nodes cache): A's next signal of every user counts in the new zone's day, B's as soon
       // as B hears. A per-user limit every user has spent today (UTC) tells the days apart.
       const zoneLimit = await rule({
-        name: "zone limit", type: "user_limit", action: "block", action_config: { message: "limit" },
+        name: "zone limit",
+        type: "user_limit",
+        action: "block",
+        action_config: { message: "limit" },
         condition: { window: "daily", metric: "tokens_total", per_user: 5 }
       })
       const spentToday = (r: JsonResponse) => r.body.ok === false && r.body.rule_id === zoneLimit
@@ -168,13 +186,16 @@ describe.each(logVariants())("changes made through one node, over %s", (name, lo
         revoked.push(await delayUntil(Date.now(), async () => [await signal(b, u.key)], (r) => r.status === 401, "B to refuse the key"))
       }
 
-      console.log(`read-your-writes across nodes over ${name}: the delay from A's answer to B's first answer showing the change`, JSON.stringify({
-        rule_created: summary(created),
-        rule_disabled: summary(disabled),
-        user_limit_created: summary(limited),
-        org_time_zone_changed: summary(zoned),
-        license_key_revoked: summary(revoked)
-      }))
+      console.log(
+        `read-your-writes across nodes over ${name}: the delay from A's answer to B's first answer showing the change`,
+        JSON.stringify({
+          rule_created: summary(created),
+          rule_disabled: summary(disabled),
+          user_limit_created: summary(limited),
+          org_time_zone_changed: summary(zoned),
+          license_key_revoked: summary(revoked)
+        })
+      )
     } finally {
       await b.stop()
       await a.stop()

@@ -59,8 +59,13 @@ describe.each(logVariants())("a shared budget across two nodes over %s", (_name,
     const created = await call(a, "POST", "/api/v1/rules", {
       key: o.api_key_live!,
       body: {
-        name: "Org daily tokens", type: "budget", scope: "org", scope_id: o.org_id,
-        condition: { window: "daily", metric, threshold: 1000 }, action: "block", action_config: { message: "spent" }
+        name: "Org daily tokens",
+        type: "budget",
+        scope: "org",
+        scope_id: o.org_id,
+        condition: { window: "daily", metric, threshold: 1000 },
+        action: "block",
+        action_config: { message: "spent" }
       }
     })
     expect(created.status).toBe(201)
@@ -153,14 +158,18 @@ describe.each(logVariants())("a shared budget across two nodes over %s", (_name,
     return overshoot
   }
 
-  it("lets at most one signal per sender beyond it while users on both nodes send at once (none when one node folds them all)", { timeout: 240_000 }, async () => {
-    // Each node judges its partitions' signals with the other node's counts as last announced: a
-    // sender's signal folded before the crossing was heard is the most that gets through.
-    for (const o of await crowds("crowd", `${partitions * 2} senders, every partition`, 5, () => true)) {
-      expect(o).toBeGreaterThanOrEqual(0)
-      expect(o).toBeLessThanOrEqual(partitions * 2)
+  it(
+    "lets at most one signal per sender beyond it while users on both nodes send at once (none when one node folds them all)",
+    { timeout: 240_000 },
+    async () => {
+      // Each node judges its partitions' signals with the other node's counts as last announced: a
+      // sender's signal folded before the crossing was heard is the most that gets through.
+      for (const o of await crowds("crowd", `${partitions * 2} senders, every partition`, 5, () => true)) {
+        expect(o).toBeGreaterThanOrEqual(0)
+        expect(o).toBeLessThanOrEqual(partitions * 2)
+      }
+      // Users on A's partitions only, sending through both nodes: A folds them all, exactly.
+      for (const o of await crowds("crowd-a", "senders through both nodes, A's partitions", 3, (p) => ownerOf.get(p) === nodeA)) expect(o).toBe(0)
     }
-    // Users on A's partitions only, sending through both nodes: A folds them all, exactly.
-    for (const o of await crowds("crowd-a", "senders through both nodes, A's partitions", 3, (p) => ownerOf.get(p) === nodeA)) expect(o).toBe(0)
-  })
+  )
 })

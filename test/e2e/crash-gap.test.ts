@@ -39,8 +39,15 @@ describe.each(logVariants())("kill -9 between verdict and commit over %s", (name
     const receiver = await startReceiver(() => ({ status: 200 }))
     const databaseUrl = await freshDatabase()
     const env = {
-      ...logEnv(), DATABASE_URL: databaseUrl, PORT: String(await freePort()), HOST: "127.0.0.1", DEMO_BOOTSTRAP: "false",
-      WEBHOOK_ALLOWED_HOSTS: "127.0.0.1", WEBHOOK_RETRY_SCALE: "0.001", WEBHOOK_TIMEOUT: "1 second", WEBHOOK_POLL_INTERVAL: "20 millis"
+      ...logEnv(),
+      DATABASE_URL: databaseUrl,
+      PORT: String(await freePort()),
+      HOST: "127.0.0.1",
+      DEMO_BOOTSTRAP: "false",
+      WEBHOOK_ALLOWED_HOSTS: "127.0.0.1",
+      WEBHOOK_RETRY_SCALE: "0.001",
+      WEBHOOK_TIMEOUT: "1 second",
+      WEBHOOK_POLL_INTERVAL: "20 millis"
     }
     let node = await spawnServer(env)
     const db = await connect(databaseUrl)
@@ -59,8 +66,13 @@ describe.each(logVariants())("kill -9 between verdict and commit over %s", (name
       const budget = await call(node, "POST", "/api/v1/rules", {
         ...admin,
         body: {
-          scope: "user", scope_id: org.user_id, name: "Daily tokens", type: "budget", action: "block",
-          action_config: { message: "daily tokens spent" }, condition: { window: "daily", metric: "tokens_total", threshold: 100 }
+          scope: "user",
+          scope_id: org.user_id,
+          name: "Daily tokens",
+          type: "budget",
+          action: "block",
+          action_config: { message: "daily tokens spent" },
+          condition: { window: "daily", metric: "tokens_total", threshold: 100 }
         }
       })
       expect(budget.status, JSON.stringify(budget.body)).toBe(201)
@@ -116,7 +128,7 @@ describe.each(logVariants())("kill -9 between verdict and commit over %s", (name
       // The killed node's commit is still waiting on the lock in its PostgreSQL backend.
       const waiting = (await db.query(waitingSql)).rows.map((r) => r.pid as number)
       expect(waiting.length).toBeGreaterThanOrEqual(1)
-      if (endOrphan) for (const pid of waiting) await db.query("SELECT pg_terminate_backend($1)", [pid])
+      if (endOrphan) { for (const pid of waiting) await db.query("SELECT pg_terminate_backend($1)", [pid]) }
       await holder.query("ROLLBACK")
       // Its backend exits once it has finished (or been ended): then what it wrote is visible.
       await waitFor(() => db.query("SELECT pid FROM pg_stat_activity WHERE pid = ANY($1)", [waiting]), (r) => r.rowCount === 0, {
@@ -136,7 +148,8 @@ describe.each(logVariants())("kill -9 between verdict and commit over %s", (name
 
       // 1. Every signal answered before the kill is an event exactly once.
       const events = await waitFor(() => eventsOf(signalIds), (ids) => signalIds.every((id) => ids.includes(id)), {
-        timeoutMs: 60_000, what: "the answered signals to be folded again"
+        timeoutMs: 60_000,
+        what: "the answered signals to be folded again"
       })
       const foldedAt = Date.now()
       expect(events.toSorted()).toEqual(signalIds.toSorted())
@@ -167,7 +180,8 @@ describe.each(logVariants())("kill -9 between verdict and commit over %s", (name
       // id once (the receiver answers 200, so no delivery is retried).
       const expected = ["session.started:warm", "session.started:gap-a", "session.started:gap-b", "budget.warning", "budget.exceeded"]
       await waitFor(async () => receiver.events().map(label), (got) => expected.every((x) => got.includes(x)), {
-        timeoutMs: 30_000, what: "the webhooks caused before the kill"
+        timeoutMs: 30_000,
+        what: "the webhooks caused before the kill"
       })
       await new Promise((r) => setTimeout(r, 1_000)) // a duplicate would come within a few polls
       const after = await owed()

@@ -47,15 +47,18 @@ describe.each(variants)("crash safety over %s", (_name, logEnv) => {
     const second = await spawnServer({ ...env, PORT: String(await freePort()) })
     try {
       const query = () =>
-        withStore(databaseUrl, Effect.gen(function*() {
-          const sql = yield* SqlClient.SqlClient
-          // One statement, so events and session counts come from the same snapshot while the
-          // restarted node may still be projecting records that were never acknowledged.
-          const rows = yield* sql<{ readonly events: ReadonlyArray<string> | null; readonly counted: number }>`
+        withStore(
+          databaseUrl,
+          Effect.gen(function*() {
+            const sql = yield* SqlClient.SqlClient
+            // One statement, so events and session counts come from the same snapshot while the
+            // restarted node may still be projecting records that were never acknowledged.
+            const rows = yield* sql<{ readonly events: ReadonlyArray<string> | null; readonly counted: number }>`
             SELECT (SELECT array_agg(signal_id) FROM events WHERE org_id = ${org.org_id}) AS events,
                    (SELECT coalesce(sum(signal_count), 0)::int FROM sessions WHERE org_id = ${org.org_id}) AS counted`
-          return { events: [...(rows[0]?.events ?? [])], counted: rows[0]?.counted ?? 0 }
-        }))
+            return { events: [...(rows[0]?.events ?? [])], counted: rows[0]?.counted ?? 0 }
+          })
+        )
       const acked = new Set(acknowledged)
       const state = await waitFor(query, (s) => [...acked].every((id) => s.events.includes(id)), {
         timeoutMs: 60_000,

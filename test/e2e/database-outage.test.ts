@@ -53,7 +53,9 @@ describe("a PostgreSQL outage", () => {
     expect((await timed("/api/v1/rules", org.api_key_live!)).status).toBe(200)
 
     await pg.stop()
-    for (const [path, key] of [["/api/v1/rules", org.api_key_live!], ["/api/v1/sessions", org.api_key_live!], ["/engine/v1/sessions", org.license_key]] as const) {
+    for (
+      const [path, key] of [["/api/v1/rules", org.api_key_live!], ["/api/v1/sessions", org.api_key_live!], ["/engine/v1/sessions", org.license_key]] as const
+    ) {
       const res = await timed(path, key)
       expect(res.status, `${path}: ${JSON.stringify(res.body)}`).toBe(503)
       expect(res.body).toEqual({
@@ -114,10 +116,14 @@ describe("a PostgreSQL outage over Kafka", () => {
 
     await startPostgres()
     const ids = during.map((r) => r.body.signal_id as string)
-    await waitFor(async () => {
-      const found = await Promise.all(ids.map((id) => call(server, "GET", `/api/v1/events/evt_${id.slice(4)}`, { key: org.api_key_live! })))
-      return found.map((r) => r.status)
-    }, (statuses) => statuses.every((s) => s === 200), { timeoutMs: 30_000, what: "every signal answered ok during the outage" })
+    await waitFor(
+      async () => {
+        const found = await Promise.all(ids.map((id) => call(server, "GET", `/api/v1/events/evt_${id.slice(4)}`, { key: org.api_key_live! })))
+        return found.map((r) => r.status)
+      },
+      (statuses) => statuses.every((s) => s === 200),
+      { timeoutMs: 30_000, what: "every signal answered ok during the outage" }
+    )
   })
 })
 
@@ -163,11 +169,23 @@ describe.each(logVariants())("a PostgreSQL outage under load over %s", (name, lo
         // management read served again after the database's start.
         const down = answers.filter((x) => x.at > stopped && x.at < started)
         const served = answers.find((x) => x.at > started && x.what === "/api/v1/rules" && x.status === 200)!
-        appendFileSync(process.env.OUTAGE_TIMELINE, `${name}: slowest answer while down ${Math.round(Math.max(...down.map((x) => x.ms)))} ms; ` +
-          `management served again ${Math.round(served.at + served.ms - started)} ms after the database's start; signals while down: ` +
-          JSON.stringify(Object.fromEntries(Object.entries(Object.groupBy(down.filter((x) => x.what === "signal"), (x) => `${x.status} ${x.body?.code ?? x.body?.reason ?? x.body?.action ?? ""}`)).map(([k, v]) => [k, v!.length]))) + "\n")
-        appendFileSync(process.env.OUTAGE_TIMELINE, `${name}: stopped at ${Math.round(stopped)}, started at ${Math.round(started)}\n` +
-          answers.filter((x) => x.ms > 300).map((x) => `${Math.round(x.at)} +${Math.round(x.ms)} ${x.what} ${x.status} ${x.body?.code ?? x.body?.action ?? ""}`).join("\n") + "\n")
+        appendFileSync(
+          process.env.OUTAGE_TIMELINE,
+          `${name}: slowest answer while down ${Math.round(Math.max(...down.map((x) => x.ms)))} ms; ` +
+            `management served again ${Math.round(served.at + served.ms - started)} ms after the database's start; signals while down: ` +
+            JSON.stringify(Object.fromEntries(
+              Object.entries(
+                Object.groupBy(down.filter((x) => x.what === "signal"), (x) => `${x.status} ${x.body?.code ?? x.body?.reason ?? x.body?.action ?? ""}`)
+              ).map(([k, v]) => [k, v!.length])
+            )) + "\n"
+        )
+        appendFileSync(
+          process.env.OUTAGE_TIMELINE,
+          `${name}: stopped at ${Math.round(stopped)}, started at ${Math.round(started)}\n` +
+            answers.filter((x) => x.ms > 300).map((x) =>
+              `${Math.round(x.at)} +${Math.round(x.ms)} ${x.what} ${x.status} ${x.body?.code ?? x.body?.action ?? ""}`
+            ).join("\n") + "\n"
+        )
       }
 
       for (const x of answers) {

@@ -128,7 +128,8 @@ describe("the compose topology, run natively", () => {
         { timeoutMs: 60_000, what: "the group to split the partitions between the two nodes" }
       )
       // The README's one command (here without docker compose exec): the demo org.
-      const { stdout } = await run(process.execPath, [join(repoRoot, "bin", "signal-engine.js"), "admin", "bootstrap", "--org", "demo", "--plan", "team", "--json"], {
+      const { stdout } = await run(process.execPath, [join(repoRoot, "bin", "signal-engine.js"), "admin", "bootstrap", "--org", "demo", "--plan", "team",
+        "--json"], {
         env: { ...process.env, DATABASE_URL: databaseUrl, NODE_NO_WARNINGS: "1" }
       })
       const demo = JSON.parse(stdout)

@@ -5,9 +5,12 @@ import { runTool } from "../support/deploy-tools.ts"
 
 const chart = "infra/helm/signal-engine"
 const values = [
-  "--set", "secrets.databaseUrl=postgres://se:pw@db.internal:5432/signal_engine",
-  "--set", "secrets.clusterSecret=a-cluster-secret-of-the-test",
-  "--set", "secrets.webhookSecretKey=" + "ab".repeat(32)
+  "--set",
+  "secrets.databaseUrl=postgres://se:pw@db.internal:5432/signal_engine",
+  "--set",
+  "secrets.clusterSecret=a-cluster-secret-of-the-test",
+  "--set",
+  "secrets.webhookSecretKey=" + "ab".repeat(32)
 ]
 
 /** `helm template` of the chart: its manifests by kind. */
@@ -21,8 +24,7 @@ const render = async (...args: Array<string>) => {
 }
 
 /** A setting's value as the service reads it (Effect's own Duration parser, as in src/config.ts). */
-const duration = (value: string) =>
-  Duration.toMillis(Effect.runSync(Config.Duration("V").parse(ConfigProvider.fromEnv({ env: { V: value } }))))
+const duration = (value: string) => Duration.toMillis(Effect.runSync(Config.Duration("V").parse(ConfigProvider.fromEnv({ env: { V: value } }))))
 
 describe("the Helm chart", () => {
   it("passes helm lint", async () => {

@@ -90,8 +90,13 @@ describe("the image's contents, laid out natively", () => {
   // A RUN line, as the image's shell would run it (npm comes from the system, node is Node 24).
   const sh = (command: string, cwd: string) =>
     new Promise<void>((resolve, reject) =>
-      execFile("sh", ["-c", command], { cwd, env: { ...process.env, PATH: `${nodeBin}:${process.env.PATH}` }, maxBuffer: 64 * 1024 * 1024 }, (error, _out, stderr) =>
-        error === null ? resolve() : reject(new Error(`${command}: ${stderr}`))))
+      execFile(
+        "sh",
+        ["-c", command],
+        { cwd, env: { ...process.env, PATH: `${nodeBin}:${process.env.PATH}` }, maxBuffer: 64 * 1024 * 1024 },
+        (error, _out, stderr) => error === null ? resolve() : reject(new Error(`${command}: ${stderr}`))
+      )
+    )
 
   it("serves with what the image holds, and its HEALTHCHECK command says so", { timeout: 240_000 }, async () => {
     const workdir = (stage: Stage) => join(dir, stage.name || "final", one(stage, "WORKDIR").Path)

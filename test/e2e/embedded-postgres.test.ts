@@ -37,7 +37,11 @@ describe.each(logVariants())("the embedded PostgreSQL over %s", (_name, logEnv) 
     const port = await freePort()
     const pgPort = await freePort()
     const env = {
-      ...logEnv(), DATA_DIR: dataDir, EMBEDDED_POSTGRES_PORT: String(pgPort), PORT: String(port), HOST: "127.0.0.1",
+      ...logEnv(),
+      DATA_DIR: dataDir,
+      EMBEDDED_POSTGRES_PORT: String(pgPort),
+      PORT: String(port),
+      HOST: "127.0.0.1",
       DEMO_BOOTSTRAP: "true"
     }
     // An operator's session (psql, say), open across the kill and the restart.
@@ -48,11 +52,12 @@ describe.each(logVariants())("the embedded PostgreSQL over %s", (_name, logEnv) 
       delete e.DATABASE_URL
       return spawn(process.execPath, [bin, "serve"], { env: { ...e, NODE_NO_WARNINGS: "1" }, stdio: ["ignore", "ignore", "inherit"] })
     }
-    const ready = () => waitFor(
-      () => fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.status, () => 0),
-      (s) => s === 200,
-      { timeoutMs: 120_000, what: "the service to be ready" }
-    )
+    const ready = () =>
+      waitFor(
+        () => fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.status, () => 0),
+        (s) => s === 200,
+        { timeoutMs: 120_000, what: "the service to be ready" }
+      )
     /** The postmaster of the cluster, wherever its data directory was placed (see embedded-postgres.ts). */
     const postmaster = () => {
       const pidFile = join(dataDir, "postgres", "postmaster.pid")

@@ -158,14 +158,16 @@ describe("GET /engine/v1/sessions/:id", () => {
   })
 
   it("404 for another user's session, another environment's, another org's and an unknown id", async () => {
-    for (const [key, id] of [
-      [licenseA, ofUser(userB)[0]!.id],
-      [licenseB, ofUser(acme.user_id)[0]!.id],
-      [licenseA, testEnvSessions[0]!.id],
-      [licenseATest, ofUser(acme.user_id)[0]!.id],
-      [licenseA, globexSessions[0]!.id],
-      [licenseA, "sess_doesnotexist"]
-    ] as const) {
+    for (
+      const [key, id] of [
+        [licenseA, ofUser(userB)[0]!.id],
+        [licenseB, ofUser(acme.user_id)[0]!.id],
+        [licenseA, testEnvSessions[0]!.id],
+        [licenseATest, ofUser(acme.user_id)[0]!.id],
+        [licenseA, globexSessions[0]!.id],
+        [licenseA, "sess_doesnotexist"]
+      ] as const
+    ) {
       expectEnvelope(await get(server, key, `/engine/v1/sessions/${id}`), 404, "not_found")
     }
     expect((await get(server, licenseB, `/engine/v1/sessions/${ofUser(userB)[0]!.id}`)).status).toBe(200)

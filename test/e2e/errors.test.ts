@@ -212,7 +212,11 @@ describe("400, 404, 405, 409, 413, 415, 422", () => {
       const engine = await call(server, "POST", "/engine/v1/signals", { key: team.license_key, rawBody: body, headers: { "content-encoding": coding } })
       expectEnvelope(engine, 415, "unsupported_media_type")
       expect(engine.body.error).toContain(`Content-Encoding ${coding} is not supported`)
-      const management = await call(server, "POST", "/api/v1/projects", { key: team.api_key_test, body: { name: `coded-${coding}` }, headers: { "content-encoding": coding } })
+      const management = await call(server, "POST", "/api/v1/projects", {
+        key: team.api_key_test,
+        body: { name: `coded-${coding}` },
+        headers: { "content-encoding": coding }
+      })
       expectEnvelope(management, 415, "unsupported_media_type")
     }
     const events = await call(server, "GET", "/api/v1/events?adapter=coded", { key: team.api_key_test })
@@ -225,7 +229,10 @@ describe("400, 404, 405, 409, 413, 415, 422", () => {
       const b = Buffer.from(json, "latin1")
       return new Uint8Array(b.buffer, b.byteOffset, b.length)
     }
-    const engine = await call(server, "POST", "/engine/v1/signals", { key: team.license_key, rawBody: bytes(`{"type":"stop","adapter":"r\xff\xfe","session_id":"x"}`) })
+    const engine = await call(server, "POST", "/engine/v1/signals", {
+      key: team.license_key,
+      rawBody: bytes(`{"type":"stop","adapter":"r\xff\xfe","session_id":"x"}`)
+    })
     expectEnvelope(engine, 400, "invalid_parameters")
     expect(engine.body.error).toContain("not valid UTF-8")
     const management = await call(server, "POST", "/api/v1/projects", { key: team.api_key_test, rawBody: bytes(`{"name":"caf\xe9"}`) })

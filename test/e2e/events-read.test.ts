@@ -16,8 +16,21 @@ let testEnvEvents: Array<EventRow>
 let globexEvents: Array<EventRow>
 
 const eventKeys = [
-  "adapter", "cost_usd", "error_code", "id", "latency_ms", "model", "project_id", "session_id", "signal_id", "tokens_in",
-  "tokens_out", "ts", "type", "user_id", "verdict"
+  "adapter",
+  "cost_usd",
+  "error_code",
+  "id",
+  "latency_ms",
+  "model",
+  "project_id",
+  "session_id",
+  "signal_id",
+  "tokens_in",
+  "tokens_out",
+  "ts",
+  "type",
+  "user_id",
+  "verdict"
 ]
 
 beforeAll(async () => {
@@ -143,14 +156,16 @@ describe("GET /api/v1/events/:id", () => {
   })
 
   it("404 for an unknown id, an unknown signal id, another org's event or signal and another environment's event", async () => {
-    for (const [key, id] of [
-      [live, "evt_doesnotexist"],
-      [live, "sig_doesnotexist"],
-      [live, globexEvents[0]!.id],
-      [live, globexEvents[0]!.signal_id],
-      [live, testEnvEvents[0]!.id],
-      [acme.api_key_test, events[0]!.id]
-    ] as const) {
+    for (
+      const [key, id] of [
+        [live, "evt_doesnotexist"],
+        [live, "sig_doesnotexist"],
+        [live, globexEvents[0]!.id],
+        [live, globexEvents[0]!.signal_id],
+        [live, testEnvEvents[0]!.id],
+        [acme.api_key_test, events[0]!.id]
+      ] as const
+    ) {
       expectEnvelope(await get(server, key, `/api/v1/events/${id}`), 404, "not_found")
     }
   })

@@ -179,14 +179,21 @@ describe.each(logVariants())("goals over %s", (_name, logEnv) => {
     }
     // Outbox rows are committed behind the verdicts; a management request first waits for them.
     await call(server, "GET", "/api/v1/rules?limit=1", { key: org.api_key_live! })
-    const anomalies = await withStore(server.databaseUrl, Effect.gen(function*() {
-      const sql = yield* SqlClient.SqlClient
-      return yield* sql<{ readonly payload: any }>`
+    const anomalies = await withStore(
+      server.databaseUrl,
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        return yield* sql<{ readonly payload: any }>`
         SELECT payload FROM webhook_events WHERE org_id = ${org.org_id} AND type = 'anomaly.detected'
           AND payload->'data'->>'session_id' = ${last.session_id}`
-    }))
+      })
+    )
     expect(anomalies.map((a) => a.payload.data)).toEqual([{
-      anomaly_type: "token_spike", user_id: expect.stringMatching(/^user_/), baseline_avg: 100, observed: 1000, deviation_pct: 900,
+      anomaly_type: "token_spike",
+      user_id: expect.stringMatching(/^user_/),
+      baseline_avg: 100,
+      observed: 1000,
+      deviation_pct: 900,
       session_id: last.session_id
     }])
   })
@@ -207,10 +214,13 @@ describe.each(logVariants())("goals over %s", (_name, logEnv) => {
     await send({}, "post-tool")
     const session = (await goals("GET", `/sessions/${first.session_id}`, undefined, key)).body
     expect(session.signals.map((s: { type: string }) => s.type)).not.toContain("goal-drift")
-    const anomalies = await withStore(server.databaseUrl, Effect.gen(function*() {
-      const sql = yield* SqlClient.SqlClient
-      return yield* sql`SELECT 1 FROM webhook_events WHERE org_id = ${dev.org_id} AND type = 'anomaly.detected'`
-    }))
+    const anomalies = await withStore(
+      server.databaseUrl,
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        return yield* sql`SELECT 1 FROM webhook_events WHERE org_id = ${dev.org_id} AND type = 'anomaly.detected'`
+      })
+    )
     expect(anomalies).toEqual([])
   })
 })

@@ -82,8 +82,13 @@ describe.each(logVariants())("idempotent ingestion over %s", (_name, logEnv) => 
     const rule = await call(server, "POST", "/api/v1/rules", {
       key: o.api_key_live!,
       body: {
-        name: "No o3", type: "model_filter", scope: "org", scope_id: o.org_id, condition: { model: { in: ["o3"] } },
-        action: "block", action_config: { message: "o3 is not allowed here" }
+        name: "No o3",
+        type: "model_filter",
+        scope: "org",
+        scope_id: o.org_id,
+        condition: { model: { in: ["o3"] } },
+        action: "block",
+        action_config: { message: "o3 is not allowed here" }
       }
     })
     expect(rule.status).toBeLessThan(300)
@@ -103,7 +108,10 @@ describe.each(logVariants())("idempotent ingestion over %s", (_name, logEnv) => 
   it("a batch carries a key per signal: repeats in it and in a resent batch are not counted again", async () => {
     const o = await org("idem-batch")
     const signal = (key?: string, tokens = 10) => ({
-      type: "post-tool", adapter: "cursor", session_id: "idem-batch", metadata: { tokens_in: tokens },
+      type: "post-tool",
+      adapter: "cursor",
+      session_id: "idem-batch",
+      metadata: { tokens_in: tokens },
       ...(key === undefined ? {} : { idempotency_key: key })
     })
     const batch = [signal("b-1", 1), signal("b-2", 2), signal("b-1", 1), signal(undefined, 4), signal("b-3", 8)]

@@ -13,8 +13,7 @@ describe.each(logVariants())("batch ingestion over %s", (_name, logEnv) => {
   })
   afterAll(() => server?.stop())
 
-  const sendBatch = (signals: ReadonlyArray<unknown>) =>
-    call(server, "POST", "/engine/v1/signals/batch", { key: org.license_key, body: { signals } })
+  const sendBatch = (signals: ReadonlyArray<unknown>) => call(server, "POST", "/engine/v1/signals/batch", { key: org.license_key, body: { signals } })
 
   const eventsOf = async (sessionId: string) =>
     (await call(server, "GET", `/api/v1/events?session_id=${sessionId}&limit=100`, { key: org.api_key_live! })).body
@@ -91,8 +90,13 @@ describe.each(logVariants())("batch ingestion over %s", (_name, logEnv) => {
     const rule = await call(server, "POST", "/api/v1/rules", {
       key: blocking.api_key_live!,
       body: {
-        name: "No o3", type: "model_filter", scope: "org", scope_id: blocking.org_id, condition: { model: { in: ["o3"] } },
-        action: "block", action_config: { message: "o3 is not allowed here" }
+        name: "No o3",
+        type: "model_filter",
+        scope: "org",
+        scope_id: blocking.org_id,
+        condition: { model: { in: ["o3"] } },
+        action: "block",
+        action_config: { message: "o3 is not allowed here" }
       }
     })
     expect(rule.status).toBe(201)

@@ -41,10 +41,13 @@ describe("POST /engine/v1/signals, served directly and through the HttpApi", () 
     server = await startServer({})
     org = await bootstrapOrg(server.databaseUrl, "parity", "team")
     downgraded = await bootstrapOrg(server.databaseUrl, "parity-down", "team")
-    await withStore(server.databaseUrl, Effect.gen(function*() {
-      const sql = yield* SqlClient.SqlClient
-      yield* sql`UPDATE orgs SET plan = 'developer' WHERE id = ${downgraded.org_id}`
-    }))
+    await withStore(
+      server.databaseUrl,
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        yield* sql`UPDATE orgs SET plan = 'developer' WHERE id = ${downgraded.org_id}`
+      })
+    )
   })
   afterAll(() => server?.stop())
 
@@ -72,24 +75,102 @@ describe("POST /engine/v1/signals, served directly and through the HttpApi", () 
     { name: "a valid signal", options: () => ({ key: org.license_key, body: signal() }), status: 200 },
     { name: "no Authorization", options: () => ({ body: signal() }), status: 401, code: "missing_license_key" },
     { name: "a malformed key", options: () => ({ key: "lic_nope", body: signal() }), status: 401, code: "invalid_license_key" },
-    { name: "a well-formed key that does not exist", options: () => ({ key: `lic_${"0".repeat(20)}`, body: signal() }), status: 401, code: "invalid_license_key" },
-    { name: "a missing key and an invalid body: the key is checked first", options: () => ({ rawBody: "{", contentType: "application/json" }), status: 401, code: "missing_license_key" },
-    { name: "the scheme in lower case and several spaces", options: () => ({ headers: { authorization: `bearer   ${org.license_key}` }, body: signal() }), status: 200 },
-    { name: "another scheme", options: () => ({ headers: { authorization: `Basic ${org.license_key}` }, body: signal() }), status: 401, code: "missing_license_key" },
-    { name: "a live key of an org below the team plan", options: () => ({ key: downgraded.license_key, body: signal() }), status: 403, code: "plan_upgrade_required" },
-    { name: "a content type that is not JSON", options: () => ({ key: org.license_key, rawBody: JSON.stringify(signal()), contentType: "text/plain" }), status: 415, code: "unsupported_media_type" },
-    { name: "JSON with parameters", options: () => ({ key: org.license_key, rawBody: JSON.stringify(signal()), contentType: "Application/JSON; charset=utf-8" }), status: 200 },
-    { name: "a body that is not JSON", options: () => ({ key: org.license_key, rawBody: "{\"type\":", contentType: "application/json" }), status: 400, code: "invalid_json" },
-    { name: "an empty body", options: () => ({ key: org.license_key, headers: { "content-type": "application/json" } }), status: 400, code: "invalid_parameters" },
-    { name: "a missing field", options: () => ({ key: org.license_key, body: { type: "post-tool", session_id: "s" } }), status: 400, code: "invalid_parameters" },
+    {
+      name: "a well-formed key that does not exist",
+      options: () => ({ key: `lic_${"0".repeat(20)}`, body: signal() }),
+      status: 401,
+      code: "invalid_license_key"
+    },
+    {
+      name: "a missing key and an invalid body: the key is checked first",
+      options: () => ({ rawBody: "{", contentType: "application/json" }),
+      status: 401,
+      code: "missing_license_key"
+    },
+    {
+      name: "the scheme in lower case and several spaces",
+      options: () => ({ headers: { authorization: `bearer   ${org.license_key}` }, body: signal() }),
+      status: 200
+    },
+    {
+      name: "another scheme",
+      options: () => ({ headers: { authorization: `Basic ${org.license_key}` }, body: signal() }),
+      status: 401,
+      code: "missing_license_key"
+    },
+    {
+      name: "a live key of an org below the team plan",
+      options: () => ({ key: downgraded.license_key, body: signal() }),
+      status: 403,
+      code: "plan_upgrade_required"
+    },
+    {
+      name: "a content type that is not JSON",
+      options: () => ({ key: org.license_key, rawBody: JSON.stringify(signal()), contentType: "text/plain" }),
+      status: 415,
+      code: "unsupported_media_type"
+    },
+    {
+      name: "JSON with parameters",
+      options: () => ({ key: org.license_key, rawBody: JSON.stringify(signal()), contentType: "Application/JSON; charset=utf-8" }),
+      status: 200
+    },
+    {
+      name: "a body that is not JSON",
+      options: () => ({ key: org.license_key, rawBody: "{\"type\":", contentType: "application/json" }),
+      status: 400,
+      code: "invalid_json"
+    },
+    {
+      name: "an empty body",
+      options: () => ({ key: org.license_key, headers: { "content-type": "application/json" } }),
+      status: 400,
+      code: "invalid_parameters"
+    },
+    {
+      name: "a missing field",
+      options: () => ({ key: org.license_key, body: { type: "post-tool", session_id: "s" } }),
+      status: 400,
+      code: "invalid_parameters"
+    },
     { name: "an array", options: () => ({ key: org.license_key, body: [signal()] }), status: 400, code: "invalid_parameters" },
     { name: "an unknown type", options: () => ({ key: org.license_key, body: signal({ type: "telepathy" }) }), status: 400, code: "invalid_signal_type" },
-    { name: "negative tokens", options: () => ({ key: org.license_key, body: signal({ metadata: { tokens_in: -1 } }) }), status: 400, code: "invalid_parameters" },
-    { name: "text PostgreSQL cannot store", options: () => ({ key: org.license_key, body: signal({ adapter: "a\u0000b" }) }), status: 400, code: "invalid_parameters" },
-    { name: "metadata over the limit", options: () => ({ key: org.license_key, body: signal({ metadata: { prompt: "x".repeat(20_000) } }) }), status: 400, code: "metadata_too_large" },
-    { name: "an Idempotency-Key header that is not one", options: () => ({ key: org.license_key, headers: { "idempotency-key": "has space" }, body: signal() }), status: 400, code: "invalid_parameters" },
-    { name: "header and body keys that differ", options: () => ({ key: org.license_key, headers: { "idempotency-key": "k-1" }, body: signal({ idempotency_key: "k-2" }) }), status: 409, code: "conflicting_idempotency_keys" },
-    { name: "a body that is not UTF-8", options: () => ({ key: org.license_key, rawBody: new Uint8Array([0x7b, 0xff, 0x7d]), contentType: "application/json" }), status: 400, code: "invalid_parameters" },
+    {
+      name: "negative tokens",
+      options: () => ({ key: org.license_key, body: signal({ metadata: { tokens_in: -1 } }) }),
+      status: 400,
+      code: "invalid_parameters"
+    },
+    {
+      name: "text PostgreSQL cannot store",
+      options: () => ({ key: org.license_key, body: signal({ adapter: "a\u0000b" }) }),
+      status: 400,
+      code: "invalid_parameters"
+    },
+    {
+      name: "metadata over the limit",
+      options: () => ({ key: org.license_key, body: signal({ metadata: { prompt: "x".repeat(20_000) } }) }),
+      status: 400,
+      code: "metadata_too_large"
+    },
+    {
+      name: "an Idempotency-Key header that is not one",
+      options: () => ({ key: org.license_key, headers: { "idempotency-key": "has space" }, body: signal() }),
+      status: 400,
+      code: "invalid_parameters"
+    },
+    {
+      name: "header and body keys that differ",
+      options: () => ({ key: org.license_key, headers: { "idempotency-key": "k-1" }, body: signal({ idempotency_key: "k-2" }) }),
+      status: 409,
+      code: "conflicting_idempotency_keys"
+    },
+    {
+      name: "a body that is not UTF-8",
+      options: () => ({ key: org.license_key, rawBody: new Uint8Array([0x7b, 0xff, 0x7d]), contentType: "application/json" }),
+      status: 400,
+      code: "invalid_parameters"
+    }
   ]
 
   it.each(cases)("$name", async ({ options, status, code }) => {

@@ -10,10 +10,13 @@ import { waitFor } from "../support/wait.ts"
 const nested = (levels: number): unknown => levels <= 1 ? [] : [nested(levels - 1)]
 
 const setOrg = (databaseUrl: string, orgId: string, timeoutS: number) =>
-  withStore(databaseUrl, Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    yield* sql`UPDATE orgs SET session_timeout_s = ${timeoutS} WHERE id = ${orgId}`
-  }))
+  withStore(
+    databaseUrl,
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      yield* sql`UPDATE orgs SET session_timeout_s = ${timeoutS} WHERE id = ${orgId}`
+    })
+  )
 
 describe.each(logVariants())("ingestion over %s", (_name, logEnv) => {
   let server: TestServer
@@ -120,7 +123,12 @@ describe.each(logVariants())("ingestion over %s", (_name, logEnv) => {
   })
 
   it("signals at the bounds are accepted and counted, and their partition goes on", async () => {
-    const big = { type: "post-tool", adapter: "bounds", session_id: "b-1", metadata: { tokens_in: 1_000_000_000, tokens_out: 1_000_000_000, cost_usd: 1_000_000 } }
+    const big = {
+      type: "post-tool",
+      adapter: "bounds",
+      session_id: "b-1",
+      metadata: { tokens_in: 1_000_000_000, tokens_out: 1_000_000_000, cost_usd: 1_000_000 }
+    }
     const answers = []
     for (let i = 0; i < 3; i++) answers.push(await send(org.license_key, big))
     // A signal after them is processed (a verdict, not "pending"): the partition did not stall.
@@ -176,10 +184,13 @@ describe.each(logVariants())("ingestion over %s", (_name, logEnv) => {
     // The cause gone, the retried commit goes in: the signal answered ok is there, once.
     const ready = await waitFor(() => call(server, "GET", "/readyz"), (r) => r.body.status === "ready", { timeoutMs: 30_000, what: "/readyz to say ready" })
     expect(ready.body.checks.partitions.failing).toEqual([])
-    const stored = await withStore(server.databaseUrl, Effect.gen(function*() {
-      const sql = yield* SqlClient.SqlClient
-      return yield* sql<{ readonly n: number }>`SELECT count(*)::int AS n FROM events WHERE org_id = ${org.org_id} AND adapter = 'refused'`
-    }))
+    const stored = await withStore(
+      server.databaseUrl,
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        return yield* sql<{ readonly n: number }>`SELECT count(*)::int AS n FROM events WHERE org_id = ${org.org_id} AND adapter = 'refused'`
+      })
+    )
     expect(stored[0]!.n).toBe(1)
   })
 
@@ -193,8 +204,10 @@ describe.each(logVariants())("ingestion over %s", (_name, logEnv) => {
       return license.body.key as string
     }))
     const answers = await Promise.all(
-      Array.from({ length: 160 }, (_, i) =>
-        send(users[i % users.length]!, { type: "user-prompt", adapter: "cursor", session_id: `c-${i % 8}`, metadata: { n: i } }))
+      Array.from(
+        { length: 160 },
+        (_, i) => send(users[i % users.length]!, { type: "user-prompt", adapter: "cursor", session_id: `c-${i % 8}`, metadata: { n: i } })
+      )
     )
     expect(answers.every((a) => a.status === 200 && a.body.ok === true)).toBe(true)
     const ids = new Set(answers.map((a) => a.body.signal_id as string))
@@ -204,10 +217,13 @@ describe.each(logVariants())("ingestion over %s", (_name, logEnv) => {
     const sessions = await call(server, "GET", "/api/v1/sessions?adapter=cursor&limit=100", { key: org.api_key_live! })
     expect(sessions.body.total).toBe(8)
     expect(sessions.body.data.map((s: { signal_count: number }) => s.signal_count)).toEqual(Array(8).fill(20))
-    const stored = await withStore(server.databaseUrl, Effect.gen(function*() {
-      const sql = yield* SqlClient.SqlClient
-      return yield* sql<{ readonly signal_id: string }>`SELECT signal_id FROM events WHERE org_id = ${org.org_id} AND adapter = 'cursor'`
-    }))
+    const stored = await withStore(
+      server.databaseUrl,
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        return yield* sql<{ readonly signal_id: string }>`SELECT signal_id FROM events WHERE org_id = ${org.org_id} AND adapter = 'cursor'`
+      })
+    )
     expect(stored.map((r) => r.signal_id).sort()).toEqual([...ids].sort())
   })
 
@@ -247,8 +263,13 @@ describe.each(logVariants())("ingestion over %s", (_name, logEnv) => {
     const sharedEnv = logEnv()
     const nodeA = await startServer({ databaseUrl, env: sharedEnv })
     const o = await bootstrapOrg(databaseUrl, "restart", "team")
-    const before = await Promise.all(Array.from({ length: 10 }, (_, i) =>
-      call(nodeA, "POST", "/engine/v1/signals", { key: o.license_key, body: { type: "post-tool", adapter: "copilot", session_id: "p", metadata: { i } } })))
+    const before = await Promise.all(
+      Array.from(
+        { length: 10 },
+        (_, i) =>
+          call(nodeA, "POST", "/engine/v1/signals", { key: o.license_key, body: { type: "post-tool", adapter: "copilot", session_id: "p", metadata: { i } } })
+      )
+    )
     await nodeA.stop()
     const nodeB = await startServer({ databaseUrl, env: sharedEnv })
     try {

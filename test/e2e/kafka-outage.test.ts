@@ -35,8 +35,10 @@ describe("a Kafka broker outage", () => {
     world.nodes.push(b)
     const org = await bootstrapOrg(databaseUrl, "kafka-outage", "team")
     const keys = (await usersWithKeys(a, org, 6, "kafka-outage.test")).map((u) => u.key)
-    await waitFor(async () => Promise.all([a, b].map((n) => fetch(`${n.baseUrl}/readyz`).then((r) => r.status))),
-      (s) => s.every((x) => x === 200), { timeoutMs: 30_000, what: "both nodes to be ready" })
+    await waitFor(async () => Promise.all([a, b].map((n) => fetch(`${n.baseUrl}/readyz`).then((r) => r.status))), (s) => s.every((x) => x === 200), {
+      timeoutMs: 30_000,
+      what: "both nodes to be ready"
+    })
 
     const load = steadyLoad([a, b], keys, 100)
     const readiness = [readinessLog(a), readinessLog(b)]
@@ -62,14 +64,22 @@ describe("a Kafka broker outage", () => {
       // once (under 100 ms), and from its start (and from its readiness) to the first verdict.
       const firstFast = answers.find((x) => x.at > gone && x.status === 503 && x.ms < 100)
       const firstVerdict = answers.find((x) => x.at > restarting && x.status === 200 && x.body.action !== "pending")
-      appendFileSync(process.env.OUTAGE_TIMELINE, `first fast 503: ${Math.round(firstFast!.at + firstFast!.ms - gone)} ms after the stop; ` +
-        `first verdict: ${Math.round(firstVerdict!.at + firstVerdict!.ms - restarting)} ms after the start, ${Math.round(firstVerdict!.at + firstVerdict!.ms - back)} ms after it was ready\n`)
+      appendFileSync(
+        process.env.OUTAGE_TIMELINE,
+        `first fast 503: ${Math.round(firstFast!.at + firstFast!.ms - gone)} ms after the stop; ` +
+          `first verdict: ${Math.round(firstVerdict!.at + firstVerdict!.ms - restarting)} ms after the start, ${
+            Math.round(firstVerdict!.at + firstVerdict!.ms - back)
+          } ms after it was ready\n`
+      )
       for (let t = Math.floor(answers[0]!.at / 1000); t <= Math.ceil(now() / 1000); t++) {
         const inSecond = answers.filter((x) => Math.floor(x.at / 1000) === t)
         const kinds = inSecond.map((x) => `${x.status}${x.body?.code ? ":" + x.body.code : x.body?.pending ? ":pending" : ""}`)
         const counts = Object.entries(Object.groupBy(kinds, (k) => k)).map(([k, v]) => `${k}×${v!.length}`).join(" ")
         const ready = readiness.map((r) => r.samples.filter((s) => Math.floor(s.at / 1000) === t).map((s) => (s.ready ? "R" : ".")).join(""))
-        appendFileSync(process.env.OUTAGE_TIMELINE!, `t=${t - Math.floor(gone / 1000)}s max=${Math.max(0, ...inSecond.map((x) => Math.round(x.ms)))}ms ${counts} ready=${ready.join("|")}\n`)
+        appendFileSync(
+          process.env.OUTAGE_TIMELINE!,
+          `t=${t - Math.floor(gone / 1000)}s max=${Math.max(0, ...inSecond.map((x) => Math.round(x.ms)))}ms ${counts} ready=${ready.join("|")}\n`
+        )
       }
     }
 
@@ -83,7 +93,11 @@ describe("a Kafka broker outage", () => {
     for (const x of during) {
       expect(x.ms, JSON.stringify(x)).toBeLessThan(1_000)
       expect(x.status, JSON.stringify(x)).toBe(503)
-      expect(x.body).toMatchObject({ status: 503, code: expect.stringMatching(/^(log_unavailable|outcome_unknown)$/), request_id: expect.stringMatching(/^req_/) })
+      expect(x.body).toMatchObject({
+        status: 503,
+        code: expect.stringMatching(/^(log_unavailable|outcome_unknown)$/),
+        request_id: expect.stringMatching(/^req_/)
+      })
       expect(x.retryAfter).toBe("2")
     }
     // Nothing had been sent of most of them: the client is told so.

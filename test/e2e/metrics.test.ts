@@ -94,7 +94,15 @@ describe.each(logVariants())("GET /metrics (%s)", (_, variant) => {
     const org = await newOrg()
     const rule = await call(server, "POST", "/api/v1/rules", {
       key: org.api_key_live!,
-      body: { name: "no o3", type: "model_filter", scope: "org", scope_id: org.org_id, condition: { model: { in: ["o3"] } }, action: "block", action_config: { message: "no o3" } }
+      body: {
+        name: "no o3",
+        type: "model_filter",
+        scope: "org",
+        scope_id: org.org_id,
+        condition: { model: { in: ["o3"] } },
+        action: "block",
+        action_config: { message: "no o3" }
+      }
     })
     expect(rule.body).toMatchObject({ id: expect.any(String) })
     const before = (await scrape()).samples
@@ -112,7 +120,9 @@ describe.each(logVariants())("GET /metrics (%s)", (_, variant) => {
     const log = env.KAFKA_TOPIC === undefined ? "pg" : `kafka:${env.KAFKA_TOPIC}`
     expect(delta("signal_engine_log_append_duration_seconds_count", { log })).toBeGreaterThanOrEqual(5)
     expect(delta("signal_engine_log_append_errors_total", { log })).toBe(0)
-    expect(total(after.samples, "signal_engine_partition_commit_duration_seconds_count") - total(before, "signal_engine_partition_commit_duration_seconds_count"))
+    expect(
+      total(after.samples, "signal_engine_partition_commit_duration_seconds_count") - total(before, "signal_engine_partition_commit_duration_seconds_count")
+    )
       .toBeGreaterThanOrEqual(1)
     expect(total(after.samples, "signal_engine_actors_in_memory")).toBeGreaterThanOrEqual(1)
     expect(total(after.samples, "signal_engine_session_timers")).toBeGreaterThanOrEqual(1)
@@ -153,10 +163,15 @@ describe.each(logVariants())("GET /metrics (%s)", (_, variant) => {
     await waitFor(async () => receiver.received.length, (n) => n > received, { what: "the webhook delivery" })
     const after = await waitFor(
       async () => (await scrape()).samples,
-      (s) => value(s, "signal_engine_webhook_deliveries_total", { outcome: "delivered" }) > value(before, "signal_engine_webhook_deliveries_total", { outcome: "delivered" }),
+      (s) =>
+        value(s, "signal_engine_webhook_deliveries_total", { outcome: "delivered" }) >
+          value(before, "signal_engine_webhook_deliveries_total", { outcome: "delivered" }),
       { what: "the delivery to be counted" }
     )
-    expect(value(after, "signal_engine_webhook_deliveries_total", { outcome: "delivered" }) - value(before, "signal_engine_webhook_deliveries_total", { outcome: "delivered" }))
+    expect(
+      value(after, "signal_engine_webhook_deliveries_total", { outcome: "delivered" }) -
+        value(before, "signal_engine_webhook_deliveries_total", { outcome: "delivered" })
+    )
       .toBe(1)
     expect(after.has("signal_engine_webhook_backlog")).toBe(true)
     expect(value(after, "signal_engine_webhooks_failing")).toBe(0)

@@ -21,8 +21,7 @@ afterAll(async () => {
 const newOrg = async () => {
   const org = await bootstrapOrg(server.databaseUrl, `ntf-fail-${++orgs}`, "team")
   const key = org.license_key_environment === "live" ? org.api_key_live! : org.api_key_test
-  const api = (method: string, path: string, body?: unknown) =>
-    call(server, method, `/api/v1${path}`, { key, ...(body === undefined ? {} : { body }) })
+  const api = (method: string, path: string, body?: unknown) => call(server, method, `/api/v1${path}`, { key, ...(body === undefined ? {} : { body }) })
   const channel = async (body: Record<string, unknown>) => {
     const res = await api("POST", "/channels", { name: `${body.kind} alerts`, ...body })
     expect(res.status, JSON.stringify(res.body)).toBe(201)
@@ -48,7 +47,9 @@ describe("failing webhooks and channels", () => {
       const alerts = await org.channel({ kind: "slack", url: chat.url })
       expect((await org.api("PATCH", "/org", { alert_channels: [alerts] })).status).toBe(200)
       const webhook = await org.api("POST", "/webhooks", {
-        url: hook.url, events: ["session.started"], secret: "s3cr3t-0123456789-abcdefghijklmnopqrstuvwxyz"
+        url: hook.url,
+        events: ["session.started"],
+        secret: "s3cr3t-0123456789-abcdefghijklmnopqrstuvwxyz"
       })
       expect(webhook.status).toBe(201)
       await org.signal("gpt-4o")
@@ -80,8 +81,13 @@ describe("failing webhooks and channels", () => {
       const mail = await org.channel({ kind: "email", addresses: ["admin@example.com"] })
       expect((await org.api("PATCH", "/org", { alert_channels: [broken, mail] })).status).toBe(200)
       const rule = await org.api("POST", "/rules", {
-        name: "watch", type: "model_filter", scope: "org", scope_id: org.org_id, condition: { model: { in: ["risky"] } },
-        action: "notify", action_config: { channels: [broken] }
+        name: "watch",
+        type: "model_filter",
+        scope: "org",
+        scope_id: org.org_id,
+        condition: { model: { in: ["risky"] } },
+        action: "notify",
+        action_config: { channels: [broken] }
       })
       expect(rule.status).toBe(201)
       expect((await org.signal("risky")).body.action).toBe("notify")
@@ -98,7 +104,8 @@ describe("failing webhooks and channels", () => {
       expect(gaps[3]!).toBeGreaterThanOrEqual(7200 * 0.9)
       const alerts = await alertsOf(org)
       expect(alerts).toEqual([expect.objectContaining({
-        type: "channel.failing", data: expect.objectContaining({ channel_id: broken, kind: "discord" })
+        type: "channel.failing",
+        data: expect.objectContaining({ channel_id: broken, kind: "discord" })
       })])
       // The admin hears of it on the other alert channel (not on the failing one).
       const mailed = await waitFor(async () => smtp.received.filter((m) => m.to.includes("admin@example.com")), (m) => m.length >= 1)

@@ -15,11 +15,14 @@ const run = promisify(execFile)
 const bin = join(import.meta.dirname, "..", "..", "bin", "signal-engine.js")
 
 const notificationRows = (databaseUrl: string) =>
-  withStore(databaseUrl, Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const rows = yield* sql<{ readonly n: number }>`SELECT count(*)::int AS n FROM notifications`
-    return rows[0]!.n
-  }))
+  withStore(
+    databaseUrl,
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const rows = yield* sql<{ readonly n: number }>`SELECT count(*)::int AS n FROM notifications`
+      return rows[0]!.n
+    })
+  )
 
 describe("notifications across a replay and a stricter URL policy", () => {
   it("a replay sends nothing; without the loopback allowance the channel's URL is refused, at the test endpoint too", { timeout: 120_000 }, async () => {
@@ -32,21 +35,28 @@ describe("notifications across a replay and a stricter URL policy", () => {
       const org = await bootstrapOrg(databaseUrl, "ntf-replay", "team")
       const key = org.license_key_environment === "live" ? org.api_key_live! : org.api_key_test
       const ch = await call(server, "POST", "/api/v1/channels", {
-        key, body: { name: "ops", kind: "slack", url: receiver.url, coalesce_seconds: 1 }
+        key,
+        body: { name: "ops", kind: "slack", url: receiver.url, coalesce_seconds: 1 }
       })
       expect(ch.status).toBe(201)
       const mail = await call(server, "POST", "/api/v1/channels", { key, body: { name: "lead", kind: "email", addresses: ["lead@example.com"] } })
       const rule = await call(server, "POST", "/api/v1/rules", {
         key,
         body: {
-          name: "watch", type: "model_filter", scope: "org", scope_id: org.org_id, condition: { model: { in: ["risky"] } },
-          action: "notify", action_config: { channels: [ch.body.id, mail.body.id] }
+          name: "watch",
+          type: "model_filter",
+          scope: "org",
+          scope_id: org.org_id,
+          condition: { model: { in: ["risky"] } },
+          action: "notify",
+          action_config: { channels: [ch.body.id, mail.body.id] }
         }
       })
       expect(rule.status).toBe(201)
       for (let i = 0; i < 3; i++) {
         const res = await call(server, "POST", "/engine/v1/signals", {
-          key: org.license_key, body: { type: "post-tool", adapter: "cursor", session_id: "r", metadata: { model: "risky" } }
+          key: org.license_key,
+          body: { type: "post-tool", adapter: "cursor", session_id: "r", metadata: { model: "risky" } }
         })
         expect(res.body.action).toBe("notify")
       }

@@ -38,8 +38,13 @@ const channel = async (org: Org, body: Record<string, unknown>) => {
 }
 const notifyRule = async (org: Org, model: string, channels: ReadonlyArray<string>) => {
   const res = await api(org, "POST", "/rules", {
-    name: `watch ${model}`, type: "model_filter", scope: "org", scope_id: org.org_id,
-    condition: { model: { in: [model] } }, action: "notify", action_config: { channels }
+    name: `watch ${model}`,
+    type: "model_filter",
+    scope: "org",
+    scope_id: org.org_id,
+    condition: { model: { in: [model] } },
+    action: "notify",
+    action_config: { channels }
   })
   expect(res.status, JSON.stringify(res.body)).toBe(201)
   return res.body.id as string
@@ -58,8 +63,16 @@ describe("channels API", () => {
     const secretPath = "/services/T000/B000/XXXXXXXXXXXXXXXX"
     const created = await channel(org, { kind: "slack", url: `http://127.0.0.1:9${secretPath}` })
     expect(created).toEqual({
-      id: expect.stringMatching(/^ch_/), name: "slack channel", kind: "slack", url: "http://127.0.0.1:9/…", addresses: [],
-      coalesce_seconds: 300, enabled: true, failing: false, created_at: expect.any(String), updated_at: null
+      id: expect.stringMatching(/^ch_/),
+      name: "slack channel",
+      kind: "slack",
+      url: "http://127.0.0.1:9/…",
+      addresses: [],
+      coalesce_seconds: 300,
+      enabled: true,
+      failing: false,
+      created_at: expect.any(String),
+      updated_at: null
     })
     const mail = await channel(org, { kind: "email", addresses: ["ops@example.com"], coalesce_seconds: 60 })
     const list = await api(org, "GET", "/channels")
@@ -104,8 +117,13 @@ describe("channels API", () => {
     const mine = await channel(org, { kind: "discord", url: "https://8.8.8.8/y" })
     const rule = (action: string, channels: unknown) =>
       api(org, "POST", "/rules", {
-        name: "r", type: "model_filter", scope: "org", scope_id: org.org_id, condition: { model: { in: ["m"] } },
-        action, action_config: { channels, ...(action === "block" ? { message: "no" } : {}) }
+        name: "r",
+        type: "model_filter",
+        scope: "org",
+        scope_id: org.org_id,
+        condition: { model: { in: ["m"] } },
+        action,
+        action_config: { channels, ...(action === "block" ? { message: "no" } : {}) }
       })
     for (const [action, channels] of [["notify", [foreign.id]], ["notify", ["ch_nope"]], ["notify", "ch_x"], ["block", [mine.id]]] as const) {
       const res = await rule(action, channels)
@@ -194,7 +212,10 @@ describe("notification delivery", () => {
       const started = Date.now()
       for (let b = 0; b < 2; b++) {
         const signals = Array.from({ length: 500 }, () => ({
-          type: "post-tool", adapter: "claude-code", session_id: "burst", metadata: { model: "hot-model", tokens_in: 1, tokens_out: 1 }
+          type: "post-tool",
+          adapter: "claude-code",
+          session_id: "burst",
+          metadata: { model: "hot-model", tokens_in: 1, tokens_out: 1 }
         }))
         const res = await call(server, "POST", "/engine/v1/signals/batch", { key: org.license_key, body: { signals } })
         expect(res.status).toBe(200)
@@ -220,8 +241,12 @@ describe("notification delivery", () => {
       const alerts = await channel(org, { kind: "teams", url: receiver.url })
       expect((await api(org, "PATCH", "/org", { alert_channels: [alerts.id] })).status).toBe(200)
       const budget = await api(org, "POST", "/rules", {
-        name: "Daily tokens", type: "budget", scope: "org", scope_id: org.org_id,
-        condition: { window: "daily", metric: "tokens_total", threshold: 100 }, action: "log"
+        name: "Daily tokens",
+        type: "budget",
+        scope: "org",
+        scope_id: org.org_id,
+        condition: { window: "daily", metric: "tokens_total", threshold: 100 },
+        action: "log"
       })
       expect(budget.status).toBe(201)
       for (const tokens of [85, 20]) {
@@ -247,7 +272,8 @@ describe("notification delivery", () => {
       expect((await api(org, "PATCH", "/org", { alert_channels: [alerts.id] })).status).toBe(200)
       for (const tokens of [100, 110, 90, 100, 100, 1000]) {
         await call(server, "POST", "/engine/v1/signals", {
-          key: org.license_key, body: { type: "post-tool", adapter: "cursor", session_id: "spike", metadata: { tokens_in: tokens } }
+          key: org.license_key,
+          body: { type: "post-tool", adapter: "cursor", session_id: "spike", metadata: { tokens_in: tokens } }
         })
       }
       await waitFor(async () => receiver.received.length, (n) => n >= 1, { what: "the anomaly message" })

@@ -100,8 +100,14 @@ describe("changing users and teams", () => {
     const u = await user("dev@budget.dev", [capped])
     const key = await licenseKey(u)
     const rule = await api.post("/rules", {
-      name: "capped team", type: "budget", scope: "team", scope_id: capped, priority: 1,
-      condition: { window: "daily", metric: "tokens_total", threshold: 100 }, action: "block", action_config: { message: "team cap" }
+      name: "capped team",
+      type: "budget",
+      scope: "team",
+      scope_id: capped,
+      priority: 1,
+      condition: { window: "daily", metric: "tokens_total", threshold: 100 },
+      action: "block",
+      action_config: { message: "team cap" }
     })
     expect(rule.status, JSON.stringify(rule.body)).toBeLessThan(300)
     const blocked = await waitFor(() => signal(key, { tokens_in: 60 }), (r) => r.body.ok === false, { what: "the team budget to block" })
@@ -177,7 +183,14 @@ describe("offboarding (DELETE /users/:id)", () => {
     const t = await team("doomed")
     const u = await user("u@teams-delete.dev", [t])
     // A rule of either environment scoped to the team holds it.
-    const budget = { name: "team budget", type: "budget", scope: "team", scope_id: t, condition: { window: "daily", metric: "tokens_total", threshold: 10 }, action: "log" }
+    const budget = {
+      name: "team budget",
+      type: "budget",
+      scope: "team",
+      scope_id: t,
+      condition: { window: "daily", metric: "tokens_total", threshold: 10 },
+      action: "log"
+    }
     const rule = await as(org.api_key_test).post("/rules", budget)
     expect(rule.status).toBe(201)
     const refused = await api.del(`/teams/${t}`)
@@ -219,7 +232,12 @@ describe("offboarding (DELETE /users/:id)", () => {
     const project = await api.post("/projects", { name: "web" })
     expect(project.status).toBe(201)
     const rule = await api.post("/rules", {
-      name: "web cost", type: "budget", scope: "project", scope_id: project.body.id, condition: { window: "monthly", metric: "cost_usd", threshold: 5 }, action: "warn"
+      name: "web cost",
+      type: "budget",
+      scope: "project",
+      scope_id: project.body.id,
+      condition: { window: "monthly", metric: "cost_usd", threshold: 5 },
+      action: "warn"
     })
     expect(rule.status).toBe(201)
     expectEnvelope(await as(org.api_key_test).del(`/projects/${project.body.id}`), 403, "live_key_required")

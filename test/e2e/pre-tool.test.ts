@@ -42,7 +42,10 @@ describe.each(logVariants())("pre-tool and tool policies over %s", (_name, logEn
   it("a pre-tool signal under a blocked_commands policy is blocked with the rule's message; others go through", async () => {
     const o = await bootstrapOrg(server.databaseUrl, "pre-tool-commands", "team")
     const id = await rule(o, {
-      name: "No destructive shell", type: "org_policy", action: "block", action_config: { message: "rm -rf is not allowed" },
+      name: "No destructive shell",
+      type: "org_policy",
+      action: "block",
+      action_config: { message: "rm -rf is not allowed" },
       condition: { blocked_commands: ["rm -rf", "curl * | sh"] }
     })
     const blocked = await next(
@@ -61,17 +64,25 @@ describe.each(logVariants())("pre-tool and tool policies over %s", (_name, logEn
   it("blocked_tools match case-insensitively with * as a wildcard, blocked_mcp_servers by name", async () => {
     const o = await bootstrapOrg(server.databaseUrl, "pre-tool-tools", "team")
     const tools = await rule(o, {
-      name: "No MCP tools", type: "org_policy", action: "block", action_config: { message: "no MCP tools" },
+      name: "No MCP tools",
+      type: "org_policy",
+      action: "block",
+      action_config: { message: "no MCP tools" },
       condition: { blocked_tools: ["mcp__*", "WebFetch"] }
     })
     const servers = await rule(o, {
-      name: "No GitHub server", type: "org_policy", action: "block", action_config: { message: "not that server" },
+      name: "No GitHub server",
+      type: "org_policy",
+      action: "block",
+      action_config: { message: "not that server" },
       condition: { blocked_mcp_servers: ["GitHub"] }
     })
     await next(() => signal(o, "pre-tool", { tool_name: "webfetch" }), (b) => b.ok === false)
     expect((await signal(o, "pre-tool", { tool_name: "mcp__linear__create_issue" })).body).toMatchObject({ ok: false, rule_id: tools })
     expect((await signal(o, "pre-tool", { tool_name: "Fetch", mcp_server: "github" })).body).toMatchObject({
-      ok: false, rule_id: servers, message: "not that server"
+      ok: false,
+      rule_id: servers,
+      message: "not that server"
     })
     expect((await signal(o, "pre-tool", { tool_name: "Read" })).body).toMatchObject({ ok: true })
     expect((await signal(o, "pre-tool", { tool_name: "Fetch", mcp_server: "gitlab" })).body).toMatchObject({ ok: true })
@@ -80,12 +91,20 @@ describe.each(logVariants())("pre-tool and tool policies over %s", (_name, logEn
   it("a pre-tool signal is listed in its session but adds no tokens or cost, to the session or a budget", async () => {
     const o = await bootstrapOrg(server.databaseUrl, "pre-tool-usage", "team")
     const budget = await rule(o, {
-      name: "tokens", type: "budget", action: "log", condition: { window: "daily", metric: "tokens_total", threshold: 1_000_000 }
+      name: "tokens",
+      type: "budget",
+      action: "log",
+      condition: { window: "daily", metric: "tokens_total", threshold: 1_000_000 }
     })
     const first = await signal(o, "post-tool", { model: "claude-sonnet-4-20250514", tokens_in: 100, tokens_out: 20, cost_usd: 0.01 })
     expect(first.body.ok).toBe(true)
     const pre = await signal(o, "pre-tool", {
-      model: "claude-sonnet-4-20250514", tool_name: "Bash", command: "ls", tokens_in: 5_000, tokens_out: 700, cost_usd: 3
+      model: "claude-sonnet-4-20250514",
+      tool_name: "Bash",
+      command: "ls",
+      tokens_in: 5_000,
+      tokens_out: 700,
+      cost_usd: 3
     })
     expect(pre.body).toMatchObject({ ok: true, session_id: first.body.session_id })
     const { session: s, signals } = await session(o, first.body.session_id)
@@ -103,7 +122,10 @@ describe.each(logVariants())("pre-tool and tool policies over %s", (_name, logEn
   it("a pre-tool signal after a budget is spent is blocked with the budget's message", async () => {
     const o = await bootstrapOrg(server.databaseUrl, "pre-tool-budget", "team")
     const id = await rule(o, {
-      name: "daily tokens", type: "budget", action: "block", action_config: { message: "daily tokens spent" },
+      name: "daily tokens",
+      type: "budget",
+      action: "block",
+      action_config: { message: "daily tokens spent" },
       condition: { window: "daily", metric: "tokens_total", threshold: 100 }
     })
     // Spend, then the next pre-tool is blocked.
@@ -115,17 +137,27 @@ describe.each(logVariants())("pre-tool and tool policies over %s", (_name, logEn
   it("a pre-tool signal naming a blocked model is blocked; a warn rule's message comes with its verdict", async () => {
     const o = await bootstrapOrg(server.databaseUrl, "pre-tool-warn", "team")
     await rule(o, {
-      name: "No o3", type: "model_filter", action: "block", action_config: { message: "o3 is not allowed" }, condition: { model: { in: ["o3"] } }
+      name: "No o3",
+      type: "model_filter",
+      action: "block",
+      action_config: { message: "o3 is not allowed" },
+      condition: { model: { in: ["o3"] } }
     })
     const warn = await rule(o, {
-      name: "Careful with curl", type: "org_policy", action: "warn", action_config: { message: "curl reaches the network" },
+      name: "Careful with curl",
+      type: "org_policy",
+      action: "warn",
+      action_config: { message: "curl reaches the network" },
       condition: { blocked_commands: ["curl"] }
     })
     const quiet = await rule(o, { name: "log WebSearch", type: "org_policy", action: "log", condition: { blocked_tools: ["WebSearch"] } })
     await next(() => signal(o, "pre-tool", { model: "o3", tool_name: "Bash" }), (b) => b.ok === false)
     expect((await signal(o, "pre-tool", { model: "o3-2025-04-16" })).body).toMatchObject({ ok: false, message: "o3 is not allowed" })
     expect((await signal(o, "pre-tool", { tool_name: "Bash", command: "curl -sI example.com" })).body).toMatchObject({
-      ok: true, action: "warn", rule_id: warn, message: "curl reaches the network"
+      ok: true,
+      action: "warn",
+      rule_id: warn,
+      message: "curl reaches the network"
     })
     // A rule with no message: none in the verdict.
     const logged = await signal(o, "pre-tool", { tool_name: "WebSearch" })
@@ -138,8 +170,11 @@ describe.each(logVariants())("pre-tool and tool policies over %s", (_name, logEn
     const model = "claude-sonnet-4-20250514"
     const usage = { input_tokens: 12_000, cache_read_tokens: 8_000, cache_write_tokens: 3_000, output_tokens: 900 }
     const first = await signal(o, "post-tool", {
-      model, tokens_in: usage.input_tokens, tokens_out: usage.output_tokens,
-      cache_read_tokens: usage.cache_read_tokens, cache_write_tokens: usage.cache_write_tokens
+      model,
+      tokens_in: usage.input_tokens,
+      tokens_out: usage.output_tokens,
+      cache_read_tokens: usage.cache_read_tokens,
+      cache_write_tokens: usage.cache_write_tokens
     }, "cache")
     const priced = calcPrice(usage, model)!
     const expected = Math.round(priced.total_price * 1e9) / 1e9

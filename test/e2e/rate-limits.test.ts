@@ -36,7 +36,7 @@ const inOneWindow = async <A extends { readonly responses: ReadonlyArray<JsonRes
   attempt: (run: number) => Promise<A>,
   again: (reached: number) => Promise<void> = async () => undefined
 ): Promise<A> => {
-  for (let run = 1; ; run++) {
+  for (let run = 1;; run++) {
     const answered = await attempt(run)
     const windows = new Set(answered.responses.map(windowOf))
     // A response without the header is for the assertions to name.

@@ -26,8 +26,13 @@ describe.each(logVariants())("the next signal after a change, on the node that m
   }
 
   const noO3 = (o: Bootstrapped) => ({
-    name: "No o3", type: "model_filter", scope: "org", scope_id: o.org_id, action: "block",
-    condition: { model: { in: ["o3"] } }, action_config: { message: "o3 is not allowed" }
+    name: "No o3",
+    type: "model_filter",
+    scope: "org",
+    scope_id: o.org_id,
+    action: "block",
+    condition: { model: { in: ["o3"] } },
+    action_config: { message: "o3 is not allowed" }
   })
 
   it("a block rule created, disabled, enabled and deleted applies from the next signal", async () => {
@@ -68,8 +73,13 @@ describe.each(logVariants())("the next signal after a change, on the node that m
     const o = await bootstrapOrg(server.databaseUrl, "ryw-budget", "team")
     for (let i = 0; i < 3; i++) expect((await signal(o.license_key, { model: "gpt-4o", tokens_in: 100, tokens_out: 0 })).body).toMatchObject({ ok: true })
     const id = await rule(o, {
-      name: "Daily tokens", type: "budget", scope: "user", scope_id: o.user_id, action: "block",
-      condition: { window: "daily", metric: "tokens_total", threshold: 200 }, action_config: { message: "spent" }
+      name: "Daily tokens",
+      type: "budget",
+      scope: "user",
+      scope_id: o.user_id,
+      action: "block",
+      condition: { window: "daily", metric: "tokens_total", threshold: 200 },
+      action_config: { message: "spent" }
     })
     expect((await signal(o.license_key, { model: "gpt-4o", tokens_in: 1, tokens_out: 0 })).body).toMatchObject({ ok: false, action: "block", rule_id: id })
   })
@@ -77,8 +87,13 @@ describe.each(logVariants())("the next signal after a change, on the node that m
   it("an org's new time zone counts the next signal in that zone's day", async () => {
     const o = await bootstrapOrg(server.databaseUrl, "ryw-zone", "team")
     const id = await rule(o, {
-      name: "Daily tokens", type: "budget", scope: "user", scope_id: o.user_id, action: "block",
-      condition: { window: "daily", metric: "tokens_total", threshold: 100 }, action_config: { message: "spent" }
+      name: "Daily tokens",
+      type: "budget",
+      scope: "user",
+      scope_id: o.user_id,
+      action: "block",
+      condition: { window: "daily", metric: "tokens_total", threshold: 100 },
+      action_config: { message: "spent" }
     })
     // Spent today (UTC): the key's lookup, the org's settings with it, is cached for an hour here.
     for (let i = 0; i < 2; i++) await signal(o.license_key, { model: "gpt-4o", tokens_in: 60, tokens_out: 0 })
@@ -92,7 +107,10 @@ describe.each(logVariants())("the next signal after a change, on the node that m
       expect((await signal(o.license_key, { model: "gpt-4o", tokens_in: 1, tokens_out: 0 })).body, `round ${round}: moved`).toMatchObject({ ok: true })
       const back = await call(server, "PATCH", "/api/v1/org", { key: o.api_key_live!, body: { time_zone: "UTC" } })
       expect(back.status, JSON.stringify(back.body)).toBe(200)
-      expect((await signal(o.license_key, { model: "gpt-4o", tokens_in: 1, tokens_out: 0 })).body, `round ${round}: back`).toMatchObject({ ok: false, rule_id: id })
+      expect((await signal(o.license_key, { model: "gpt-4o", tokens_in: 1, tokens_out: 0 })).body, `round ${round}: back`).toMatchObject({
+        ok: false,
+        rule_id: id
+      })
     }
   })
 

@@ -22,20 +22,23 @@ const bin = join(import.meta.dirname, "..", "..", "bin", "signal-engine.js")
  * could see its events without its sessions).
  */
 const snapshot = (databaseUrl: string) =>
-  withStore(databaseUrl, Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    return yield* sql.withTransaction(Effect.gen(function*() {
-      yield* sql`SET TRANSACTION ISOLATION LEVEL REPEATABLE READ`
-      const sessions = yield* sql`SELECT * FROM sessions ORDER BY id`
-      const events = yield* sql`SELECT * FROM events ORDER BY id`
-      const actors = yield* sql`SELECT user_id, partition, has_open_sessions, state FROM actor_state ORDER BY user_id`
-      const goals = yield* sql`SELECT * FROM goals ORDER BY id`
-      const scopeUsage = yield* sql`
+  withStore(
+    databaseUrl,
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      return yield* sql.withTransaction(Effect.gen(function*() {
+        yield* sql`SET TRANSACTION ISOLATION LEVEL REPEATABLE READ`
+        const sessions = yield* sql`SELECT * FROM sessions ORDER BY id`
+        const events = yield* sql`SELECT * FROM events ORDER BY id`
+        const actors = yield* sql`SELECT user_id, partition, has_open_sessions, state FROM actor_state ORDER BY user_id`
+        const goals = yield* sql`SELECT * FROM goals ORDER BY id`
+        const scopeUsage = yield* sql`
         SELECT org_id, environment, scope, scope_id, window_key, partition, cost_usd, tokens_in, tokens_out
         FROM scope_usage ORDER BY org_id, environment, scope, scope_id, window_key, partition`
-      return JSON.parse(JSON.stringify({ sessions, events, actors, goals, scopeUsage }, (_k, v) => (typeof v === "bigint" ? v.toString() : v)))
-    }))
-  }))
+        return JSON.parse(JSON.stringify({ sessions, events, actors, goals, scopeUsage }, (_k, v) => (typeof v === "bigint" ? v.toString() : v)))
+      }))
+    })
+  )
 
 /**
  * A service run over `logEnv`: several users and adapters, explicit closes, sessions closed by
@@ -48,10 +51,13 @@ const scenario = async (logEnv: () => Record<string, string>) => {
   const server = await startServer({ databaseUrl, env })
   const org = await bootstrapOrg(databaseUrl, "replay", "team")
   const setTimeout_ = (seconds: number) =>
-    withStore(databaseUrl, Effect.gen(function*() {
-      const sql = yield* SqlClient.SqlClient
-      yield* sql`UPDATE orgs SET session_timeout_s = ${seconds} WHERE id = ${org.org_id}`
-    }))
+    withStore(
+      databaseUrl,
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        yield* sql`UPDATE orgs SET session_timeout_s = ${seconds} WHERE id = ${org.org_id}`
+      })
+    )
   const keys = [org.license_key]
   for (let i = 0; i < 3; i++) {
     const user = await call(server, "POST", "/api/v1/users", { key: org.api_key_live!, body: { email: `r${i}@replay.test`, name: `R${i}` } })
@@ -81,7 +87,10 @@ const scenario = async (logEnv: () => Record<string, string>) => {
   for (const [i, key] of keys.entries()) {
     for (let n = 0; n < 5; n++) {
       await send(key, n === 0 ? "session-start" : "post-tool", i % 2 ? "cursor" : "claude-code", {
-        model: n % 2 ? "gpt-4o" : "claude-sonnet-4", tokens_in: 100 * n, tokens_out: 10 * n, ...(n === 3 ? { error_code: "rate_limited" } : {})
+        model: n % 2 ? "gpt-4o" : "claude-sonnet-4",
+        tokens_in: 100 * n,
+        tokens_out: 10 * n,
+        ...(n === 3 ? { error_code: "rate_limited" } : {})
       })
       accepted++
     }
@@ -102,7 +111,15 @@ const scenario = async (logEnv: () => Record<string, string>) => {
   // A rule blocks a model; a keyed signal it blocked keeps its verdict for its retries (the log does not hold it).
   const rule = await call(server, "POST", "/api/v1/rules", {
     key: org.api_key_live!,
-    body: { name: "no forbidden", type: "model_filter", scope: "org", scope_id: org.org_id, condition: { model: { in: ["forbidden-model"] } }, action: "block", action_config: { message: "not that one" } }
+    body: {
+      name: "no forbidden",
+      type: "model_filter",
+      scope: "org",
+      scope_id: org.org_id,
+      condition: { model: { in: ["forbidden-model"] } },
+      action: "block",
+      action_config: { message: "not that one" }
+    }
   })
   expect(rule.status).toBe(201)
   // In force for the very next signal.
@@ -155,7 +172,8 @@ const scenario = async (logEnv: () => Record<string, string>) => {
   const before = await waitFor(() => snapshot(databaseUrl), (s) => s.events.length === accepted, { what: "all signals projected" })
   expect(before.sessions.filter((s: { end_reason: string }) => s.end_reason === "timeout")).toHaveLength(3)
   const firstUsersCodex = before.sessions.filter((s: any) => s.user_id === org.user_id && s.adapter === "codex")
-  expect(firstUsersCodex.map((s: any) => [s.client_session_id, Number(s.signal_count), Number(s.tokens_in)]).sort()).toEqual([["codex-1", 2, 11], ["codex-2", 2, 5]])
+  expect(firstUsersCodex.map((s: any) => [s.client_session_id, Number(s.signal_count), Number(s.tokens_in)]).sort()).toEqual([["codex-1", 2, 11], ["codex-2", 2,
+    5]])
   expect(before.events.filter((e: { type: string }) => e.type === "goal-drift")).toHaveLength(1)
   expect(before.goals.map((g: { status: string }) => g.status).sort()).toEqual(["active", "completed"])
   expect(before.scopeUsage.length).toBeGreaterThan(0)
@@ -196,11 +214,13 @@ const expectGcWithinCpu = (output: string) => {
 
 /** The definitions of the events table's indexes, read without migrating (which would build missing ones). */
 const eventIndexes = (databaseUrl: string) =>
-  Effect.runPromise(Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    return yield* sql<{ readonly indexname: string; readonly indexdef: string }>`
+  Effect.runPromise(
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      return yield* sql<{ readonly indexname: string; readonly indexdef: string }>`
       SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'events' ORDER BY indexname`
-  }).pipe(Effect.scoped, Effect.provide(databaseFromUrl(databaseUrl))))
+    }).pipe(Effect.scoped, Effect.provide(databaseFromUrl(databaseUrl)))
+  )
 
 /** Deletes the records of a partition before an offset behind the service's back, as Kafka retention does. */
 const deleteFirstRecords = async (databaseUrl: string, env: Record<string, string>, partition: number, before: number) => {
@@ -219,25 +239,28 @@ describe.each(logVariants())("replay over %s", (_name, logEnv) => {
   it("rebuilds projections equal to the originals, sessions closed by timeout and stored verdicts included", { timeout: 120_000 }, async () => {
     const { databaseUrl, env, before, retriesBlocked } = await scenario(logEnv)
     // Damage the projections, so only a real rebuild can bring them back.
-    await damage(databaseUrl, (sql) => Effect.all([
-      // (Events with a stored verdict are damaged, not deleted: the verdict is what the replay must keep.)
-      sql`DELETE FROM events WHERE type = 'post-tool' AND verdict IS NULL`,
-      sql`UPDATE events SET model = 'damaged', tokens_in = 99 WHERE verdict IS NOT NULL`,
-      sql`UPDATE sessions SET signal_count = 0, ended_at = NULL, end_reason = NULL`,
-      sql`DELETE FROM actor_state`,
-      sql`DELETE FROM goals`,
-      sql`UPDATE scope_usage SET tokens_in = 0`,
-      // A session no record of the log accounts for (of a user whose actor state is gone).
-      sql`INSERT INTO sessions SELECT 'ses_stray', org_id, environment, 'usr_gone', adapter, 'stray', project_id, started_at,
+    await damage(databaseUrl, (sql) =>
+      Effect.all([
+        // (Events with a stored verdict are damaged, not deleted: the verdict is what the replay must keep.)
+        sql`DELETE FROM events WHERE type = 'post-tool' AND verdict IS NULL`,
+        sql`UPDATE events SET model = 'damaged', tokens_in = 99 WHERE verdict IS NOT NULL`,
+        sql`UPDATE sessions SET signal_count = 0, ended_at = NULL, end_reason = NULL`,
+        sql`DELETE FROM actor_state`,
+        sql`DELETE FROM goals`,
+        sql`UPDATE scope_usage SET tokens_in = 0`,
+        // A session no record of the log accounts for (of a user whose actor state is gone).
+        sql`INSERT INTO sessions SELECT 'ses_stray', org_id, environment, 'usr_gone', adapter, 'stray', project_id, started_at,
             last_activity_at, ended_at, end_reason, primary_model, models, tokens_in, tokens_out, cost_usd, signal_count, error_count
           FROM sessions LIMIT 1`
-    ]))
+      ]))
     expect(await snapshot(databaseUrl)).not.toEqual(before)
     const indexes = await eventIndexes(databaseUrl)
     expect(indexes.map((i) => i.indexname)).toEqual(expect.arrayContaining(["events_by_session", "events_by_ts", "events_by_user"]))
     // Batches of 3: several per partition.
     const output = await replayCli(databaseUrl, { ...env, REPLAY_BATCH: "3" })
-    expect(output).toMatch(/replayed \d+ records of 4 partition\(s\) in [\d.]+ s \(\d+ records\/s; read indexes built in [\d.]+ s; [\d.]+ s of CPU in this process, [\d.]+ s of it paused for garbage collection\)/)
+    expect(output).toMatch(
+      /replayed \d+ records of 4 partition\(s\) in [\d.]+ s \(\d+ records\/s; read indexes built in [\d.]+ s; [\d.]+ s of CPU in this process, [\d.]+ s of it paused for garbage collection\)/
+    )
     expectGcWithinCpu(output)
     expect(await snapshot(databaseUrl)).toEqual(before)
     // A full replay writes without the read indexes and builds them again: the same ones.
@@ -248,11 +271,20 @@ describe.each(logVariants())("replay over %s", (_name, logEnv) => {
   it("after a replay killed half-way the service refuses to start, naming the partitions, until a replay finishes", { timeout: 120_000 }, async () => {
     const { databaseUrl, env, before } = await scenario(logEnv)
     // The database refuses one adapter's events, so the replay cannot get past them; it is killed there.
-    await damage(databaseUrl, (sql) => sql`CREATE FUNCTION refuse_codex() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'refused by the test'; END $$`)
-    await damage(databaseUrl, (sql) => sql`CREATE TRIGGER refuse_codex BEFORE INSERT ON events FOR EACH ROW WHEN (NEW.adapter = 'codex') EXECUTE FUNCTION refuse_codex()`)
+    await damage(
+      databaseUrl,
+      (sql) => sql`CREATE FUNCTION refuse_codex() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'refused by the test'; END $$`
+    )
+    await damage(
+      databaseUrl,
+      (sql) => sql`CREATE TRIGGER refuse_codex BEFORE INSERT ON events FOR EACH ROW WHEN (NEW.adapter = 'codex') EXECUTE FUNCTION refuse_codex()`
+    )
     const replaying = spawn(process.execPath, [bin, "replay"], { env: { ...childEnv(env), DATABASE_URL: databaseUrl, NODE_NO_WARNINGS: "1" }, stdio: "ignore" })
     const unfinished = () =>
-      withStore(databaseUrl, Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ readonly partition: number }>`SELECT partition FROM unfinished_replays ORDER BY partition`))
+      withStore(
+        databaseUrl,
+        Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ readonly partition: number }>`SELECT partition FROM unfinished_replays ORDER BY partition`)
+      )
     await waitFor(unfinished, (rows) => rows.length > 0, { what: "the replay under way" })
     // Past the emptying: some of the events are gone.
     await waitFor(() => snapshot(databaseUrl), (now) => now.events.length < before.events.length, { what: "the projections emptied" })
@@ -288,16 +320,19 @@ describe.each(logVariants())("replay over %s", (_name, logEnv) => {
 
   it("--from a time rebuilds what happened from then on, and leaves what came before", { timeout: 120_000 }, async () => {
     const { databaseUrl, env, before, phase2 } = await scenario(logEnv)
-    await damage(databaseUrl, (sql) => Effect.all([
-      sql`UPDATE events SET model = 'damaged-before' WHERE ts < ${phase2}::timestamptz AND model IS NOT NULL`,
-      // Gone, except an event with a stored verdict: damaged, so the replay must rewrite it and keep its verdict.
-      sql`DELETE FROM events WHERE ts >= ${phase2}::timestamptz AND verdict IS NULL`,
-      sql`UPDATE events SET model = 'damaged-after' WHERE ts >= ${phase2}::timestamptz`,
-      sql`UPDATE sessions SET signal_count = 99 WHERE last_activity_at >= ${phase2}::timestamptz`
-    ]))
+    await damage(databaseUrl, (sql) =>
+      Effect.all([
+        sql`UPDATE events SET model = 'damaged-before' WHERE ts < ${phase2}::timestamptz AND model IS NOT NULL`,
+        // Gone, except an event with a stored verdict: damaged, so the replay must rewrite it and keep its verdict.
+        sql`DELETE FROM events WHERE ts >= ${phase2}::timestamptz AND verdict IS NULL`,
+        sql`UPDATE events SET model = 'damaged-after' WHERE ts >= ${phase2}::timestamptz`,
+        sql`UPDATE sessions SET signal_count = 99 WHERE last_activity_at >= ${phase2}::timestamptz`
+      ]))
     // Only a full replay rebuilds the read indexes, so only its report says how long that took.
     const output = await replayCli(databaseUrl, env, "--from", phase2)
-    expect(output).toMatch(/replayed \d+ records of 4 partition\(s\) in [\d.]+ s \(\d+ records\/s; [\d.]+ s of CPU in this process, [\d.]+ s of it paused for garbage collection\)/)
+    expect(output).toMatch(
+      /replayed \d+ records of 4 partition\(s\) in [\d.]+ s \(\d+ records\/s; [\d.]+ s of CPU in this process, [\d.]+ s of it paused for garbage collection\)/
+    )
     expectGcWithinCpu(output)
     const after = await snapshot(databaseUrl)
     expect(after.sessions).toEqual(before.sessions)
@@ -351,12 +386,15 @@ describe.each(logVariants())("replay over %s", (_name, logEnv) => {
 
 /** The sessions that hold or wait for the serving/replay lock of a database (replay-lock.ts), as PostgreSQL shows them. */
 const lockSessions = (databaseUrl: string) =>
-  withStore(databaseUrl, Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    return yield* sql<{ readonly mode: string; readonly granted: boolean; readonly pid: number }>`
+  withStore(
+    databaseUrl,
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      return yield* sql<{ readonly mode: string; readonly granted: boolean; readonly pid: number }>`
       SELECT l.mode, l.granted, l.pid FROM pg_locks l JOIN pg_database d ON d.oid = l.database AND d.datname = current_database()
       WHERE l.locktype = 'advisory' AND l.classid = ${0x5347_4e45} AND l.objid = 1 AND l.objsubid = 2 ORDER BY l.mode`
-  }))
+    })
+  )
 
 /** The same without the sessions' ids. */
 const lockHolders = async (databaseUrl: string) => (await lockSessions(databaseUrl)).map(({ mode, granted }) => ({ mode, granted }))
@@ -440,7 +478,10 @@ describe("replay and a running service", () => {
 })
 
 describe("the log a database is fed from", () => {
-  const [[pgName, pgEnv], [kafkaName, kafkaEnv]] = logVariants() as [readonly [string, () => Record<string, string>], readonly [string, () => Record<string, string>]]
+  const [[pgName, pgEnv], [kafkaName, kafkaEnv]] = logVariants() as [
+    readonly [string, () => Record<string, string>],
+    readonly [string, () => Record<string, string>]
+  ]
   const pgLog = /the PostgreSQL table signal_log/
 
   /** A database fed two signals by a service over `env`, stopped; and its projections then. */
@@ -492,20 +533,30 @@ describe("the log a database is fed from", () => {
   it(`a database fed from ${pgName} refuses ${kafkaName}, and the reverse; the right log still replays`, { timeout: 120_000 }, async () => {
     const pg = await fed(pgEnv())
     const kafka = kafkaEnv()
-    await expectRefused(pg.databaseUrl, pg.before, kafka, new RegExp(
-      `signal-engine: this database is fed from ${pgLog.source} \\(since [^)]+\\), but the configuration names Kafka topic ` +
-        `${kafka.KAFKA_TOPIC} of cluster [^ ]+ \\(KAFKA_BROKERS, KAFKA_TOPIC\\): unset KAFKA_BROKERS\\. .*Nothing was changed\\.`
-    ))
+    await expectRefused(
+      pg.databaseUrl,
+      pg.before,
+      kafka,
+      new RegExp(
+        `signal-engine: this database is fed from ${pgLog.source} \\(since [^)]+\\), but the configuration names Kafka topic ` +
+          `${kafka.KAFKA_TOPIC} of cluster [^ ]+ \\(KAFKA_BROKERS, KAFKA_TOPIC\\): unset KAFKA_BROKERS\\. .*Nothing was changed\\.`
+      )
+    )
     expect(await replayCli(pg.databaseUrl, pgEnv())).toMatch(/replayed 2 records/)
     expect(await snapshot(pg.databaseUrl)).toEqual(pg.before)
 
     const fromKafka = kafkaEnv()
     const k = await fed(fromKafka)
-    await expectRefused(k.databaseUrl, k.before, pgEnv(), new RegExp(
-      `signal-engine: this database is fed from Kafka topic ${fromKafka.KAFKA_TOPIC} of cluster [^ ]+ \\(since [^)]+\\), but the ` +
-        `configuration names ${pgLog.source} \\(KAFKA_BROKERS is not set\\): set KAFKA_BROKERS to that cluster's brokers and ` +
-        `KAFKA_TOPIC=${fromKafka.KAFKA_TOPIC}\\.`
-    ))
+    await expectRefused(
+      k.databaseUrl,
+      k.before,
+      pgEnv(),
+      new RegExp(
+        `signal-engine: this database is fed from Kafka topic ${fromKafka.KAFKA_TOPIC} of cluster [^ ]+ \\(since [^)]+\\), but the ` +
+          `configuration names ${pgLog.source} \\(KAFKA_BROKERS is not set\\): set KAFKA_BROKERS to that cluster's brokers and ` +
+          `KAFKA_TOPIC=${fromKafka.KAFKA_TOPIC}\\.`
+      )
+    )
     expect(await replayCli(k.databaseUrl, fromKafka)).toMatch(/replayed 2 records/)
     expect(await snapshot(k.databaseUrl)).toEqual(k.before)
   })
@@ -514,9 +565,14 @@ describe("the log a database is fed from", () => {
     const env = kafkaEnv()
     const { databaseUrl, before } = await fed(env)
     const renamed = { ...env, KAFKA_TOPIC: `${env.KAFKA_TOPIC}-renamed` }
-    await expectRefused(databaseUrl, before, renamed, new RegExp(
-      `this database is fed from Kafka topic ${env.KAFKA_TOPIC} of cluster .*, but the configuration names Kafka topic ${renamed.KAFKA_TOPIC} `
-    ))
+    await expectRefused(
+      databaseUrl,
+      before,
+      renamed,
+      new RegExp(
+        `this database is fed from Kafka topic ${env.KAFKA_TOPIC} of cluster .*, but the configuration names Kafka topic ${renamed.KAFKA_TOPIC} `
+      )
+    )
   })
 
   it("replay --adopt-log rebuilds from the configured log and feeds the database from it from then on", { timeout: 120_000 }, async () => {
@@ -544,9 +600,14 @@ describe("the log a database is fed from", () => {
       await damage(databaseUrl, (sql) => sql`DELETE FROM log_identity`)
       const other = name === pgName ? kafkaEnv() : pgEnv()
       const written = name === pgName ? "the PostgreSQL table signal_log" : `Kafka topic ${env.KAFKA_TOPIC}`
-      await expectRefused(databaseUrl, before, other, new RegExp(
-        `signal-engine: this database's projections were written from ${written}, but the configuration names .*: configure that log instead\\.`
-      ))
+      await expectRefused(
+        databaseUrl,
+        before,
+        other,
+        new RegExp(
+          `signal-engine: this database's projections were written from ${written}, but the configuration names .*: configure that log instead\\.`
+        )
+      )
       expect(await replayCli(databaseUrl, env)).toMatch(/replayed 2 records/)
       expect(await snapshot(databaseUrl)).toEqual(before)
       const recorded = await withStore(databaseUrl, Effect.flatMap(SqlClient.SqlClient, (sql) => sql`SELECT kind, topic FROM log_identity`))

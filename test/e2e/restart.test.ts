@@ -39,7 +39,12 @@ describe.each(logVariants())("a restart over %s", (_name, logEnv) => {
       method: "POST",
       headers: { authorization: `Bearer ${org.api_key_live}`, "content-type": "application/json" },
       body: JSON.stringify({
-        scope: "org", scope_id: org.org_id, name: "No o3", type: "model_filter", action: "block", action_config: { message: "o3 is not allowed" },
+        scope: "org",
+        scope_id: org.org_id,
+        name: "No o3",
+        type: "model_filter",
+        action: "block",
+        action_config: { message: "o3 is not allowed" },
         condition: { model: { in: ["o3"] } }
       })
     })
@@ -87,11 +92,15 @@ describe.each(logVariants())("a restart over %s", (_name, logEnv) => {
     child = serveProcess(env)
     const samples: Array<Readiness> = []
     try {
-      const owning = await waitFor(async () => {
-        const r = await readiness(base)
-        samples.push(r)
-        return r
-      }, (r) => r.status === 200, { timeoutMs: 90_000, what: "the restarted node to be ready" })
+      const owning = await waitFor(
+        async () => {
+          const r = await readiness(base)
+          samples.push(r)
+          return r
+        },
+        (r) => r.status === 200,
+        { timeoutMs: 90_000, what: "the restarted node to be ready" }
+      )
       const listening = samples.find((r) => r.status !== 0)!
       phase = "after"
       await waitFor(async () => seen.after.blocked, (n) => n >= 50, { timeoutMs: 30_000, what: "load after the restart" })
@@ -140,7 +149,14 @@ describe.each(logVariants())("answers without a verdict over %s", (_name, logEnv
       } else expect(allowed.body.session_id).toBeTypeOf("string")
       const batch = await call(server, "POST", "/engine/v1/signals/batch", {
         key: org.license_key,
-        body: { signals: [{ type: "post-tool", adapter: "claude-code", session_id: "s1", metadata: { model: "o3" } }, { type: "post-tool", adapter: "claude-code", session_id: "s1", metadata: { model: "gpt-4o" } }] }
+        body: {
+          signals: [{ type: "post-tool", adapter: "claude-code", session_id: "s1", metadata: { model: "o3" } }, {
+            type: "post-tool",
+            adapter: "claude-code",
+            session_id: "s1",
+            metadata: { model: "gpt-4o" }
+          }]
+        }
       })
       expect(batch.body.results[0]).toMatchObject({ ok: false, action: "block", rule_id: rule })
       // The batch's own fold may judge its second signal before its answer goes out (one append,
@@ -188,16 +204,22 @@ describe.each(logVariants())("two nodes, one killed and restarted, over %s", (_n
       const budget = await call({ baseUrl: baseB }, "POST", "/api/v1/rules", {
         key: org.api_key_live!,
         body: {
-          scope: "user", scope_id: spender.userId, name: "Daily tokens", type: "budget", action: "block",
-          action_config: { message: "spent" }, condition: { window: "daily", metric: "tokens_total", threshold: 100 }
+          scope: "user",
+          scope_id: spender.userId,
+          name: "Daily tokens",
+          type: "budget",
+          action: "block",
+          action_config: { message: "spent" },
+          condition: { window: "daily", metric: "tokens_total", threshold: 100 }
         }
       })
       expect(budget.status).toBe(201)
-      const spend = () => fetch(`${baseB}/engine/v1/signals`, {
-        method: "POST",
-        headers: { authorization: `Bearer ${spender.key}`, "content-type": "application/json" },
-        body: JSON.stringify({ type: "post-tool", adapter: "claude-code", session_id: "spent", metadata: { model: "gpt-4o", tokens_in: 60 } })
-      }).then(async (r) => ({ at: Date.now(), status: r.status, body: (await r.json()) as any }), () => undefined)
+      const spend = () =>
+        fetch(`${baseB}/engine/v1/signals`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${spender.key}`, "content-type": "application/json" },
+          body: JSON.stringify({ type: "post-tool", adapter: "claude-code", session_id: "spent", metadata: { model: "gpt-4o", tokens_in: 60 } })
+        }).then(async (r) => ({ at: Date.now(), status: r.status, body: (await r.json()) as any }), () => undefined)
       await waitFor(spend, (r) => r?.body.ok === false && r.body.rule_id === budget.body.id, { what: "the budget to be spent" })
 
       const tally = { blocked: 0, allowedBlocked: 0, pending: [] as Array<any>, viaRestarted: 0 }
@@ -236,11 +258,15 @@ describe.each(logVariants())("two nodes, one killed and restarted, over %s", (_n
       a = serveProcess(envA)
       restarted = true
       const samples: Array<Readiness> = []
-      const ready = await waitFor(async () => {
-        const r = await readiness(baseA)
-        samples.push(r)
-        return r
-      }, (r) => r.status === 200, { timeoutMs: 90_000, what: "the restarted node to be ready" })
+      const ready = await waitFor(
+        async () => {
+          const r = await readiness(baseA)
+          samples.push(r)
+          return r
+        },
+        (r) => r.status === 200,
+        { timeoutMs: 90_000, what: "the restarted node to be ready" }
+      )
       const blockedAtReady = tally.blocked
       await waitFor(async () => tally.blocked, (n) => n >= blockedAtReady + 40, { timeoutMs: 30_000, what: "load after the restart" })
       // The budget is judged again: blocks only, for a while, after the restart.

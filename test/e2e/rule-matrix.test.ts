@@ -64,8 +64,12 @@ const setUp = async (c: Case, i: number): Promise<Setup> => {
   const rule = await call(server, "POST", "/api/v1/rules", {
     key,
     body: {
-      name: `${c.type}/${c.scope}/${c.action}`, type: c.type, scope: c.scope, scope_id: scopeId,
-      condition: conditions[c.type], action: c.action,
+      name: `${c.type}/${c.scope}/${c.action}`,
+      type: c.type,
+      scope: c.scope,
+      scope_id: scopeId,
+      condition: conditions[c.type],
+      action: c.action,
       action_config: c.action === "block" ? { message: `blocked by ${c.type}` } : {}
     }
   })
@@ -115,12 +119,15 @@ describe("rules: every type × scope × action", () => {
 
     // Outbox rows are committed behind the verdicts; a management request first waits for them.
     await call(server, "GET", "/api/v1/rules?limit=1", { key: answers[0]!.s.org.api_key_live! })
-    const fired = await withStore(server.databaseUrl, Effect.gen(function*() {
-      const sql = yield* SqlClient.SqlClient
-      return yield* sql<{ readonly rule_id: string; readonly action: string; readonly user_id: string }>`
+    const fired = await withStore(
+      server.databaseUrl,
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        return yield* sql<{ readonly rule_id: string; readonly action: string; readonly user_id: string }>`
         SELECT payload->'data'->>'rule_id' AS rule_id, payload->'data'->>'action' AS action, payload->'data'->>'user_id' AS user_id
         FROM webhook_events WHERE type = 'rule.triggered'`
-    }))
+      })
+    )
     for (const { s, triggered } of answers) {
       const mine = fired.filter((f) => f.rule_id === s.ruleId)
       expect(mine.length, `${s.c.type} × ${s.c.scope} × ${s.c.action}: rule.triggered`).toBeGreaterThanOrEqual(1)
@@ -136,8 +143,15 @@ describe("rules: every type × scope × action", () => {
       call(server, "POST", "/api/v1/rules", {
         key,
         body: {
-          name, type: "model_filter", scope: "org", scope_id: org.org_id, priority, enabled,
-          condition: { model: { in: ["o3"] } }, action, action_config: action === "block" ? { message: name } : {}
+          name,
+          type: "model_filter",
+          scope: "org",
+          scope_id: org.org_id,
+          priority,
+          enabled,
+          condition: { model: { in: ["o3"] } },
+          action,
+          action_config: action === "block" ? { message: name } : {}
         }
       }).then((r) => r.body.id as string)
     await mk("warn first", 1, "warn")
@@ -145,7 +159,8 @@ describe("rules: every type × scope × action", () => {
     const second = await mk("second block", 5, "block")
     await mk("third block", 9, "block")
     const answer = (await call(server, "POST", "/engine/v1/signals", {
-      key: org.license_key, body: { type: "post-tool", adapter: "a", session_id: "p", metadata: { model: "o3" } }
+      key: org.license_key,
+      body: { type: "post-tool", adapter: "a", session_id: "p", metadata: { model: "o3" } }
     })).body
     expect(answer).toMatchObject({ ok: false, action: "block", rule_id: second, message: "second block" })
   })
@@ -155,15 +170,18 @@ describe("rules: every type × scope × action", () => {
     const key = org.api_key_live!
     const send = (model: string) =>
       call(server, "POST", "/engine/v1/signals", {
-        key: org.license_key, body: { type: "post-tool", adapter: "a", session_id: "e", metadata: { model } }
+        key: org.license_key,
+        body: { type: "post-tool", adapter: "a", session_id: "e", metadata: { model } }
       }).then((r) => r.body)
     const created = await call(server, "POST", "/api/v1/rules", {
-      key, body: { name: "no o3", type: "model_filter", scope: "org", scope_id: org.org_id, condition: { model: { in: ["o3"] } }, action: "warn" }
+      key,
+      body: { name: "no o3", type: "model_filter", scope: "org", scope_id: org.org_id, condition: { model: { in: ["o3"] } }, action: "warn" }
     })
     const id = created.body.id
     expect((await send("o3")).action).toBe("warn")
     const edited = await call(server, "PUT", `/api/v1/rules/${id}`, {
-      key, body: { condition: { model: { in: ["gpt-4o"] } }, action: "block", action_config: { message: "gpt-4o is off" } }
+      key,
+      body: { condition: { model: { in: ["gpt-4o"] } }, action: "block", action_config: { message: "gpt-4o is off" } }
     })
     expect(edited.status).toBe(200)
     const blocked = await send("gpt-4o")

@@ -19,31 +19,56 @@ const post = (body: unknown, key = org.api_key_live!) => call(server, "POST", "/
 
 const valid = () => ({
   budget: {
-    name: "Team daily spend", type: "budget", scope: "team", scope_id: org.team_id, priority: 10,
+    name: "Team daily spend",
+    type: "budget",
+    scope: "team",
+    scope_id: org.team_id,
+    priority: 10,
     condition: { window: "daily", metric: "cost_usd", threshold: 50 },
-    action: "block", action_config: { message: "Daily budget reached" }
+    action: "block",
+    action_config: { message: "Daily budget reached" }
   },
   model_filter: {
-    name: "No o3", type: "model_filter", scope: "org", scope_id: org.org_id,
-    condition: { model: { in: ["o3"] } }, action: "warn"
+    name: "No o3",
+    type: "model_filter",
+    scope: "org",
+    scope_id: org.org_id,
+    condition: { model: { in: ["o3"] } },
+    action: "warn"
   },
   allowlist: {
-    name: "Only Claude", type: "model_filter", scope: "project", scope_id: projectId,
-    condition: { model: { not_in: ["claude-sonnet-4", "claude-opus-4"] } }, action: "log"
+    name: "Only Claude",
+    type: "model_filter",
+    scope: "project",
+    scope_id: projectId,
+    condition: { model: { not_in: ["claude-sonnet-4", "claude-opus-4"] } },
+    action: "log"
   },
   user_limit: {
-    name: "Per-user tokens", type: "user_limit", scope: "org", scope_id: org.org_id,
-    condition: { window: "monthly", metric: "tokens_total", per_user: 5_000_000 }, action: "notify"
+    name: "Per-user tokens",
+    type: "user_limit",
+    scope: "org",
+    scope_id: org.org_id,
+    condition: { window: "monthly", metric: "tokens_total", per_user: 5_000_000 },
+    action: "notify"
   },
   org_policy: {
-    name: "Projects required", type: "org_policy", scope: "user", scope_id: org.user_id,
-    condition: { require_project_id: true, block_unknown_models: false }, action: "block",
+    name: "Projects required",
+    type: "org_policy",
+    scope: "user",
+    scope_id: org.user_id,
+    condition: { require_project_id: true, block_unknown_models: false },
+    action: "block",
     action_config: { message: "Set a project id" }
   },
   tool_policy: {
-    name: "No destructive shell", type: "org_policy", scope: "org", scope_id: org.org_id,
+    name: "No destructive shell",
+    type: "org_policy",
+    scope: "org",
+    scope_id: org.org_id,
     condition: { blocked_tools: ["mcp__*", "WebFetch"], blocked_commands: ["rm -rf", "curl * | sh"], blocked_mcp_servers: ["github"] },
-    action: "block", action_config: { message: "Not allowed in this org" }
+    action: "block",
+    action_config: { message: "Not allowed in this org" }
   }
 })
 
@@ -66,13 +91,15 @@ describe("rules API", () => {
     expect(created.body.action_config).toEqual({})
   })
 
-  it.each([
-    ["POST", "an unknown field", { enabeld: false }],
-    ["PUT", "an unknown field", { enabeld: false }],
-    ["PUT", "a null enabled", { enabled: null }],
-    ["PUT", "a null condition", { condition: null }],
-    ["PUT", "the read-only id", { id: "rule_x" }]
-  ] as const)("%s with %s is 400 invalid_parameters and changes nothing", async (method, _what, extra) => {
+  it.each(
+    [
+      ["POST", "an unknown field", { enabeld: false }],
+      ["PUT", "an unknown field", { enabeld: false }],
+      ["PUT", "a null enabled", { enabled: null }],
+      ["PUT", "a null condition", { condition: null }],
+      ["PUT", "the read-only id", { id: "rule_x" }]
+    ] as const
+  )("%s with %s is 400 invalid_parameters and changes nothing", async (method, _what, extra) => {
     const created = await post(valid().budget)
     const res = method === "POST"
       ? await post({ ...valid().budget, ...extra })
@@ -105,14 +132,22 @@ describe("rules API", () => {
 
   it("lists with filters and pages", async () => {
     const fresh = await bootstrapOrg(server.databaseUrl, "lists", "team")
-    const mk = (over: Record<string, unknown>) => post({
-      name: "r", type: "model_filter", scope: "org", scope_id: fresh.org_id, condition: { model: { in: ["o3"] } }, action: "log", ...over
-    }, fresh.api_key_live!)
+    const mk = (over: Record<string, unknown>) =>
+      post({
+        name: "r",
+        type: "model_filter",
+        scope: "org",
+        scope_id: fresh.org_id,
+        condition: { model: { in: ["o3"] } },
+        action: "log",
+        ...over
+      }, fresh.api_key_live!)
     const ids = []
     for (let i = 0; i < 5; i++) ids.push((await mk({ name: `r${i}`, enabled: i % 2 === 0 })).body.id)
-    ids.push((await mk({ type: "budget", condition: { window: "daily", metric: "tokens_total", threshold: 5 }, scope: "user", scope_id: fresh.user_id })).body.id)
-    const list = async (q: string) =>
-      (await call(server, "GET", `/api/v1/rules?${q}`, { key: fresh.api_key_live! })).body
+    ids.push(
+      (await mk({ type: "budget", condition: { window: "daily", metric: "tokens_total", threshold: 5 }, scope: "user", scope_id: fresh.user_id })).body.id
+    )
+    const list = async (q: string) => (await call(server, "GET", `/api/v1/rules?${q}`, { key: fresh.api_key_live! })).body
     expect((await list("limit=100")).data.map((r: { id: string }) => r.id)).toEqual([...ids].reverse())
     expect((await list("type=budget")).data.map((r: { id: string }) => r.id)).toEqual([ids[5]])
     expect((await list("scope=user")).data.map((r: { id: string }) => r.id)).toEqual([ids[5]])
@@ -202,10 +237,16 @@ describe("rule validation", () => {
 
   it("accepts the bounds themselves", async () => {
     const res = await post({
-      ...base(), condition: { window: "daily", metric: "tokens_total", threshold: 1e15 }, action_config: { message: "m".repeat(2_000) }
+      ...base(),
+      condition: { window: "daily", metric: "tokens_total", threshold: 1e15 },
+      action_config: { message: "m".repeat(2_000) }
     })
     expect(res.status, JSON.stringify(res.body)).toBe(201)
-    const models = await post({ ...base(), type: "model_filter", condition: { model: { in: Array.from({ length: 1_000 }, (_, i) => `m${i}`.padEnd(200, "x")) } } })
+    const models = await post({
+      ...base(),
+      type: "model_filter",
+      condition: { model: { in: Array.from({ length: 1_000 }, (_, i) => `m${i}`.padEnd(200, "x")) } }
+    })
     expect(models.status, JSON.stringify(models.body)).toBe(201)
   })
 
@@ -236,7 +277,13 @@ describe("rule validation", () => {
   })
 
   it("lists every offending field at once", async () => {
-    const res = await post({ ...base(), scope: "user", scope_id: "user_nobody", condition: { window: "daily", metric: "cost_usd", threshold: -5 }, action_config: {} })
+    const res = await post({
+      ...base(),
+      scope: "user",
+      scope_id: "user_nobody",
+      condition: { window: "daily", metric: "cost_usd", threshold: -5 },
+      action_config: {}
+    })
     expect(res.status).toBe(422)
     for (const field of ["condition.threshold", "action_config.message", "scope_id"]) expect(res.body.error).toContain(field)
   })
@@ -248,7 +295,8 @@ describe("rule validation", () => {
     expect(typeOnly.status).toBe(422)
     expect(typeOnly.body.code).toBe("invalid_condition")
     const both = await call(server, "PUT", `/api/v1/rules/${created.body.id}`, {
-      key: org.api_key_live!, body: { type: "model_filter", condition: { window: "daily", metric: "cost_usd", threshold: 5 } }
+      key: org.api_key_live!,
+      body: { type: "model_filter", condition: { window: "daily", metric: "cost_usd", threshold: 5 } }
     })
     expect(both.status).toBe(400)
     expect(both.body.code).toBe("invalid_condition")

@@ -28,13 +28,26 @@ describe("the OpenAPI documents, fuzzed by Schemathesis", () => {
 
   const fuzz = (document: string, key: string) =>
     run(inject("schemathesisBin"), [
-      "--config-file", config, "run", `${server.baseUrl}${document}`, "--checks", "all", "--max-examples", String(examples),
-      "--workers", "1", "--seed", "1", "-H", `Authorization: Bearer ${key}`,
+      "--config-file",
+      config,
+      "run",
+      `${server.baseUrl}${document}`,
+      "--checks",
+      "all",
+      "--max-examples",
+      String(examples),
+      "--workers",
+      "1",
+      "--seed",
+      "1",
+      "-H",
+      `Authorization: Bearer ${key}`,
       // One worker: with two threads Hypothesis's generator once failed on its own (a FlakyFailure
       // inside its example cache, before any request was sent); one thread takes no longer here.
       // Hypothesis's health checks time the data generation, which a busy CI machine slows: they
       // judge the generator, not the API, and failed one run by it.
-      "--suppress-health-check", "all"
+      "--suppress-health-check",
+      "all"
     ], { cwd: tmpdir(), maxBuffer: 64 * 1024 * 1024, env: { ...process.env, NO_COLOR: "1" } }).then(
       ({ stdout }) => ({ ok: true, output: stdout }),
       (e: { stdout?: string; stderr?: string }) => ({ ok: false, output: `${e.stdout ?? ""}${e.stderr ?? ""}` })
@@ -42,8 +55,10 @@ describe("the OpenAPI documents, fuzzed by Schemathesis", () => {
 
   const orgFor = async (name: string) => {
     const org = await bootstrapOrg(server.databaseUrl, name, "team")
-    await withStore(server.databaseUrl, Effect.flatMap(SqlClient.SqlClient, (sql) =>
-      sql`UPDATE orgs SET rate_limit_per_minute = 1000000 WHERE id = ${org.org_id}`))
+    await withStore(
+      server.databaseUrl,
+      Effect.flatMap(SqlClient.SqlClient, (sql) => sql`UPDATE orgs SET rate_limit_per_minute = 1000000 WHERE id = ${org.org_id}`)
+    )
     return org
   }
 

@@ -33,8 +33,23 @@ let testEnvSessions: Array<SessionRow>
 let globexSessions: Array<SessionRow>
 
 const sessionKeys = [
-  "adapter", "client_session_id", "cost_usd", "duration_s", "end_reason", "ended_at", "error_count", "id", "model",
-  "models", "project_id", "signal_count", "started_at", "status", "tokens_in", "tokens_out", "user_id"
+  "adapter",
+  "client_session_id",
+  "cost_usd",
+  "duration_s",
+  "end_reason",
+  "ended_at",
+  "error_count",
+  "id",
+  "model",
+  "models",
+  "project_id",
+  "signal_count",
+  "started_at",
+  "status",
+  "tokens_in",
+  "tokens_out",
+  "user_id"
 ]
 
 beforeAll(async () => {
@@ -58,8 +73,7 @@ afterAll(async () => {
   await server?.stop()
 })
 
-const expected = (filter: (s: SessionRow) => boolean, order: "asc" | "desc" = "desc") =>
-  sessions.filter(filter).sort(bySessionStart(order))
+const expected = (filter: (s: SessionRow) => boolean, order: "asc" | "desc" = "desc") => sessions.filter(filter).sort(bySessionStart(order))
 
 describe("GET /api/v1/sessions", () => {
   it("lists the tenant's sessions newest first, 20 a page, with the total and the spec's fields", async () => {
@@ -244,15 +258,17 @@ describe("GET /api/v1/sessions/:id", () => {
     // more signals, inserted out of order, two sharing a timestamp
     const extra: Array<EventRow> = []
     for (const ms of [9000, 4000, 4000, 500, 12_000.25]) {
-      extra.push(await seed.event({
-        org_id: acme.org_id,
-        environment: "live",
-        session_id: session.id,
-        user_id: session.user_id,
-        ts: at(session.started_at, ms),
-        type: "hesitation",
-        metadata: { nested: { ms }, list: [1, "two"] }
-      }))
+      extra.push(
+        await seed.event({
+          org_id: acme.org_id,
+          environment: "live",
+          session_id: session.id,
+          user_id: session.user_id,
+          ts: at(session.started_at, ms),
+          type: "hesitation",
+          metadata: { nested: { ms }, list: [1, "two"] }
+        })
+      )
     }
     const all = [...events.filter((e) => e.session_id === session.id), ...extra].sort(byEventTs("asc"))
     const res = await get(server, live, `/api/v1/sessions/${session.id}`)
@@ -273,13 +289,15 @@ describe("GET /api/v1/sessions/:id", () => {
   })
 
   it("404 for an unknown id, another org's session and another environment's session", async () => {
-    for (const [key, id] of [
-      [live, "sess_doesnotexist"],
-      [live, globexSessions[0]!.id],
-      [live, testEnvSessions[0]!.id],
-      [acme.api_key_test, sessions[0]!.id],
-      [globex.api_key_live!, sessions[0]!.id]
-    ] as const) {
+    for (
+      const [key, id] of [
+        [live, "sess_doesnotexist"],
+        [live, globexSessions[0]!.id],
+        [live, testEnvSessions[0]!.id],
+        [acme.api_key_test, sessions[0]!.id],
+        [globex.api_key_live!, sessions[0]!.id]
+      ] as const
+    ) {
       expectEnvelope(await get(server, key, `/api/v1/sessions/${id}`), 404, "not_found")
       expectEnvelope(await get(server, key, `/api/v1/sessions/${id}/events`), 404, "not_found")
     }
@@ -303,13 +321,15 @@ describe("GET /api/v1/sessions/:id/events", () => {
     const session = await seed.session({ ...tenant, user_id: hooli.user_id, started_at: at(activityBase, -600_000) })
     const rows: Array<EventRow> = []
     for (let k = 0; k < 11; k++) {
-      rows.push(await seed.event({
-        ...tenant,
-        session_id: session.id,
-        user_id: hooli.user_id,
-        ts: at(session.started_at, 1000 * Math.floor(k / 2)),
-        model: "gpt-4o"
-      }))
+      rows.push(
+        await seed.event({
+          ...tenant,
+          session_id: session.id,
+          user_id: hooli.user_id,
+          ts: at(session.started_at, 1000 * Math.floor(k / 2)),
+          model: "gpt-4o"
+        })
+      )
     }
     const walked = await walk(server, hooli.api_key_live!, `/api/v1/sessions/${session.id}/events`, { limit: "3", order })
     expect(walked.pages).toHaveLength(4)

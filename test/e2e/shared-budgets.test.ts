@@ -28,7 +28,8 @@ describe.each(logVariants())("shared budgets over %s", (_name, logEnv) => {
   const userOf = async (o: Bootstrapped, options: { readonly avoid?: string; readonly teamIds?: ReadonlyArray<string> } = {}) => {
     for (let i = 0; i < 50; i++) {
       const user = await call(server, "POST", "/api/v1/users", {
-        key: o.api_key_live!, body: { email: `u${i}-${Math.random()}@shared.test`, name: "U", team_ids: options.teamIds ?? [] }
+        key: o.api_key_live!,
+        body: { email: `u${i}-${Math.random()}@shared.test`, name: "U", team_ids: options.teamIds ?? [] }
       })
       expect(user.status).toBe(201)
       if (options.avoid !== undefined && partitionForKey(user.body.id, partitions) === partitionForKey(options.avoid, partitions)) continue
@@ -53,10 +54,13 @@ describe.each(logVariants())("shared budgets over %s", (_name, logEnv) => {
   // Outbox rows are committed behind the verdicts; a management request first waits for them.
   const outbox = async (o: Bootstrapped, type: string) => {
     await call(server, "GET", "/api/v1/rules?limit=1", { key: o.api_key_live! })
-    return withStore(server.databaseUrl, Effect.gen(function*() {
-      const sql = yield* SqlClient.SqlClient
-      return yield* sql<{ readonly payload: any }>`SELECT payload FROM webhook_events WHERE org_id = ${o.org_id} AND type = ${type}`
-    }))
+    return withStore(
+      server.databaseUrl,
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        return yield* sql<{ readonly payload: any }>`SELECT payload FROM webhook_events WHERE org_id = ${o.org_id} AND type = ${type}`
+      })
+    )
   }
 
   it("an org budget spent by one user blocks a second user on another partition; warning and exceeded fire once", async () => {
@@ -64,8 +68,12 @@ describe.each(logVariants())("shared budgets over %s", (_name, logEnv) => {
     const first = await userOf(o)
     const second = await userOf(o, { avoid: first.id })
     const id = await rule(o, {
-      name: "Org daily tokens", type: "budget", scope: "org", scope_id: o.org_id,
-      condition: { window: "daily", metric: "tokens_total", threshold: 1000 }, action: "block",
+      name: "Org daily tokens",
+      type: "budget",
+      scope: "org",
+      scope_id: o.org_id,
+      condition: { window: "daily", metric: "tokens_total", threshold: 1000 },
+      action: "block",
       action_config: { message: "the org's daily tokens are spent" }
     })
     await inForce(o, first.key)
@@ -82,7 +90,13 @@ describe.each(logVariants())("shared budgets over %s", (_name, logEnv) => {
     expect(warning.map((w) => w.payload.data)).toEqual([expect.objectContaining({ rule_id: id, scope: "org", scope_id: o.org_id, threshold: 1000 })])
     expect(exceeded).toHaveLength(1)
     expect(exceeded[0]!.payload.data).toMatchObject({
-      rule_id: id, rule_name: "Org daily tokens", scope: "org", scope_id: o.org_id, threshold: 1000, window: "daily", metric: "tokens_total"
+      rule_id: id,
+      rule_name: "Org daily tokens",
+      scope: "org",
+      scope_id: o.org_id,
+      threshold: 1000,
+      window: "daily",
+      metric: "tokens_total"
     })
     expect(exceeded[0]!.payload.data.current).toBeGreaterThanOrEqual(1000)
   })
@@ -97,8 +111,13 @@ describe.each(logVariants())("shared budgets over %s", (_name, logEnv) => {
       const second = await userOf(o, { avoid: first.id, teamIds: [team] })
       const scopeId = scope === "team" ? team : scope === "org" ? o.org_id : project
       const id = await rule(o, {
-        name: `${scope} daily tokens`, type: "budget", scope, scope_id: scopeId,
-        condition: { window: "daily", metric: "tokens_total", threshold: 1000 }, action: "block", action_config: { message: "spent" }
+        name: `${scope} daily tokens`,
+        type: "budget",
+        scope,
+        scope_id: scopeId,
+        condition: { window: "daily", metric: "tokens_total", threshold: 1000 },
+        action: "block",
+        action_config: { message: "spent" }
       })
       await inForce(o, first.key)
       const inScope = scope === "project" ? { project_id: project } : {}
@@ -119,8 +138,13 @@ describe.each(logVariants())("shared budgets over %s", (_name, logEnv) => {
       if (!users.some((u) => partitionForKey(u.id, partitions) === partitionForKey(user.id, partitions))) users.push(user)
     }
     const id = await rule(o, {
-      name: "Org daily tokens", type: "budget", scope: "org", scope_id: o.org_id,
-      condition: { window: "daily", metric: "tokens_in", threshold: 1000 }, action: "block", action_config: { message: "spent" }
+      name: "Org daily tokens",
+      type: "budget",
+      scope: "org",
+      scope_id: o.org_id,
+      condition: { window: "daily", metric: "tokens_in", threshold: 1000 },
+      action: "block",
+      action_config: { message: "spent" }
     })
     await inForce(o, users[0]!.key)
     // 10 tokens each: a signal is let through while the org's usage before it is under 1,000, so
@@ -141,8 +165,12 @@ describe.each(logVariants())("shared budgets over %s", (_name, logEnv) => {
     const colleague = await userOf(o, { avoid: member.id, teamIds: [team.body.id] })
     const outsider = await userOf(o)
     const id = await rule(o, {
-      name: "Platform monthly spend", type: "budget", scope: "team", scope_id: team.body.id,
-      condition: { window: "monthly", metric: "cost_usd", threshold: 2 }, action: "warn"
+      name: "Platform monthly spend",
+      type: "budget",
+      scope: "team",
+      scope_id: team.body.id,
+      condition: { window: "monthly", metric: "cost_usd", threshold: 2 },
+      action: "warn"
     })
     await inForce(o, member.key)
     // The outsider's spend is not the team's.
@@ -159,8 +187,13 @@ describe.each(logVariants())("shared budgets over %s", (_name, logEnv) => {
     const a = await userOf(o)
     const b = await userOf(o, { avoid: a.id })
     const id = await rule(o, {
-      name: "Web daily tokens", type: "budget", scope: "project", scope_id: project.body.id,
-      condition: { window: "daily", metric: "tokens_in", threshold: 100 }, action: "block", action_config: { message: "web is over budget" }
+      name: "Web daily tokens",
+      type: "budget",
+      scope: "project",
+      scope_id: project.body.id,
+      condition: { window: "daily", metric: "tokens_in", threshold: 100 },
+      action: "block",
+      action_config: { message: "web is over budget" }
     })
     await inForce(o, a.key)
     expect((await signal(a.key, { tokens_in: 500 })).body.ok).toBe(true) // another project's usage: not counted
@@ -176,8 +209,13 @@ describe.each(logVariants())("shared budgets over %s", (_name, logEnv) => {
     const a = await userOf(o)
     const b = await userOf(o, { avoid: a.id })
     await rule(o, {
-      name: "API daily tokens", type: "budget", scope: "project", scope_id: project.body.id,
-      condition: { window: "daily", metric: "tokens_in", threshold: 100 }, action: "block", action_config: { message: "api is over budget" }
+      name: "API daily tokens",
+      type: "budget",
+      scope: "project",
+      scope_id: project.body.id,
+      condition: { window: "daily", metric: "tokens_in", threshold: 100 },
+      action: "block",
+      action_config: { message: "api is over budget" }
     })
     await inForce(o, b.key)
     // a's session takes the project from its first signal that names one; the next names none.
@@ -204,11 +242,14 @@ describe.each(logVariants())("shared budgets over %s", (_name, logEnv) => {
       .format(new Date(Date.parse((await call(server, "GET", `/api/v1/events/evt_${res.body.signal_id.slice(4)}`, { key: o.api_key_live! })).body.ts)))
     expect(day).not.toBe(new Date().toISOString().slice(0, 10))
     const windows = await waitFor(() =>
-      withStore(server.databaseUrl, Effect.gen(function*() {
-        const sql = yield* SqlClient.SqlClient
-        return yield* sql<{ readonly window_key: string; readonly tokens_in: string }>`
+      withStore(
+        server.databaseUrl,
+        Effect.gen(function*() {
+          const sql = yield* SqlClient.SqlClient
+          return yield* sql<{ readonly window_key: string; readonly tokens_in: string }>`
           SELECT window_key, tokens_in::text FROM scope_usage WHERE org_id = ${o.org_id} AND scope = 'org' ORDER BY window_key`
-      })), (rows) => rows.length === 2)
+        })
+      ), (rows) => rows.length === 2)
     expect(windows).toEqual([{ window_key: `d:${day}`, tokens_in: "7" }, { window_key: `m:${day.slice(0, 7)}`, tokens_in: "7" }])
   })
 })

@@ -47,69 +47,80 @@ const postSignal = (
 const refused = (port: number) => () => connectionRefused(port)
 
 describe("stopping under load", () => {
-  it("answers every request it took with its verdict, not 503; the one it was serving when told to stop is answered and closes its keep-alive connection; every signal answered is kept", { timeout: 60_000 }, async () => {
-    const server = await startServer()
-    const org = await bootstrapOrg(server.databaseUrl, "drain", "team")
-    const agent = new Agent({ keepAlive: true, maxSockets: 16 })
-    const answers: Array<Answer> = []
-    /** One signal over the keep-alive agent; undefined once the node no longer takes requests. */
-    const post = (n: number): Promise<Answer | undefined> =>
-      postSignal(server.baseUrl, org.license_key, agent, { type: "post-tool", adapter: "drain", session_id: `d-${n % 16}`, metadata: { tokens_in: 1, n } })
-        .catch(() => undefined)
-    let sent = 0
-    const loop = async () => {
-      for (;;) {
-        const answer = await post(sent++)
-        if (answer === undefined) return
-        answers.push(answer)
+  it(
+    "answers every request it took with its verdict, not 503; the one it was serving when told to stop is answered and closes its keep-alive connection; every signal answered is kept",
+    { timeout: 60_000 },
+    async () => {
+      const server = await startServer()
+      const org = await bootstrapOrg(server.databaseUrl, "drain", "team")
+      const agent = new Agent({ keepAlive: true, maxSockets: 16 })
+      const answers: Array<Answer> = []
+      /** One signal over the keep-alive agent; undefined once the node no longer takes requests. */
+      const post = (n: number): Promise<Answer | undefined> =>
+        postSignal(server.baseUrl, org.license_key, agent, { type: "post-tool", adapter: "drain", session_id: `d-${n % 16}`, metadata: { tokens_in: 1, n } })
+          .catch(() => undefined)
+      let sent = 0
+      const loop = async () => {
+        for (;;) {
+          const answer = await post(sent++)
+          if (answer === undefined) return
+          answers.push(answer)
+        }
       }
+      const loops = Promise.all(Array.from({ length: 16 }, loop))
+      await waitFor(async () => answers.length, (n) => n >= 300, { what: "load on the node" })
+
+      // One request the node is serving when it is told to stop: it sends `Expect: 100-continue`,
+      // so the `100 Continue` says its handler is running; the body follows once the node no
+      // longer takes connections, that is, once draining has begun.
+      const heldAgent = new Agent({ keepAlive: true })
+      let heldSocketClosed = false
+      const continued = Promise.withResolvers<void>()
+      const sendBody = Promise.withResolvers<void>()
+      const held = postSignal(server.baseUrl, org.license_key, heldAgent, { type: "post-tool", adapter: "drain", session_id: "held", metadata: { n: -1 } }, {
+        headers: { expect: "100-continue" },
+        onRequest: (req) => {
+          req.on("socket", (socket) => socket.on("close", () => (heldSocketClosed = true)))
+          req.on("continue", () => continued.resolve())
+        },
+        bodyAfter: sendBody.promise
+      })
+      await continued.promise
+
+      const stopped = server.stop()
+      await waitFor(refused(server.port), (r) => r, { what: "the node to stop taking connections" })
+      sendBody.resolve()
+      const heldAnswer = await held
+      await loops
+      await stopped
+      agent.destroy()
+      heldAgent.destroy()
+
+      expect(answers.filter((a) => a.status !== 200).map((a) => a.status)).toEqual([])
+      // The request it was serving when told to stop got its verdict, and the answer closed its
+      // keep-alive connection.
+      expect(heldAnswer.status).toBe(200)
+      expect(heldAnswer.body.ok).toBe(true)
+      expect(heldAnswer.connection).toBe("close")
+      await waitFor(async () => heldSocketClosed, (c) => c, { what: "the held connection to close" })
+      answers.push(heldAnswer)
+      const ids = answers.map((a) => a.body.signal_id!)
+      const logged = await withStore(
+        server.databaseUrl,
+        Effect.flatMap(
+          SqlClient.SqlClient,
+          (sql) => sql<{ readonly id: string }>`SELECT record->>'signal_id' AS id FROM signal_log WHERE record->>'signal_id' IN ${sql.in(ids)}`
+        )
+      )
+      expect(logged.length).toBe(ids.length)
+      const processed = answers.filter((a) => a.body.action !== "pending").map((a) => a.body.signal_id!)
+      const events = await withStore(
+        server.databaseUrl,
+        Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ readonly id: string }>`SELECT signal_id AS id FROM events WHERE signal_id IN ${sql.in(processed)}`)
+      )
+      expect(events.length).toBe(processed.length)
     }
-    const loops = Promise.all(Array.from({ length: 16 }, loop))
-    await waitFor(async () => answers.length, (n) => n >= 300, { what: "load on the node" })
-
-    // One request the node is serving when it is told to stop: it sends `Expect: 100-continue`,
-    // so the `100 Continue` says its handler is running; the body follows once the node no
-    // longer takes connections, that is, once draining has begun.
-    const heldAgent = new Agent({ keepAlive: true })
-    let heldSocketClosed = false
-    const continued = Promise.withResolvers<void>()
-    const sendBody = Promise.withResolvers<void>()
-    const held = postSignal(server.baseUrl, org.license_key, heldAgent, { type: "post-tool", adapter: "drain", session_id: "held", metadata: { n: -1 } }, {
-      headers: { expect: "100-continue" },
-      onRequest: (req) => {
-        req.on("socket", (socket) => socket.on("close", () => (heldSocketClosed = true)))
-        req.on("continue", () => continued.resolve())
-      },
-      bodyAfter: sendBody.promise
-    })
-    await continued.promise
-
-    const stopped = server.stop()
-    await waitFor(refused(server.port), (r) => r, { what: "the node to stop taking connections" })
-    sendBody.resolve()
-    const heldAnswer = await held
-    await loops
-    await stopped
-    agent.destroy()
-    heldAgent.destroy()
-
-    expect(answers.filter((a) => a.status !== 200).map((a) => a.status)).toEqual([])
-    // The request it was serving when told to stop got its verdict, and the answer closed its
-    // keep-alive connection.
-    expect(heldAnswer.status).toBe(200)
-    expect(heldAnswer.body.ok).toBe(true)
-    expect(heldAnswer.connection).toBe("close")
-    await waitFor(async () => heldSocketClosed, (c) => c, { what: "the held connection to close" })
-    answers.push(heldAnswer)
-    const ids = answers.map((a) => a.body.signal_id!)
-    const logged = await withStore(server.databaseUrl, Effect.flatMap(SqlClient.SqlClient, (sql) =>
-      sql<{ readonly id: string }>`SELECT record->>'signal_id' AS id FROM signal_log WHERE record->>'signal_id' IN ${sql.in(ids)}`))
-    expect(logged.length).toBe(ids.length)
-    const processed = answers.filter((a) => a.body.action !== "pending").map((a) => a.body.signal_id!)
-    const events = await withStore(server.databaseUrl, Effect.flatMap(SqlClient.SqlClient, (sql) =>
-      sql<{ readonly id: string }>`SELECT signal_id AS id FROM events WHERE signal_id IN ${sql.in(processed)}`))
-    expect(events.length).toBe(processed.length)
-  })
+  )
 
   it("answers a request sent over an idle keep-alive connection as it stops, instead of resetting it", { timeout: 60_000 }, async () => {
     const server = await startServer({ env: { SHUTDOWN_IDLE_GRACE: "3 seconds" } })
@@ -134,8 +145,16 @@ describe("stopping under load", () => {
     expect(second.status).toBe(200)
     expect(second.body.ok).toBe(true)
     expect(second.connection).toBe("close")
-    const logged = await withStore(server.databaseUrl, Effect.flatMap(SqlClient.SqlClient, (sql) =>
-      sql<{ readonly id: string }>`SELECT record->>'signal_id' AS id FROM signal_log WHERE record->>'signal_id' IN ${sql.in([first.body.signal_id!, second.body.signal_id!])}`))
+    const logged = await withStore(
+      server.databaseUrl,
+      Effect.flatMap(
+        SqlClient.SqlClient,
+        (sql) =>
+          sql<{ readonly id: string }>`SELECT record->>'signal_id' AS id FROM signal_log WHERE record->>'signal_id' IN ${
+            sql.in([first.body.signal_id!, second.body.signal_id!])
+          }`
+      )
+    )
     expect(logged.length).toBe(2)
   })
 })

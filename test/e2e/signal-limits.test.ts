@@ -84,10 +84,12 @@ describe("engine API rate limits", () => {
     // 60 keys x 20 signals: the org's 1,000 (and what refills meanwhile) run out first.
     const results = []
     for (const u of users) {
-      results.push(await call(server, "POST", "/engine/v1/signals/batch", {
-        key: u.key,
-        body: { signals: Array.from({ length: 20 }, (_, i) => ({ type: "post-tool", adapter: "o", session_id: `s${i}` })) }
-      }))
+      results.push(
+        await call(server, "POST", "/engine/v1/signals/batch", {
+          key: u.key,
+          body: { signals: Array.from({ length: 20 }, (_, i) => ({ type: "post-tool", adapter: "o", session_id: `s${i}` })) }
+        })
+      )
     }
     expect(results.slice(0, 50).map((r) => r.status)).toEqual(Array(50).fill(200))
     const refused = results.filter((r) => r.status === 429)

@@ -118,8 +118,7 @@ describe("orgs are isolated", () => {
 
 describe("scopes a key can grant", () => {
   it("a key grants only scopes it holds (write implies read), duplicates dropped; admin:write alone is not every scope", async () => {
-    const make = (key: string, scopes: ReadonlyArray<string>) =>
-      call(server, "POST", "/api/v1/api-keys", { key, body: { name: "granted", scopes } })
+    const make = (key: string, scopes: ReadonlyArray<string>) => call(server, "POST", "/api/v1/api-keys", { key, body: { name: "granted", scopes } })
     const admin = await make(acme.api_key_test, ["admin:write", "rules:write"])
     expect(admin.status).toBe(201)
     const escalated = await make(admin.body.key, ["webhooks:write", "rules:write"])
@@ -194,10 +193,12 @@ describe("users, teams, projects", () => {
     const teams = await call(server, "GET", "/api/v1/teams", { key: acme.api_key_test })
     const platform = teams.body.data.find((t: { id: string }) => t.id === team.body.id)
     expect(platform.member_ids).toEqual([user.body.id])
-    expect((await call(server, "POST", "/api/v1/users", {
-      key: acme.api_key_test,
-      body: { email: "ada@acme.dev", name: "Ada again" }
-    })).status).toBe(409)
+    expect(
+      (await call(server, "POST", "/api/v1/users", {
+        key: acme.api_key_test,
+        body: { email: "ada@acme.dev", name: "Ada again" }
+      })).status
+    ).toBe(409)
     // The same address in other letters is the same address.
     const shouting = await call(server, "POST", "/api/v1/users", { key: acme.api_key_test, body: { email: "ADA@Acme.Dev", name: "Ada loud" } })
     expect(shouting.status).toBe(409)

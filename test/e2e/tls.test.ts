@@ -17,9 +17,21 @@ beforeAll(async () => {
   // A self-signed certificate for 127.0.0.1, made for this run.
   dir = mkdtempSync(join(tmpdir(), "signal-engine-tls-"))
   execFileSync("openssl", [
-    "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
-    "-keyout", join(dir, "key.pem"), "-out", join(dir, "cert.pem"),
-    "-subj", "/CN=localhost", "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost"
+    "req",
+    "-x509",
+    "-newkey",
+    "rsa:2048",
+    "-nodes",
+    "-days",
+    "1",
+    "-keyout",
+    join(dir, "key.pem"),
+    "-out",
+    join(dir, "cert.pem"),
+    "-subj",
+    "/CN=localhost",
+    "-addext",
+    "subjectAltName=IP:127.0.0.1,DNS:localhost"
   ], { stdio: "ignore" })
   cert = readFileSync(join(dir, "cert.pem"))
   redirectPort = await freePort()

@@ -90,9 +90,13 @@ describe.each(logVariants())("OpenTelemetry traces (%s)", (_, variant) => {
     const parentId = randomBytes(8).toString("hex")
     const answer = await signal({ traceparent: `00-${traceId}-${parentId}-01` })
     expect(answer.status).toBe(200)
-    const trace = await waitFor(async () => spansOf(traceId), (spans) => spans.some((s) => s.name === "SignalLog.append") && spans.some((s) => s.parentSpanId === parentId), {
-      what: "the request's spans at the collector"
-    })
+    const trace = await waitFor(
+      async () => spansOf(traceId),
+      (spans) => spans.some((s) => s.name === "SignalLog.append") && spans.some((s) => s.parentSpanId === parentId),
+      {
+        what: "the request's spans at the collector"
+      }
+    )
     const request = trace.find((s) => s.parentSpanId === parentId)
     expect(request).toBeDefined()
     expect(request!.attributes).toMatchObject({ "http.request.method": "POST", "http.response.status_code": 200, "service.name": "signal-engine" })
@@ -112,7 +116,11 @@ describe.each(logVariants())("OpenTelemetry traces (%s)", (_, variant) => {
     const append = (await waitFor(async () => spansOf(traceId).find((s) => s.name === "SignalLog.append"), (a) => a !== undefined, {
       what: "the append's span"
     }))!
-    expect(append.attributes).toMatchObject({ "signal_engine.records": 1, "signal_engine.partition": expect.any(Number), "signal_engine.offset": expect.any(Number) })
+    expect(append.attributes).toMatchObject({
+      "signal_engine.records": 1,
+      "signal_engine.partition": expect.any(Number),
+      "signal_engine.offset": expect.any(Number)
+    })
     const partition = append.attributes["signal_engine.partition"]
     const offset = Number(append.attributes["signal_engine.offset"])
     // The batch is a trace of its own (a batch folds many requests' records): found by where the record went.

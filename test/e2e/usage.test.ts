@@ -27,17 +27,71 @@ beforeAll(async () => {
 
   seed = seeder(server.databaseUrl)
   const sA = hexId("sess"), sA2 = hexId("sess"), sB = hexId("sess"), sC = hexId("sess")
-  const event = (e: Partial<EventSeed> & Pick<EventSeed, "ts" | "user_id" | "session_id">) =>
-    seed.event({ org_id: acme.org_id, environment: "live", ...e })
+  const event = (e: Partial<EventSeed> & Pick<EventSeed, "ts" | "user_id" | "session_id">) => seed.event({ org_id: acme.org_id, environment: "live", ...e })
   // User A: three cheap signals in two sessions (0.1 + 0.2 + 0.3: a sum of doubles would be 0.6000000000000001).
-  await event({ user_id: acme.user_id, session_id: sA, ts: "2025-03-01T03:00:00Z", model: "claude-sonnet-4", project_id: "proj_a", tokens_in: 100, tokens_out: 10, cost_usd: 0.1 })
-  await event({ user_id: acme.user_id, session_id: sA, ts: "2025-03-01T12:00:00Z", model: "claude-sonnet-4", project_id: "proj_a", tokens_in: 200, tokens_out: 20, cost_usd: 0.2 })
-  await event({ user_id: acme.user_id, session_id: sA2, ts: "2025-03-02T12:00:00Z", model: null, adapter: "cursor", tokens_in: 0, tokens_out: 0, cost_usd: 0.3 })
+  await event({
+    user_id: acme.user_id,
+    session_id: sA,
+    ts: "2025-03-01T03:00:00Z",
+    model: "claude-sonnet-4",
+    project_id: "proj_a",
+    tokens_in: 100,
+    tokens_out: 10,
+    cost_usd: 0.1
+  })
+  await event({
+    user_id: acme.user_id,
+    session_id: sA,
+    ts: "2025-03-01T12:00:00Z",
+    model: "claude-sonnet-4",
+    project_id: "proj_a",
+    tokens_in: 200,
+    tokens_out: 20,
+    cost_usd: 0.2
+  })
+  await event({
+    user_id: acme.user_id,
+    session_id: sA2,
+    ts: "2025-03-02T12:00:00Z",
+    model: null,
+    adapter: "cursor",
+    tokens_in: 0,
+    tokens_out: 0,
+    cost_usd: 0.3
+  })
   // User B: two expensive ones, one failed.
-  await event({ user_id: userB, session_id: sB, ts: "2025-03-02T13:00:00Z", model: "gpt-4o", adapter: "cursor", tokens_in: 1000, tokens_out: 500, cost_usd: 1.5 })
-  await event({ user_id: userB, session_id: sB, ts: "2025-03-02T14:00:00Z", model: "gpt-4o", adapter: "cursor", tokens_in: 1000, tokens_out: 500, cost_usd: 1.5, error_code: "rate_limited" })
+  await event({
+    user_id: userB,
+    session_id: sB,
+    ts: "2025-03-02T13:00:00Z",
+    model: "gpt-4o",
+    adapter: "cursor",
+    tokens_in: 1000,
+    tokens_out: 500,
+    cost_usd: 1.5
+  })
+  await event({
+    user_id: userB,
+    session_id: sB,
+    ts: "2025-03-02T14:00:00Z",
+    model: "gpt-4o",
+    adapter: "cursor",
+    tokens_in: 1000,
+    tokens_out: 500,
+    cost_usd: 1.5,
+    error_code: "rate_limited"
+  })
   // User C spends exactly as much as A, so the two tie on cost and are ordered by id.
-  await event({ user_id: userC, session_id: sC, ts: "2025-03-03T23:59:59.999Z", model: "claude-sonnet-4", project_id: "proj_b", tokens_in: 5, tokens_out: 5, cost_usd: 0.6 })
+  await event({
+    user_id: userC,
+    session_id: sC,
+    ts: "2025-03-03T23:59:59.999Z",
+    model: "claude-sonnet-4",
+    project_id: "proj_b",
+    tokens_in: 5,
+    tokens_out: 5,
+    cost_usd: 0.6
+  })
   // Outside the range, in the test environment, and in another org: never counted.
   await event({ user_id: userC, session_id: sC, ts: "2025-03-04T00:00:00Z", cost_usd: 9 })
   await event({ user_id: userC, session_id: sC, ts: "2025-02-28T23:59:59.999Z", cost_usd: 9 })
@@ -114,12 +168,14 @@ describe("GET /api/v1/usage", () => {
     expectEnvelope(await get(server, live, "/api/v1/usage", { ...range, cursor: "bm90IGEgY3Vyc29y" }), 400, "invalid_parameters")
     // Crafted cursors: a key PostgreSQL cannot compare (U+0000), a day that does not exist.
     const crafted = (p: Record<string, string>) => Buffer.from(JSON.stringify(p)).toString("base64url")
-    for (const [group_by, cursor] of [
-      ["model", crafted({ g: "model", k: "a\u0000b", c: "1" })],
-      ["user", crafted({ g: "user", k: "\u0000", c: "0.5" })],
-      ["day", crafted({ g: "day", k: "2026-13-45" })],
-      ["day", crafted({ g: "day", k: "not a date" })]
-    ] as const) {
+    for (
+      const [group_by, cursor] of [
+        ["model", crafted({ g: "model", k: "a\u0000b", c: "1" })],
+        ["user", crafted({ g: "user", k: "\u0000", c: "0.5" })],
+        ["day", crafted({ g: "day", k: "2026-13-45" })],
+        ["day", crafted({ g: "day", k: "not a date" })]
+      ] as const
+    ) {
       expectEnvelope(await get(server, live, "/api/v1/usage", { ...range, group_by, cursor }), 400, "invalid_parameters")
     }
   })
@@ -130,7 +186,7 @@ describe("GET /api/v1/usage", () => {
     expect((await only({ project_id: "proj_a", group_by: "model" })).data.map((g: any) => g.key)).toEqual(["claude-sonnet-4"])
     expect((await only({ model: "claude-sonnet-4" })).totals).toMatchObject({ signals: 3, tokens_in: 305, cost_usd: 0.9 })
     expect((await only({ adapter: "cursor", group_by: "day" })).data.map((g: any) => g.key)).toEqual(["2025-03-02"])
-    expect((await only({ user_id: "user_nobody" }))).toMatchObject({ data: [], totals: { signals: 0, cost_usd: 0 }, has_more: false })
+    expect(await only({ user_id: "user_nobody" })).toMatchObject({ data: [], totals: { signals: 0, cost_usd: 0 }, has_more: false })
   })
 
   it("defaults to the 30 days before now", async () => {

@@ -33,18 +33,26 @@ const nextVerdict = async (send: () => ReturnType<typeof signal>, shows: (body: 
 // Outbox rows are committed behind the verdicts; a management request first waits for them.
 const outbox = async (o: Bootstrapped, type: string) => {
   await call(server, "GET", "/api/v1/rules?limit=1", { key: o.api_key_live! })
-  return withStore(server.databaseUrl, Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    return yield* sql<{ readonly payload: any }>`SELECT payload FROM webhook_events WHERE org_id = ${o.org_id} AND type = ${type}`
-  }))
+  return withStore(
+    server.databaseUrl,
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      return yield* sql<{ readonly payload: any }>`SELECT payload FROM webhook_events WHERE org_id = ${o.org_id} AND type = ${type}`
+    })
+  )
 }
 
 describe("verdicts", () => {
   it("a blocking model filter answers ok: false with the rule and its message; the usage is still recorded", async () => {
     const o = await org("filter")
     const r = await rule(o, {
-      name: "No o3", type: "model_filter", scope: "org", scope_id: o.org_id, condition: { model: { in: ["o3"] } },
-      action: "block", action_config: { message: "o3 is not allowed here" }
+      name: "No o3",
+      type: "model_filter",
+      scope: "org",
+      scope_id: o.org_id,
+      condition: { model: { in: ["o3"] } },
+      action: "block",
+      action_config: { message: "o3 is not allowed here" }
     })
     const blocked = await nextVerdict(() => signal(o, { model: "o3", tokens_in: 10 }), (b) => b.ok === false)
     expect(blocked).toMatchObject({ ok: false, action: "block", rule_id: r.body.id, message: "o3 is not allowed here" })
@@ -58,7 +66,11 @@ describe("verdicts", () => {
     expect(events.body.data.map((e: { signal_id: string }) => e.signal_id)).toContain(blocked.signal_id)
     const fired = await outbox(o, "rule.triggered")
     expect(fired.map((e) => e.payload.data)).toContainEqual(expect.objectContaining({
-      rule_id: r.body.id, action: "block", user_id: o.user_id, model: "o3", session_id: blocked.session_id,
+      rule_id: r.body.id,
+      action: "block",
+      user_id: o.user_id,
+      model: "o3",
+      session_id: blocked.session_id,
       event_id: `evt_${blocked.signal_id.slice(4)}`
     }))
   })
@@ -66,8 +78,12 @@ describe("verdicts", () => {
   it("warn accepts with the warning; disabling the rule stops it, re-enabling brings it back", async () => {
     const o = await org("warner")
     const r = await rule(o, {
-      name: "Projects please", type: "org_policy", scope: "user", scope_id: o.user_id,
-      condition: { require_project_id: true }, action: "warn"
+      name: "Projects please",
+      type: "org_policy",
+      scope: "user",
+      scope_id: o.user_id,
+      condition: { require_project_id: true },
+      action: "warn"
     })
     const warned = await nextVerdict(() => signal(o), (b) => b.action === "warn")
     expect(warned).toMatchObject({ ok: true, action: "warn", rule_id: r.body.id })
@@ -87,8 +103,12 @@ describe("verdicts", () => {
   it("a user budget lets the signal that reaches it through, then blocks; warning and exceeded are recorded once", async () => {
     const o = await org("budget")
     const r = await rule(o, {
-      name: "Daily tokens", type: "budget", scope: "user", scope_id: o.user_id,
-      condition: { window: "daily", metric: "tokens_total", threshold: 100 }, action: "block",
+      name: "Daily tokens",
+      type: "budget",
+      scope: "user",
+      scope_id: o.user_id,
+      condition: { window: "daily", metric: "tokens_total", threshold: 100 },
+      action: "block",
       action_config: { message: "daily token budget spent" }
     })
     const answers = []
@@ -101,7 +121,13 @@ describe("verdicts", () => {
     expect(warning).toHaveLength(1)
     expect(exceeded).toHaveLength(1)
     expect(exceeded[0]!.payload.data).toMatchObject({
-      rule_id: r.body.id, scope: "user", scope_id: o.user_id, threshold: 100, current: 110, window: "daily", metric: "tokens_total"
+      rule_id: r.body.id,
+      scope: "user",
+      scope_id: o.user_id,
+      threshold: 100,
+      current: 110,
+      window: "daily",
+      metric: "tokens_total"
     })
   })
 
@@ -110,8 +136,12 @@ describe("verdicts", () => {
     expect((await signal(o, { cost_usd: 0.1 })).body.ok).toBe(true)
     expect((await signal(o, { cost_usd: 0.2 })).body.ok).toBe(true)
     const r = await rule(o, {
-      name: "Daily cost", type: "budget", scope: "user", scope_id: o.user_id,
-      condition: { window: "daily", metric: "cost_usd", threshold: 0.25 }, action: "log"
+      name: "Daily cost",
+      type: "budget",
+      scope: "user",
+      scope_id: o.user_id,
+      condition: { window: "daily", metric: "cost_usd", threshold: 0.25 },
+      action: "log"
     })
     // Spent 0.3 before the rule existed: no signal crosses it now, the counter is past it.
     await nextVerdict(() => signal(o, { cost_usd: 0 }), (b) => b.action === "log")
@@ -124,12 +154,17 @@ describe("verdicts", () => {
   it("a raised threshold reports its own warning and exceeded when usage reaches them", async () => {
     const o = await org("raised-budget")
     const r = await rule(o, {
-      name: "Daily tokens", type: "budget", scope: "user", scope_id: o.user_id,
-      condition: { window: "daily", metric: "tokens_total", threshold: 100 }, action: "log"
+      name: "Daily tokens",
+      type: "budget",
+      scope: "user",
+      scope_id: o.user_id,
+      condition: { window: "daily", metric: "tokens_total", threshold: 100 },
+      action: "log"
     })
     expect((await signal(o, { tokens_in: 110 })).body.ok).toBe(true)
     const raised = await call(server, "PUT", `/api/v1/rules/${r.body.id}`, {
-      key: o.api_key_live!, body: { condition: { window: "daily", metric: "tokens_total", threshold: 200 } }
+      key: o.api_key_live!,
+      body: { condition: { window: "daily", metric: "tokens_total", threshold: 200 } }
     })
     expect(raised.status).toBe(200)
     // Past 100, below 200: the log stops once the new threshold is in force.
@@ -137,8 +172,7 @@ describe("verdicts", () => {
     await signal(o, { tokens_in: 60 }) // 170: past 80% of 200
     await signal(o, { tokens_in: 40 }) // 210: past 200
     await nextVerdict(() => signal(o), (b) => b.action === "log")
-    const levels = async (type: string) =>
-      (await outbox(o, type)).map((e) => [e.payload.data.threshold, e.payload.data.current]).sort((a, b) => a[0] - b[0])
+    const levels = async (type: string) => (await outbox(o, type)).map((e) => [e.payload.data.threshold, e.payload.data.current]).sort((a, b) => a[0] - b[0])
     expect(await levels("budget.warning")).toEqual([[100, 110], [200, 170]])
     expect(await levels("budget.exceeded")).toEqual([[100, 110], [200, 210]])
   })
@@ -146,8 +180,13 @@ describe("verdicts", () => {
   it("a project rule names the project_id signals carry, whether or not it was registered", async () => {
     const o = await org("project-rule")
     const r = await rule(o, {
-      name: "No o3 in my-repo", type: "model_filter", scope: "project", scope_id: "my-repo",
-      condition: { model: { in: ["o3"] } }, action: "block", action_config: { message: "not in my-repo" }
+      name: "No o3 in my-repo",
+      type: "model_filter",
+      scope: "project",
+      scope_id: "my-repo",
+      condition: { model: { in: ["o3"] } },
+      action: "block",
+      action_config: { message: "not in my-repo" }
     })
     expect(r.status).toBe(201)
     expect((await signal(o, { model: "o3", project_id: "another-repo" })).body).toMatchObject({ ok: true })
@@ -157,15 +196,21 @@ describe("verdicts", () => {
   it("a per-user limit counts each user's own usage", async () => {
     const o = await org("limits")
     await rule(o, {
-      name: "Per-user cost", type: "user_limit", scope: "org", scope_id: o.org_id,
-      condition: { window: "monthly", metric: "cost_usd", per_user: 1 }, action: "block", action_config: { message: "monthly limit" }
+      name: "Per-user cost",
+      type: "user_limit",
+      scope: "org",
+      scope_id: o.org_id,
+      condition: { window: "monthly", metric: "cost_usd", per_user: 1 },
+      action: "block",
+      action_config: { message: "monthly limit" }
     })
     expect((await signal(o, { cost_usd: 1.5 })).body.ok).toBe(true)
     expect((await signal(o, { cost_usd: 0.1 })).body).toMatchObject({ ok: false, message: "monthly limit" })
     const user = await call(server, "POST", "/api/v1/users", { key: o.api_key_live!, body: { email: "b@limits.test", name: "B" } })
     const license = await call(server, "POST", "/api/v1/license-keys", { key: o.api_key_live!, body: { user_id: user.body.id } })
     const other = await call(server, "POST", "/engine/v1/signals", {
-      key: license.body.key, body: { type: "post-tool", adapter: "cursor", session_id: "b", metadata: { cost_usd: 0.5 } }
+      key: license.body.key,
+      body: { type: "post-tool", adapter: "cursor", session_id: "b", metadata: { cost_usd: 0.5 } }
     })
     expect(other.body.ok).toBe(true)
   })

@@ -21,10 +21,13 @@ const opensslSignature = (key: string, body: string) =>
   "sha256=" + execFileSync("openssl", ["dgst", "-sha256", "-hmac", key], { input: body }).toString().trim().split(/\s+/).pop()
 
 const query = <A extends object>(databaseUrl: string, run: (sql: SqlClient.SqlClient) => Effect.Effect<ReadonlyArray<A>, unknown>) =>
-  withStore(databaseUrl, Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    return yield* run(sql)
-  }).pipe(Effect.orDie))
+  withStore(
+    databaseUrl,
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      return yield* run(sql)
+    }).pipe(Effect.orDie)
+  )
 
 let server: TestServer
 let orgs = 0
@@ -81,8 +84,10 @@ describe("webhooks API", () => {
     const again = await call(server, "DELETE", `/api/v1/webhooks/${created.body.id}`, { key: org.api_key_live! })
     expect(again.status).toBe(404)
     // The secret is stored encrypted, not as given.
-    const stored = await query<{ secret_ciphertext: string }>(server.databaseUrl, (sql) =>
-      sql`SELECT secret_ciphertext FROM webhooks WHERE id = ${second.body.id}`)
+    const stored = await query<{ secret_ciphertext: string }>(
+      server.databaseUrl,
+      (sql) => sql`SELECT secret_ciphertext FROM webhooks WHERE id = ${second.body.id}`
+    )
     expect(stored[0]!.secret_ciphertext).not.toContain(secret)
     expect(stored[0]!.secret_ciphertext).toMatch(/^v1\./)
   })
@@ -90,7 +95,12 @@ describe("webhooks API", () => {
   it("answers 400 for a malformed body and 422 for unknown events, short secrets and refused URLs", async () => {
     const org = await newOrg()
     const post = (body: unknown) => call(server, "POST", "/api/v1/webhooks", { key: org.api_key_live!, body })
-    for (const body of [{ url: "https://example.com", events: "session.started", secret }, { url: "https://example.com", events: ["session.started"] }, { events: ["session.started"], secret }, { url: 5, events: [], secret }]) {
+    for (
+      const body of [{ url: "https://example.com", events: "session.started", secret }, { url: "https://example.com", events: ["session.started"] }, {
+        events: ["session.started"],
+        secret
+      }, { url: 5, events: [], secret }]
+    ) {
       const res = await post(body)
       expect(res.status, JSON.stringify(body)).toBe(400)
       expect(res.body).toMatchObject({ code: "invalid_parameters", status: 400, request_id: expect.stringMatching(/^req_/) })
@@ -119,7 +129,8 @@ describe("webhooks API", () => {
       // IPv6 forms that embed an IPv4 address or reach a non-global range.
       ...["[::127.0.0.1]", "[::7f00:1]", "[::a9fe:a9fe]", "[64:ff9b::7f00:1]", "[64:ff9b:1::7f00:1]", "[2002:7f00:1::1]",
         "[2001:0:4136:e378:8000:63bf:3fff:fdd2]", "[fec0::1]"].map((host) =>
-          [{ url: `https://${host}/hook`, events: ["session.started"], secret }, "url_not_allowed"] as const),
+          [{ url: `https://${host}/hook`, events: ["session.started"], secret }, "url_not_allowed"] as const
+        ),
       [{ url: "https://user:pw@example.com/hook", events: ["session.started"], secret }, "url_not_allowed"]
     ]
     for (const [body, code] of unprocessable) {
@@ -233,8 +244,11 @@ describe("webhook delivery", () => {
       const at = (path: string) => lateReceiver.received.filter((r) => r.path === path).map((r) => JSON.parse(r.body).id)
       expect(at("/ended")).toEqual([ended!.id])
       expect(at("/late")).toEqual([ended!.id])
-      const deliveries = await query<{ webhook_id: string; event_id: string; status: string }>(server.databaseUrl, (sql) =>
-        sql`SELECT webhook_id, event_id, status FROM webhook_deliveries WHERE webhook_id IN (${endedOnly.body.id}, ${late.body.id}) ORDER BY webhook_id`)
+      const deliveries = await query<{ webhook_id: string; event_id: string; status: string }>(
+        server.databaseUrl,
+        (sql) =>
+          sql`SELECT webhook_id, event_id, status FROM webhook_deliveries WHERE webhook_id IN (${endedOnly.body.id}, ${late.body.id}) ORDER BY webhook_id`
+      )
       expect(deliveries.map((d) => d.event_id)).toEqual([ended!.id, ended!.id])
     } finally {
       await receiver.close()
@@ -261,7 +275,10 @@ describe("webhook delivery", () => {
       const logged = await rule("model-logged", "log")
       const notified = await rule("model-notified", "notify")
       const send = (model: string) =>
-        call(server, "POST", "/engine/v1/signals", { key: org.license_key, body: { type: "post-tool", adapter: "cursor", session_id: "n", metadata: { model } } })
+        call(server, "POST", "/engine/v1/signals", {
+          key: org.license_key,
+          body: { type: "post-tool", adapter: "cursor", session_id: "n", metadata: { model } }
+        })
       // The rules are in force for the very next signal.
       expect((await send("model-notified")).body.action).toBe("notify")
       expect((await send("model-logged")).body.action).toBe("log")
@@ -273,9 +290,12 @@ describe("webhook delivery", () => {
       expect(atOther.every((e) => e.type === "rule.triggered" && e.data.rule_id === notified && e.data.action === "notify")).toBe(true)
       // Deliveries are written with their events, and the log firing's event is in (it reached the
       // subscribed webhook): none of the other webhook's deliveries is of a log firing.
-      const queued = await query<{ readonly rule_id: string }>(server.databaseUrl, (sql) =>
-        sql`SELECT e.payload->'data'->>'rule_id' AS rule_id FROM webhook_deliveries d JOIN webhook_events e ON e.id = d.event_id
-            WHERE d.webhook_id = ${otherHook.body.id}`)
+      const queued = await query<{ readonly rule_id: string }>(
+        server.databaseUrl,
+        (sql) =>
+          sql`SELECT e.payload->'data'->>'rule_id' AS rule_id FROM webhook_deliveries d JOIN webhook_events e ON e.id = d.event_id
+            WHERE d.webhook_id = ${otherHook.body.id}`
+      )
       expect(queued.length).toBeGreaterThan(0)
       expect(queued.every((d) => d.rule_id === notified)).toBe(true)
       expect(other.received[0]!.headers["x-service-signature"]).toBe(opensslSignature(secret, other.received[0]!.body))
@@ -291,13 +311,19 @@ describe("webhook delivery", () => {
       const org = await newOrg()
       expect((await register(org, receiver.url, ["session.started", "rule.triggered", "budget.warning", "budget.exceeded"])).status).toBe(201)
       const rule = async (body: Record<string, unknown>) =>
-        expect((await call(server, "POST", "/api/v1/rules", { key: org.api_key_live!, body: { scope: "org", scope_id: org.org_id, action: "log", ...body } })).status).toBe(201)
+        expect(
+          (await call(server, "POST", "/api/v1/rules", { key: org.api_key_live!, body: { scope: "org", scope_id: org.org_id, action: "log", ...body } })).status
+        ).toBe(201)
       await rule({ name: "tokens", type: "budget", condition: { window: "daily", metric: "tokens_total", threshold: 50 } })
       await rule({ name: "sonnet", type: "model_filter", condition: { model: { in: ["claude-sonnet-4"] } } })
       await rule({ name: "probe", type: "model_filter", condition: { model: { in: ["probe-model"] } } })
       // The probe rule fires once the rules are in force (they load as a whole); its signal has no tokens.
       await waitFor(
-        async () => (await call(server, "POST", "/engine/v1/signals", { key: org.license_key, body: { type: "post-tool", adapter: "cursor", session_id: "probe", metadata: { model: "probe-model" } } })).body,
+        async () =>
+          (await call(server, "POST", "/engine/v1/signals", {
+            key: org.license_key,
+            body: { type: "post-tool", adapter: "cursor", session_id: "probe", metadata: { model: "probe-model" } }
+          })).body,
         (b) => b.action === "log",
         { what: "the rules in force" }
       )
@@ -325,8 +351,10 @@ describe("webhook delivery", () => {
       const failed = await call(server, "POST", `/api/v1/webhooks/${hook.body.id}/test`, { key: org.api_key_live! })
       expect(failed.body).toMatchObject({ delivered: false, status_code: 503, error: expect.stringContaining("503") })
       // A test is not queued nor retried, and does not count towards failing.
-      const rows = await query<{ n: number }>(server.databaseUrl, (sql) =>
-        sql`SELECT count(*)::int AS n FROM webhook_deliveries WHERE webhook_id = ${hook.body.id}`)
+      const rows = await query<{ n: number }>(
+        server.databaseUrl,
+        (sql) => sql`SELECT count(*)::int AS n FROM webhook_deliveries WHERE webhook_id = ${hook.body.id}`
+      )
       expect(rows[0]!.n).toBe(0)
       const closed = await startReceiver()
       const closedUrl = closed.url
@@ -359,8 +387,10 @@ describe("webhook delivery", () => {
       for (let i = 1; i < 4; i++) expect(at[i]! - at[i - 1]!).toBeGreaterThanOrEqual(delays[i - 1]! - 5)
       expect(new Set(receiver.received.map((r) => r.body)).size).toBe(1)
       expect(receiver.received.length).toBe(4)
-      const delivery = await query<{ status: string; attempts: number }>(server.databaseUrl, (sql) =>
-        sql`SELECT status, attempts FROM webhook_deliveries WHERE webhook_id = ${hook.body.id}`)
+      const delivery = await query<{ status: string; attempts: number }>(
+        server.databaseUrl,
+        (sql) => sql`SELECT status, attempts FROM webhook_deliveries WHERE webhook_id = ${hook.body.id}`
+      )
       expect(delivery).toEqual([{ status: "delivered", attempts: 4 }])
     } finally {
       await receiver.close()
@@ -397,7 +427,9 @@ describe("webhook delivery", () => {
       expect(new Set(receiver.events().map((e) => e.id)).size).toBe(1)
       const attempts = await attemptsOf(server.databaseUrl, hook.body.id)
       expect(attempts.map((a) => a.attempt)).toEqual([1, 2, 3, 4, 5])
-      expect(attempts.map((a) => a.delay_ms)).toEqual([30_000 * scale, 300_000 * scale, 1_800_000 * scale, 7_200_000 * scale, null].map((d) => d === null ? null : expect.closeTo(d, 3)))
+      expect(attempts.map((a) => a.delay_ms)).toEqual(
+        [30_000 * scale, 300_000 * scale, 1_800_000 * scale, 7_200_000 * scale, null].map((d) => d === null ? null : expect.closeTo(d, 3))
+      )
 
       const alerts = await call(server, "GET", "/api/v1/alerts", { key: org.api_key_live! })
       expect(alerts.status).toBe(200)
@@ -413,8 +445,14 @@ describe("webhook delivery", () => {
       await signal(server, org, "session-end")
       const second = await signal(server, org, "user-prompt")
       expect(second.body.session_id).not.toBe(first.body.session_id)
-      await waitFor(async () => (await query<{ n: number }>(server.databaseUrl, (sql) =>
-        sql`SELECT count(*)::int AS n FROM webhook_deliveries WHERE webhook_id = ${hook.body.id} AND status = 'pending'`))[0]!.n, (n) => n === 2)
+      await waitFor(
+        async () =>
+          (await query<{ n: number }>(
+            server.databaseUrl,
+            (sql) => sql`SELECT count(*)::int AS n FROM webhook_deliveries WHERE webhook_id = ${hook.body.id} AND status = 'pending'`
+          ))[0]!.n,
+        (n) => n === 2
+      )
       await new Promise((r) => setTimeout(r, 300)) // many dispatcher rounds (poll 20 ms): still nothing may go out
       expect(receiver.received).toHaveLength(5)
 
@@ -447,8 +485,10 @@ describe("webhook delivery", () => {
       const seen = receiver.received.length
       await new Promise((r) => setTimeout(r, 500)) // past the next retries (30 ms, 300 ms scaled)
       expect(receiver.received.length).toBeLessThanOrEqual(seen + 1) // at most one attempt already in flight
-      const rows = await query<{ n: number }>(server.databaseUrl, (sql) =>
-        sql`SELECT count(*)::int AS n FROM webhook_deliveries WHERE webhook_id = ${hook.body.id}`)
+      const rows = await query<{ n: number }>(
+        server.databaseUrl,
+        (sql) => sql`SELECT count(*)::int AS n FROM webhook_deliveries WHERE webhook_id = ${hook.body.id}`
+      )
       expect(rows[0]!.n).toBe(0)
     } finally {
       await receiver.close()
@@ -490,4 +530,3 @@ describe("webhook delivery across a restart", () => {
     }
   }, 60_000)
 })
-

@@ -30,28 +30,40 @@ describe("the adapter's requests", () => {
   it("sends the method, path, key, headers and JSON body, and reads a Content-Length answer", async () => {
     let seen: Record<string, unknown> = {}
     const url = await serve((req, body, res) => {
-      seen = { method: req.method, url: req.url, auth: req.headers.authorization, key: req.headers["idempotency-key"], type: req.headers["content-type"], body: JSON.parse(body) }
+      seen = {
+        method: req.method,
+        url: req.url,
+        auth: req.headers.authorization,
+        key: req.headers["idempotency-key"],
+        type: req.headers["content-type"],
+        body: JSON.parse(body)
+      }
       res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ ok: true, action: "allow", note: "é" }))
     })
     const answer = await request(target(url), "POST", "/signals", { type: "stop", note: "ü" }, 2000, { "idempotency-key": "k1" })
     expect(answer).toEqual({ status: 200, body: { ok: true, action: "allow", note: "é" } })
     expect(seen).toEqual({
-      method: "POST", url: "/engine/v1/signals", auth: "Bearer lic_00000000000000000000", key: "k1", type: "application/json", body: { type: "stop", note: "ü" }
+      method: "POST",
+      url: "/engine/v1/signals",
+      auth: "Bearer lic_00000000000000000000",
+      key: "k1",
+      type: "application/json",
+      body: { type: "stop", note: "ü" }
     })
   })
 
   it("reads a chunked answer, and an error status with its body", async () => {
     const url = await serve((_req, _body, res) => {
       res.writeHead(503, { "content-type": "application/json" })
-      res.write('{"code":"log_unavail')
-      setTimeout(() => res.end('able","verdicts":[]}'), 20)
+      res.write("{\"code\":\"log_unavail")
+      setTimeout(() => res.end("able\",\"verdicts\":[]}"), 20)
     })
     expect(await request(target(url), "GET", "/me", undefined, 2000)).toEqual({ status: 503, body: { code: "log_unavailable", verdicts: [] } })
   })
 
   it("reads an answer delimited by the connection's close", async () => {
     const server = createTcpServer((socket) => {
-      socket.once("data", () => socket.end('HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n\r\n{"user_id":"u1"}'))
+      socket.once("data", () => socket.end("HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n\r\n{\"user_id\":\"u1\"}"))
     })
     servers.push(server)
     await new Promise<void>((r) => server.listen(0, "127.0.0.1", r))
@@ -73,6 +85,9 @@ describe("the adapter's requests", () => {
     const early = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
     expect(await request(target(early), "GET", "/me", undefined, 2000)).toEqual({ status: 0, reason: "the connection closed before the answer" })
 
-    expect(await request(target("ftp://example.com"), "GET", "/me", undefined, 2000)).toEqual({ status: 0, reason: "the service URL is not http(s): ftp://example.com" })
+    expect(await request(target("ftp://example.com"), "GET", "/me", undefined, 2000)).toEqual({
+      status: 0,
+      reason: "the service URL is not http(s): ftp://example.com"
+    })
   })
 })

@@ -69,7 +69,9 @@ afterAll(() => {
 })
 
 describe("the embedded PostgreSQL", () => {
-  it("a cluster another running process started is used and left running; one whose starter was killed is taken over and stops with its new owner", { timeout: 120_000 }, async () => {
+  it("a cluster another running process started is used and left running; one whose starter was killed is taken over and stops with its new owner", {
+    timeout: 120_000
+  }, async () => {
     const requested = join(root, "pg")
     const first = await holder(requested, await freePort())
     const dataDir = first.dataDir

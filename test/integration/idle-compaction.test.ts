@@ -80,14 +80,15 @@ describe("idle compaction", () => {
   it.live("gives resident memory back after a burst even when V8's own collection has already shrunk the heap", () =>
     Effect.gen(function*() {
       // Idle for 6 s: after V8's collections, so only the resident memory shows what to give back.
-      const { logged, result } = yield* withCompaction("6 seconds", (logged) => Effect.gen(function*() {
-        expect(burst()).toBe(60)
-        yield* ownCollections
-        const slack = heapSlack()
-        const resident = process.memoryUsage.rss()
-        yield* compactedOnce(logged, "15 seconds")
-        return { slack, resident, after: process.memoryUsage.rss() }
-      }))
+      const { logged, result } = yield* withCompaction("6 seconds", (logged) =>
+        Effect.gen(function*() {
+          expect(burst()).toBe(60)
+          yield* ownCollections
+          const slack = heapSlack()
+          const resident = process.memoryUsage.rss()
+          yield* compactedOnce(logged, "15 seconds")
+          return { slack, resident, after: process.memoryUsage.rss() }
+        }))
       expect(result.slack).toBeLessThan(32 * mb)
       expect(compactions(logged)).toHaveLength(1)
       expect(result.resident - result.after).toBeGreaterThan(64 * mb)

@@ -18,14 +18,28 @@ const directory: TargetDirectory = {
 
 const firing = (n: number, ts: string): OutboxEvent =>
   toOutboxEvent(notice("rule.triggered", `rule_hot:sig_${n}`, { org_id: "org_1", environment: "live", ts }, {
-    rule_id: "rule_hot", action: "notify", user_id: "user_1", signal_id: `sig_${n}`, rule_name: "Hot"
+    rule_id: "rule_hot",
+    action: "notify",
+    user_id: "user_1",
+    signal_id: `sig_${n}`,
+    rule_name: "Hot"
   }))
 
 const batch = (fromOffset: number, firings: ReadonlyArray<number>, ts: string, partition = 0, to = directory): BatchWrite => {
   const notices = firings.map((n) => firing(n, ts))
   return {
-    log: "signals", partition, fromOffset, nextOffset: fromOffset + firings.length, sessions: [], events: [], actors: [], goals: [],
-    scopeUsage: [], watch: [], notices, recipients: recipientsOf(notices, to)
+    log: "signals",
+    partition,
+    fromOffset,
+    nextOffset: fromOffset + firings.length,
+    sessions: [],
+    events: [],
+    actors: [],
+    goals: [],
+    scopeUsage: [],
+    watch: [],
+    notices,
+    recipients: recipientsOf(notices, to)
   }
 }
 
@@ -33,14 +47,16 @@ const batch = (fromOffset: number, firings: ReadonlyArray<number>, ts: string, p
 const onStore = async <A>(effect: Effect.Effect<A, unknown, Projections | SqlClient.SqlClient | PgClient.PgClient>) => {
   const url = await freshDatabase()
   await withStore(url, Effect.void)
-  return Effect.runPromise(Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    yield* sql`INSERT INTO orgs (id, name, plan) VALUES ('org_1', 'o', 'team')`
-    yield* sql`INSERT INTO channels (id, org_id, environment, name, kind, coalesce_s) VALUES ('ch_1', 'org_1', 'live', 'c', 'discord', 60)`
-    yield* sql`INSERT INTO webhooks (id, org_id, environment, url, events, secret_ciphertext)
+  return Effect.runPromise(
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      yield* sql`INSERT INTO orgs (id, name, plan) VALUES ('org_1', 'o', 'team')`
+      yield* sql`INSERT INTO channels (id, org_id, environment, name, kind, coalesce_s) VALUES ('ch_1', 'org_1', 'live', 'c', 'discord', 60)`
+      yield* sql`INSERT INTO webhooks (id, org_id, environment, url, events, secret_ciphertext)
       VALUES ('wh_1', 'org_1', 'live', 'https://example.com/', '{session.started}', 'sealed')`
-    return yield* effect
-  }).pipe(Effect.provide(Projections.layer), Effect.provide(databaseFromUrl(url))))
+      return yield* effect
+    }).pipe(Effect.provide(Projections.layer), Effect.provide(databaseFromUrl(url)))
+  )
 }
 
 const outbox = Effect.gen(function*() {
@@ -99,12 +115,14 @@ it("a target deleted or disabled since its tenant's targets were read gets nothi
 })
 
 it("an event two partitions enqueue in one statement reaches each recipient once", async () => {
-  const result = await onStore(Effect.gen(function*() {
-    const writer = yield* makePgWriter((yield* PgClient.PgClient).config)
-    const ts = new Date().toISOString()
-    const outcomes = yield* makeBatchWrite(writer)("signals", [batch(0, [1], ts, 0), batch(0, [1], ts, 1)])
-    return { outcomes: outcomes.map((o) => o._tag), ...(yield* outbox) }
-  }).pipe(Effect.scoped))
+  const result = await onStore(
+    Effect.gen(function*() {
+      const writer = yield* makePgWriter((yield* PgClient.PgClient).config)
+      const ts = new Date().toISOString()
+      const outcomes = yield* makeBatchWrite(writer)("signals", [batch(0, [1], ts, 0), batch(0, [1], ts, 1)])
+      return { outcomes: outcomes.map((o) => o._tag), ...(yield* outbox) }
+    }).pipe(Effect.scoped)
+  )
   expect(result.outcomes).toEqual(["Committed", "Committed"])
   expect(result.deliveries).toEqual([{ webhook_id: "wh_1", event_id: firing(1, "").id }])
   expect(result.messages).toEqual([{ channel_id: "ch_1", summary: false, firings: 1 }])

@@ -21,18 +21,50 @@ const onFreshStore = async <A, E>(body: Effect.Effect<A, E, Projections | SqlCli
 }
 
 const event = (n: number, partition: number): EventRow => ({
-  id: `evt_${n}`, signal_id: `sig_${n}`, org_id: "org_1", environment: "live", session_id: "sess_1", user_id: "user_1",
-  project_id: null, ts: "2026-11-22T10:00:00.000Z", type: "post-tool", adapter: "a", model: null, tokens_in: n,
-  tokens_out: 0, latency_ms: null, cost_usd: 0, cost_estimated: false, model_known: false, error_code: null,
-  metadata: {}, log_partition: partition, log_offset: n
+  id: `evt_${n}`,
+  signal_id: `sig_${n}`,
+  org_id: "org_1",
+  environment: "live",
+  session_id: "sess_1",
+  user_id: "user_1",
+  project_id: null,
+  ts: "2026-11-22T10:00:00.000Z",
+  type: "post-tool",
+  adapter: "a",
+  model: null,
+  tokens_in: n,
+  tokens_out: 0,
+  latency_ms: null,
+  cost_usd: 0,
+  cost_estimated: false,
+  model_known: false,
+  error_code: null,
+  metadata: {},
+  log_partition: partition,
+  log_offset: n
 })
 
 const batch = (fromOffset: number, nextOffset: number, n: number, partition = 0): BatchWrite => ({
-  log: "signals", partition, fromOffset, nextOffset, sessions: [], events: [event(n, partition)], notices: [], recipients: noRecipients,
-  actors: [], goals: [],
+  log: "signals",
+  partition,
+  fromOffset,
+  nextOffset,
+  sessions: [],
+  events: [event(n, partition)],
+  notices: [],
+  recipients: noRecipients,
+  actors: [],
+  goals: [],
   scopeUsage: [{
-    org_id: "org_1", environment: "live", scope: "org", scope_id: "org_1", window_key: "d:2026-11-22", partition,
-    cost_usd: n / 10, tokens_in: n, tokens_out: 0
+    org_id: "org_1",
+    environment: "live",
+    scope: "org",
+    scope_id: "org_1",
+    window_key: "d:2026-11-22",
+    partition,
+    cost_usd: n / 10,
+    tokens_in: n,
+    tokens_out: 0
   }],
   watch: [{ org_id: "org_1", environment: "live", scope: "org", scope_id: "org_1", window_key: "d:2026-11-22" }]
 })
@@ -59,8 +91,15 @@ describe("Projections.commitBatch against PostgreSQL", () => {
     expect(result.other).toEqual({
       _tag: "Committed",
       others: [{
-        org_id: "org_1", environment: "live", scope: "org", scope_id: "org_1", window_key: "d:2026-11-22", partition: 0,
-        cost_usd: 0.3, tokens_in: 3, tokens_out: 0
+        org_id: "org_1",
+        environment: "live",
+        scope: "org",
+        scope_id: "org_1",
+        window_key: "d:2026-11-22",
+        partition: 0,
+        cost_usd: 0.3,
+        tokens_in: 3,
+        tokens_out: 0
       }]
     })
     expect(result.events.map((e) => e.id)).toEqual(["evt_1", "evt_3", "evt_4"])
@@ -133,14 +172,34 @@ describe("updates in place", () => {
   it("sessions and actor states rewritten by every commit are updated in their pages: the tables stay near their size", { timeout: 120_000 }, async () => {
     const users = Array.from({ length: 400 }, (_, i) => `user_${String(i).padStart(26, "0")}`)
     const commit = (n: number): BatchWrite => ({
-      log: "signals", partition: 0, fromOffset: n, nextOffset: n + 1, events: [], notices: [], recipients: noRecipients, goals: [],
+      log: "signals",
+      partition: 0,
+      fromOffset: n,
+      nextOffset: n + 1,
+      events: [],
+      notices: [],
+      recipients: noRecipients,
+      goals: [],
       watch: [],
       sessions: users.map((user_id, i) => ({
-        id: `sess_${String(i).padStart(26, "0")}`, org_id: "org_1", environment: "live", user_id, adapter: "claude-code",
-        client_session_id: `cs-${i}`, project_id: null, started_at: "2026-11-22T10:00:00.000Z",
-        last_activity_at: new Date(Date.parse("2026-11-22T10:00:00.000Z") + n * 1000).toISOString(), ended_at: null,
-        end_reason: null, primary_model: "claude-sonnet-4", models: ["claude-sonnet-4"], tokens_in: n * 1000, tokens_out: n * 100,
-        cost_usd: n * 0.0045, signal_count: n + 1, error_count: 0
+        id: `sess_${String(i).padStart(26, "0")}`,
+        org_id: "org_1",
+        environment: "live",
+        user_id,
+        adapter: "claude-code",
+        client_session_id: `cs-${i}`,
+        project_id: null,
+        started_at: "2026-11-22T10:00:00.000Z",
+        last_activity_at: new Date(Date.parse("2026-11-22T10:00:00.000Z") + n * 1000).toISOString(),
+        ended_at: null,
+        end_reason: null,
+        primary_model: "claude-sonnet-4",
+        models: ["claude-sonnet-4"],
+        tokens_in: n * 1000,
+        tokens_out: n * 100,
+        cost_usd: n * 0.0045,
+        signal_count: n + 1,
+        error_count: 0
       })),
       actors: users.map((user_id) => ({
         user_id,
@@ -148,8 +207,15 @@ describe("updates in place", () => {
         state: { open: {}, usage: { "live:d:2026-11-22": { cost_usd: n * 0.0045, tokens_in: n * 1000, tokens_out: n * 100 } } }
       })),
       scopeUsage: [{
-        org_id: "org_1", environment: "live", scope: "org", scope_id: "org_1", window_key: "d:2026-11-22", partition: 0,
-        cost_usd: n * 0.0045, tokens_in: n * 1000, tokens_out: n * 100
+        org_id: "org_1",
+        environment: "live",
+        scope: "org",
+        scope_id: "org_1",
+        window_key: "d:2026-11-22",
+        partition: 0,
+        cost_usd: n * 0.0045,
+        tokens_in: n * 1000,
+        tokens_out: n * 100
       }]
     })
     const tables = ["sessions", "actor_state"]
@@ -158,20 +224,23 @@ describe("updates in place", () => {
     // the other tests' work on the shared cluster would make the growth partly theirs.
     const dir = mkdtempSync(join(tmpdir(), "signal-engine-hot-"))
     const cluster = await startEmbeddedPostgres({ dataDir: join(dir, "pg"), port: await freePort(), ephemeral: true })
-    const result = await onFreshStore(Effect.gen(function*() {
-      const projections = yield* Projections
-      const sql = yield* SqlClient.SqlClient
-      const sizes = () =>
-        sql<{ readonly name: string; readonly bytes: string }>`
+    const result = await onFreshStore(
+      Effect.gen(function*() {
+        const projections = yield* Projections
+        const sql = yield* SqlClient.SqlClient
+        const sizes = () =>
+          sql<{ readonly name: string; readonly bytes: string }>`
           SELECT c.relname AS name, pg_total_relation_size(c.oid)::text AS bytes FROM pg_class c WHERE c.relname IN ${sql.in(tables)}
           ORDER BY c.relname`
-      yield* projections.commitBatch(commit(0))
-      const before = yield* sizes()
-      for (let n = 1; n <= 100; n++) yield* projections.commitBatch(commit(n))
-      const after = yield* sizes()
-      const sessions = yield* sql<{ readonly signal_count: number }>`SELECT signal_count FROM sessions`
-      return { before, after, sessions }
-    }), cluster.url).finally(async () => {
+        yield* projections.commitBatch(commit(0))
+        const before = yield* sizes()
+        for (let n = 1; n <= 100; n++) yield* projections.commitBatch(commit(n))
+        const after = yield* sizes()
+        const sessions = yield* sql<{ readonly signal_count: number }>`SELECT signal_count FROM sessions`
+        return { before, after, sessions }
+      }),
+      cluster.url
+    ).finally(async () => {
       await cluster.stop()
       rmSync(cluster.dataDir, { recursive: true, force: true })
       rmSync(dir, { recursive: true, force: true })
@@ -229,10 +298,24 @@ describe("the projections' write connection", () => {
   it("rows written by the statement keep every character: quotes, backslashes, dollar signs", async () => {
     const awkward = "it's a 'quote', ''two'', back\\slash \\' \\N $$ $tag$ E'x' \n\t ü 🚀 --; DROP TABLE events"
     const session = {
-      id: "sess_1", org_id: "org_1", environment: "live" as const, user_id: "user_1", adapter: "a",
-      client_session_id: awkward, project_id: `${awkward} (project)`, started_at: "2026-11-22T10:00:00.000Z",
-      last_activity_at: "2026-11-22T10:00:00.000Z", ended_at: null, end_reason: null, primary_model: awkward,
-      models: [awkward, "m"], tokens_in: 1, tokens_out: 2, cost_usd: 0.5, signal_count: 1, error_count: 0
+      id: "sess_1",
+      org_id: "org_1",
+      environment: "live" as const,
+      user_id: "user_1",
+      adapter: "a",
+      client_session_id: awkward,
+      project_id: `${awkward} (project)`,
+      started_at: "2026-11-22T10:00:00.000Z",
+      last_activity_at: "2026-11-22T10:00:00.000Z",
+      ended_at: null,
+      end_reason: null,
+      primary_model: awkward,
+      models: [awkward, "m"],
+      tokens_in: 1,
+      tokens_out: 2,
+      cost_usd: 0.5,
+      signal_count: 1,
+      error_count: 0
     }
     const scope = { org_id: "org_1", environment: "live" as const, scope: "project" as const, scope_id: awkward, window_key: "d:2026-11-22" }
     const result = await onFreshStore(Effect.gen(function*() {

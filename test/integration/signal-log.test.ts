@@ -31,7 +31,6 @@ type MakeLayer = () => Promise<{
   readonly truncate: (partition: number, before: number) => Promise<void>
 }>
 
-
 const users = (n: number) => Array.from({ length: n }, (_, i) => `usr_${i}_${randomBytes(2).toString("hex")}`)
 
 /** Polls until `check` holds (or the deadline passes, when the last check's assertion fails). */
@@ -479,28 +478,30 @@ logContract("PgLog", async () => {
 
 // One producer (as shipped) and three side by side (KAFKA_PRODUCERS: lanes of partitions, each
 // with its own send in flight): the same contract, order per partition included.
-for (const producers of [1, 3]) logContract(producers === 1 ? "KafkaLog" : `KafkaLog with ${producers} producers`, async () => {
-  const id = randomBytes(6).toString("hex")
-  const topic = `signals-contract-${id}`
-  const env = configLayer({
-    KAFKA_BROKERS: inject("kafkaBrokers"),
-    KAFKA_TOPIC: topic,
-    KAFKA_GROUP_ID: `signal-engine-contract-${id}`,
-    KAFKA_PRODUCERS: String(producers),
-    LOG_PARTITIONS: String(PARTITIONS)
-  })
-  const corrupt = async (partition: number) => {
-    const producer = new Kafka({ brokers: inject("kafkaBrokers").split(","), logLevel: logLevel.ERROR }).producer()
-    await producer.connect()
-    try {
-      await producer.send({ topic, acks: -1, messages: [{ partition, key: "corrupt", value: "{\"v\":1,\"kind\":\"bogus\"}" }] })
-    } finally {
-      await producer.disconnect()
+for (const producers of [1, 3]) {
+  logContract(producers === 1 ? "KafkaLog" : `KafkaLog with ${producers} producers`, async () => {
+    const id = randomBytes(6).toString("hex")
+    const topic = `signals-contract-${id}`
+    const env = configLayer({
+      KAFKA_BROKERS: inject("kafkaBrokers"),
+      KAFKA_TOPIC: topic,
+      KAFKA_GROUP_ID: `signal-engine-contract-${id}`,
+      KAFKA_PRODUCERS: String(producers),
+      LOG_PARTITIONS: String(PARTITIONS)
+    })
+    const corrupt = async (partition: number) => {
+      const producer = new Kafka({ brokers: inject("kafkaBrokers").split(","), logLevel: logLevel.ERROR }).producer()
+      await producer.connect()
+      try {
+        await producer.send({ topic, acks: -1, messages: [{ partition, key: "corrupt", value: "{\"v\":1,\"kind\":\"bogus\"}" }] })
+      } finally {
+        await producer.disconnect()
+      }
     }
-  }
-  const truncate = (partition: number, before: number) => deleteKafkaRecords(inject("kafkaBrokers"), topic, partition, before)
-  return { corrupt, truncate, node: () => KafkaLog.layer.pipe(Layer.provide(anyLog), Layer.provide(env)) }
-})
+    const truncate = (partition: number, before: number) => deleteKafkaRecords(inject("kafkaBrokers"), topic, partition, before)
+    return { corrupt, truncate, node: () => KafkaLog.layer.pipe(Layer.provide(anyLog), Layer.provide(env)) }
+  })
+}
 
 describe("KafkaLog topic settings", () => {
   const kafka = () => new Kafka({ brokers: inject("kafkaBrokers").split(","), logLevel: logLevel.ERROR })

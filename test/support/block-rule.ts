@@ -10,8 +10,13 @@ export const blockO3 = async (server: { readonly baseUrl: string }, org: Bootstr
   const rule = await call(server, "POST", "/api/v1/rules", {
     key: org.api_key_live!,
     body: {
-      scope: "org", scope_id: org.org_id, name: "No o3", type: "model_filter", action: "block",
-      action_config: { message: "o3 is not allowed" }, condition: { model: { in: ["o3"] } }
+      scope: "org",
+      scope_id: org.org_id,
+      name: "No o3",
+      type: "model_filter",
+      action: "block",
+      action_config: { message: "o3 is not allowed" },
+      condition: { model: { in: ["o3"] } }
     }
   })
   expect(rule.status).toBe(201)

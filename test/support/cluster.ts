@@ -6,10 +6,13 @@ import { waitFor } from "./wait.ts"
 
 /** Which node owns which partition, as the nodes recorded it. */
 export const owners = (databaseUrl: string) =>
-  withStore(databaseUrl, Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    return yield* sql<{ readonly partition: number; readonly node_id: string; readonly url: string }>`SELECT partition, node_id, url FROM partition_owners`
-  }))
+  withStore(
+    databaseUrl,
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      return yield* sql<{ readonly partition: number; readonly node_id: string; readonly url: string }>`SELECT partition, node_id, url FROM partition_owners`
+    })
+  )
 
 /**
  * Waits until the nodes have shared the partitions out (both logs: Kafka's group splits them,
@@ -35,10 +38,11 @@ export const usersWithKeys = async (server: TestServer, org: { readonly api_key_
  * with its verdict (not `pending`): whichever node gets it, the owner of the partition decides.
  */
 export const expectVerdictsThroughEveryNode = async (nodes: ReadonlyArray<TestServer>, keys: ReadonlyArray<string>, sessionId = "c") => {
-  const answers = await Promise.all(keys.flatMap((key) =>
-    nodes.map((node) =>
-      call(node, "POST", "/engine/v1/signals", { key, body: { type: "post-tool", adapter: "claude-code", session_id: sessionId } }))
-  ))
+  const answers = await Promise.all(
+    keys.flatMap((key) =>
+      nodes.map((node) => call(node, "POST", "/engine/v1/signals", { key, body: { type: "post-tool", adapter: "claude-code", session_id: sessionId } }))
+    )
+  )
   for (const answer of answers) {
     expect(answer.status).toBe(200)
     expect(answer.body.action).toBeUndefined()

@@ -26,31 +26,37 @@ export const engineHarness = (options: { readonly partitions?: number; readonly 
   const store = memoryProjections()
   let rules: ReadonlyArray<Rule> = options.rules ?? []
   let version = 1
-  const ruleCache = Layer.succeed(RuleCache, RuleCache.of({
-    // One tenant: the harness's rules are every org's.
-    rulesFor: () => evaluationOrder(rules.filter((r) => r.enabled)),
-    watched: (_orgId, _environment, scope, scopeId) => rules.some((r) => r.type === "budget" && r.enabled && r.scope === scope && r.scope_id === scopeId),
-    // No webhooks or channels: the outbox's own tests address them.
-    targetsOf: () => noTargets,
-    refresh: Effect.void,
-    version: () => version,
-    catchUp: () => Effect.void
-  }))
+  const ruleCache = Layer.succeed(
+    RuleCache,
+    RuleCache.of({
+      // One tenant: the harness's rules are every org's.
+      rulesFor: () => evaluationOrder(rules.filter((r) => r.enabled)),
+      watched: (_orgId, _environment, scope, scopeId) => rules.some((r) => r.type === "budget" && r.enabled && r.scope === scope && r.scope_id === scopeId),
+      // No webhooks or channels: the outbox's own tests address them.
+      targetsOf: () => noTargets,
+      refresh: Effect.void,
+      version: () => version,
+      catchUp: () => Effect.void
+    })
+  )
   const services = Layer.mergeAll(
     log.layer,
     store.layer,
     VerdictRegistry.layer,
     ruleCache,
     localScopeTotals,
-    Layer.succeed(Cluster, Cluster.of({
-      nodeId: "node_harness",
-      enabled: false,
-      claim: () => Effect.void,
-      release: () => Effect.void,
-      ownerOf: () => Effect.succeedNone,
-      authentic: () => false,
-      secret: Option.none()
-    })),
+    Layer.succeed(
+      Cluster,
+      Cluster.of({
+        nodeId: "node_harness",
+        enabled: false,
+        claim: () => Effect.void,
+        release: () => Effect.void,
+        ownerOf: () => Effect.succeedNone,
+        authentic: () => false,
+        secret: Option.none()
+      })
+    ),
     Layer.succeed(DatabaseHealth, DatabaseHealth.of({ isDown: () => false, down: Effect.never, up: Effect.void }))
   )
   const layer = Layer.mergeAll(Ingress.layer, Processor.layer).pipe(Layer.provideMerge(services))
@@ -80,45 +86,50 @@ const memoryLog = (partitions: number) => {
   const appended: Array<LogRecord> = []
   const wake = Array.from({ length: partitions }, () => Latch.makeUnsafe(false))
   let refusals = 0
-  const layer = Layer.succeed(SignalLog, SignalLog.of({
-    name: "memory",
-    partitions,
-    partitionFor: (key) => partitionForKey(key, partitions),
-    append: (records) =>
-      Effect.suspend(() => {
-        if (refusals > 0) {
-          refusals--
-          return Effect.fail(new LogUnavailable({ message: "the log refused the append", notWritten: true }))
-        }
-        return Effect.succeed(records.map((record) => {
-          const partition = partitionForKey(record.user_id, partitions)
-          const offset = entries[partition]!.length
-          entries[partition]!.push({ partition, offset, key: record.user_id, record })
-          appended.push(record)
-          wake[partition]!.openUnsafe()
-          return { partition, offset }
-        }))
-      }),
-    run: (handler) =>
-      Effect.forEach(entries, (_, partition) =>
-        Effect.gen(function*() {
-          let next = yield* handler.assigned(partition)
-          yield* Effect.forkScoped(Effect.gen(function*() {
-            yield* wake[partition]!.await
-            yield* wake[partition]!.close
-            const batch = entries[partition]!.slice(next)
-            if (batch.length === 0) return
-            yield* handler.batch(partition, batch)
-            next += batch.length
-          }).pipe(Effect.forever))
-          if (entries[partition]!.length > next) wake[partition]!.openUnsafe()
-        }), { discard: true }),
-    readPartition: (partition, fromOffset, onBatch) => onBatch(entries[partition]!.slice(fromOffset)),
-    endOffsets: Effect.sync(() => entries.map((e) => e.length)),
-    startOffsets: Effect.succeed(entries.map(() => 0)),
-    ping: Effect.succeed(true),
-    assignment: Effect.succeed(Option.some(new Set(entries.keys())))
-  }))
+  const layer = Layer.succeed(
+    SignalLog,
+    SignalLog.of({
+      name: "memory",
+      partitions,
+      partitionFor: (key) => partitionForKey(key, partitions),
+      append: (records) =>
+        Effect.suspend(() => {
+          if (refusals > 0) {
+            refusals--
+            return Effect.fail(new LogUnavailable({ message: "the log refused the append", notWritten: true }))
+          }
+          return Effect.succeed(records.map((record) => {
+            const partition = partitionForKey(record.user_id, partitions)
+            const offset = entries[partition]!.length
+            entries[partition]!.push({ partition, offset, key: record.user_id, record })
+            appended.push(record)
+            wake[partition]!.openUnsafe()
+            return { partition, offset }
+          }))
+        }),
+      run: (handler) =>
+        Effect.forEach(entries, (_, partition) =>
+          Effect.gen(function*() {
+            let next = yield* handler.assigned(partition)
+            yield* Effect.forkScoped(
+              Effect.gen(function*() {
+                yield* wake[partition]!.await
+                yield* wake[partition]!.close
+                const batch = entries[partition]!.slice(next)
+                if (batch.length === 0) return
+                yield* handler.batch(partition, batch)
+                next += batch.length
+              }).pipe(Effect.forever)
+            )
+            if (entries[partition]!.length > next) wake[partition]!.openUnsafe()
+          }), { discard: true }),
+      readPartition: (partition, fromOffset, onBatch) => onBatch(entries[partition]!.slice(fromOffset)),
+      endOffsets: Effect.sync(() => entries.map((e) => e.length)),
+      startOffsets: Effect.succeed(entries.map(() => 0)),
+      ping: Effect.succeed(true),
+      assignment: Effect.succeed(Option.some(new Set(entries.keys())))
+    })
+  )
   return { layer, appended, refuse: (n: number) => void (refusals = n) }
 }
 

@@ -155,7 +155,14 @@ const iso = (ms: number) => new Date(ms).toISOString()
 const localMidnight = (date: string, timeZone: string): number => {
   const utc = Date.parse(`${date}T00:00:00.000Z`)
   const format = new Intl.DateTimeFormat("en-CA", {
-    timeZone, hourCycle: "h23", year: "numeric", month: "2-digit", day: "2-digit", hour: "2-digit", minute: "2-digit", second: "2-digit"
+    timeZone,
+    hourCycle: "h23",
+    year: "numeric",
+    month: "2-digit",
+    day: "2-digit",
+    hour: "2-digit",
+    minute: "2-digit",
+    second: "2-digit"
   })
   const offsetAt = (t: number) => {
     const p = Object.fromEntries(format.formatToParts(new Date(t)).map((x) => [x.type, x.value]))
@@ -190,8 +197,7 @@ export const foldHarness = (options: HarnessOptions = {}) => {
 
   /** The rule cache's view: enabled rules in evaluation order, and the shared scopes budgets watch. */
   const ruleView: RuleView = {
-    rulesFor: (orgId, environment) =>
-      orgId === org.id && environment === org.environment ? evaluationOrder(rules.filter((r) => r.enabled)) : [],
+    rulesFor: (orgId, environment) => orgId === org.id && environment === org.environment ? evaluationOrder(rules.filter((r) => r.enabled)) : [],
     watched: (orgId, environment, scope, scopeId) =>
       orgId === org.id && environment === org.environment &&
       rules.some((r) => r.enabled && r.type === "budget" && r.scope === scope && r.scope_id === scopeId)
@@ -222,9 +228,17 @@ export const foldHarness = (options: HarnessOptions = {}) => {
     for (const [u, state] of folded.states) {
       worker.actors.set(u, state)
       if (live) {
-        worker.timers.set(u, Object.values(state.open).map((s) => ({
-          userId: u, orgId: s.org_id, environment: s.environment, sessionId: s.id, lastActivityAt: s.last_activity_at, due: timeoutDue(s)
-        })))
+        worker.timers.set(
+          u,
+          Object.values(state.open).map((s) => ({
+            userId: u,
+            orgId: s.org_id,
+            environment: s.environment,
+            sessionId: s.id,
+            lastActivityAt: s.last_activity_at,
+            due: timeoutDue(s)
+          }))
+        )
       }
     }
     for (const [key, usage] of folded.counts) worker.committed.set(key, usage)
@@ -335,8 +349,14 @@ export const foldHarness = (options: HarnessOptions = {}) => {
       now = sweep
       const ticks: Array<SessionTimeoutRecord> = workers.flatMap((w) =>
         w.timers.takeDue(now).map((t): SessionTimeoutRecord => ({
-          v: 1, kind: "session-timeout", org_id: t.orgId, environment: t.environment, user_id: t.userId, ts: iso(now),
-          session_id: t.sessionId, last_activity_at: t.lastActivityAt
+          v: 1,
+          kind: "session-timeout",
+          org_id: t.orgId,
+          environment: t.environment,
+          user_id: t.userId,
+          ts: iso(now),
+          session_id: t.sessionId,
+          last_activity_at: t.lastActivityAt
         }))
       )
       append(ticks)
@@ -392,9 +412,20 @@ export const foldHarness = (options: HarnessOptions = {}) => {
     /** A goal command of a user (POST /goals, PATCH /goals/:id), and what the user's actor decided. */
     goal: (user: string, command: GoalCommand): GoalOutcome => {
       const record: GoalRecord = {
-        v: 1, kind: "goal", org_id: org.id, environment: org.environment, user_id: user, ts: iso(now), command_id: makeId("gcmd", now),
+        v: 1,
+        kind: "goal",
+        org_id: org.id,
+        environment: org.environment,
+        user_id: user,
+        ts: iso(now),
+        command_id: makeId("gcmd", now),
         ...(command.op === "create"
-          ? { op: "create", goal_id: makeId("goal", now), description: command.description, ...(command.adapter !== undefined ? { adapter: command.adapter } : {}) }
+          ? {
+            op: "create",
+            goal_id: makeId("goal", now),
+            description: command.description,
+            ...(command.adapter !== undefined ? { adapter: command.adapter } : {})
+          }
           : command)
       }
       return append([record]).get(record.command_id)![0] as GoalOutcome
@@ -429,11 +460,9 @@ export const foldHarness = (options: HarnessOptions = {}) => {
     /** A user's actor state. */
     state: stateOf,
     /** A shared scope's usage in the current daily (default) or monthly window, as stored. */
-    spend: (scope: SharedScope, scopeId: string, window: "daily" | "monthly" = "daily"): Usage =>
-      scopeUsage(store, scope, scopeId, windows()[window].key),
+    spend: (scope: SharedScope, scopeId: string, window: "daily" | "monthly" = "daily"): Usage => scopeUsage(store, scope, scopeId, windows()[window].key),
     /** A user's own usage in the current daily (default) or monthly window. */
-    userSpend: (user: string, window: "daily" | "monthly" = "daily"): Usage =>
-      usageIn(stateOf(user), org.environment, window, windows()[window].key.slice(2)),
+    userSpend: (user: string, window: "daily" | "monthly" = "daily"): Usage => usageIn(stateOf(user), org.environment, window, windows()[window].key.slice(2)),
     /** Where a budget or per-user limit stands now, as the budgets page shows it. */
     standing: (ruleId: string): BudgetStatus => {
       const r = rules.find((x) => x.id === ruleId)
@@ -443,7 +472,9 @@ export const foldHarness = (options: HarnessOptions = {}) => {
       const own = (user: string): UserUsage => ({ user_id: user, usage: usageIn(stateOf(user), org.environment, kind, window.key.slice(2)) })
       const typed = { ...r, type: r.type }
       if (r.type === "budget") {
-        return standingOf(typed, window, { scope: r.scope === "user" ? own(r.scope_id).usage : scopeUsage(store, r.scope as SharedScope, r.scope_id, window.key) })
+        return standingOf(typed, window, {
+          scope: r.scope === "user" ? own(r.scope_id).usage : scopeUsage(store, r.scope as SharedScope, r.scope_id, window.key)
+        })
       }
       const covered = r.scope === "user" ? [r.scope_id] : r.scope === "team" ? users().filter((u) => (teams.get(u) ?? []).includes(r.scope_id)) : users()
       return standingOf(typed, window, { users: covered.map(own).filter((u) => u.usage !== noUsage) })

@@ -48,7 +48,9 @@ const deployTools = async () => {
     const { stdout } = await run("bash", [join(infra, "deploy-tools", "install.sh")], { maxBuffer: 16 * 1024 * 1024 })
     return stdout.trim().split("\n").at(-1) ?? ""
   } catch (error) {
-    console.error(`infra/deploy-tools/install.sh failed; the deployment files' tests will fail:\n${(error as { readonly stderr?: string }).stderr ?? String(error)}`)
+    console.error(
+      `infra/deploy-tools/install.sh failed; the deployment files' tests will fail:\n${(error as { readonly stderr?: string }).stderr ?? String(error)}`
+    )
     return ""
   }
 }

@@ -21,53 +21,55 @@ export const memoryProjections = () => {
   const offsets = new Map<string, number>()
   let failNext = 0
 
-  const layer = Layer.succeed(Projections, Projections.of({
-    nextOffset: (log, partition) => Effect.sync(() => offsets.get(`${log}/${partition}`) ?? 0),
-    findEvents: (ids) =>
-      Effect.sync(() =>
-        ids.flatMap((id) => {
-          const e = events.get(id)
-          return e
-            ? [{ id, session_id: e.session_id, log_partition: e.log_partition, log_offset: e.log_offset, verdict: e.verdict ?? null }]
-            : []
-        })
-      ),
-    loadActors: (userIds) =>
-      Effect.sync(() =>
-        new Map(userIds.flatMap((u) => {
-          const a = actors.get(u)
-          return a ? [[u, structuredClone(a.state)] as const] : []
-        }))
-      ),
-    actorsWithOpenSessions: (partition) =>
-      Effect.sync(() =>
-        [...actors].filter(([, a]) => a.partition === partition && Object.keys(a.state.open).length > 0)
-          .map(([user_id, a]) => ({ user_id, partition, state: structuredClone(a.state) }))
-      ),
-    loadScopeUsage: (partition) =>
-      Effect.sync(() => [...scopeUsage.values()].filter((r) => r.partition === partition).map((r) => ({ ...r }))),
-    commitBatch: (batch: BatchWrite) =>
-      Effect.suspend((): Effect.Effect<CommitOutcome> => {
-        if (failNext > 0) {
-          failNext--
-          return Effect.die(new Error("connection lost"))
-        }
-        if ((offsets.get(`${batch.log}/${batch.partition}`) ?? 0) !== batch.fromOffset) return Effect.succeed({ _tag: "Fenced" } as const)
-        for (const s of batch.sessions) sessions.set(s.id, structuredClone(s))
-        for (const e of batch.events) if (!events.has(e.id)) events.set(e.id, structuredClone(e))
-        for (const n of batch.notices) if (!notices.has(n.id)) notices.set(n.id, structuredClone(n))
-        for (const a of batch.actors) actors.set(a.user_id, { partition: a.partition, state: structuredClone(a.state) })
-        for (const g of batch.goals) goals.set(g.id, structuredClone(g))
-        for (const u of batch.scopeUsage) {
-          scopeUsage.set([u.org_id, u.environment, u.scope, u.scope_id, u.window_key, u.partition].join("/"), { ...u })
-        }
-        offsets.set(`${batch.log}/${batch.partition}`, batch.nextOffset)
-        return Effect.succeed({ _tag: "Committed", others: [] } as const)
-      }),
-    resetPartition: () => Effect.die("not used"),
-    resetAll: () => Effect.die("not used"),
-    restoreVerdicts: () => Effect.die("not used")
-  }))
+  const layer = Layer.succeed(
+    Projections,
+    Projections.of({
+      nextOffset: (log, partition) => Effect.sync(() => offsets.get(`${log}/${partition}`) ?? 0),
+      findEvents: (ids) =>
+        Effect.sync(() =>
+          ids.flatMap((id) => {
+            const e = events.get(id)
+            return e
+              ? [{ id, session_id: e.session_id, log_partition: e.log_partition, log_offset: e.log_offset, verdict: e.verdict ?? null }]
+              : []
+          })
+        ),
+      loadActors: (userIds) =>
+        Effect.sync(() =>
+          new Map(userIds.flatMap((u) => {
+            const a = actors.get(u)
+            return a ? [[u, structuredClone(a.state)] as const] : []
+          }))
+        ),
+      actorsWithOpenSessions: (partition) =>
+        Effect.sync(() =>
+          [...actors].filter(([, a]) => a.partition === partition && Object.keys(a.state.open).length > 0)
+            .map(([user_id, a]) => ({ user_id, partition, state: structuredClone(a.state) }))
+        ),
+      loadScopeUsage: (partition) => Effect.sync(() => [...scopeUsage.values()].filter((r) => r.partition === partition).map((r) => ({ ...r }))),
+      commitBatch: (batch: BatchWrite) =>
+        Effect.suspend((): Effect.Effect<CommitOutcome> => {
+          if (failNext > 0) {
+            failNext--
+            return Effect.die(new Error("connection lost"))
+          }
+          if ((offsets.get(`${batch.log}/${batch.partition}`) ?? 0) !== batch.fromOffset) return Effect.succeed({ _tag: "Fenced" } as const)
+          for (const s of batch.sessions) sessions.set(s.id, structuredClone(s))
+          for (const e of batch.events) if (!events.has(e.id)) events.set(e.id, structuredClone(e))
+          for (const n of batch.notices) if (!notices.has(n.id)) notices.set(n.id, structuredClone(n))
+          for (const a of batch.actors) actors.set(a.user_id, { partition: a.partition, state: structuredClone(a.state) })
+          for (const g of batch.goals) goals.set(g.id, structuredClone(g))
+          for (const u of batch.scopeUsage) {
+            scopeUsage.set([u.org_id, u.environment, u.scope, u.scope_id, u.window_key, u.partition].join("/"), { ...u })
+          }
+          offsets.set(`${batch.log}/${batch.partition}`, batch.nextOffset)
+          return Effect.succeed({ _tag: "Committed", others: [] } as const)
+        }),
+      resetPartition: () => Effect.die("not used"),
+      resetAll: () => Effect.die("not used"),
+      restoreVerdicts: () => Effect.die("not used")
+    })
+  )
 
   return {
     layer,

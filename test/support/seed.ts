@@ -70,8 +70,7 @@ let logOffset = 0
 /** A seeder holding one small pool on the given database until `close`. */
 export const seeder = (databaseUrl: string): Seeder => {
   const runtime = ManagedRuntime.make(databaseFromUrl(databaseUrl))
-  const run = <A>(f: (sql: SqlClient.SqlClient) => Effect.Effect<A, unknown>): Promise<A> =>
-    runtime.runPromise(Effect.flatMap(SqlClient.SqlClient, f))
+  const run = <A>(f: (sql: SqlClient.SqlClient) => Effect.Effect<A, unknown>): Promise<A> => runtime.runPromise(Effect.flatMap(SqlClient.SqlClient, f))
 
   const session = async (seed: SessionSeed): Promise<SessionRow> => {
     const row: SessionRow = {
@@ -210,24 +209,26 @@ export const seedActivity = async (
     })
     sessions.push(session)
     for (let k = 0; k < eventCount; k++) {
-      events.push(await seed.event({
-        ...tenant,
-        session_id: session.id,
-        user_id: session.user_id,
-        project_id: session.project_id,
-        ts: at(startedAt, 1000 * (k + 1)),
-        type: ["user-prompt", "post-tool", "stop"][k]!,
-        adapter: session.adapter,
-        model,
-        tokens_in: 100 * (k + 1),
-        tokens_out: 10 * (k + 1),
-        latency_ms: model === null ? null : 50.5 * (k + 1),
-        cost_usd: model === null ? 0 : 0.01 * (k + 1),
-        cost_estimated: k === 2,
-        model_known: model !== null,
-        error_code: (i + k) % 5 === 0 ? (k % 2 === 0 ? "rate_limited" : "context_window_exceeded") : null,
-        metadata: { step: k, ...(model === null ? {} : { model }) }
-      }))
+      events.push(
+        await seed.event({
+          ...tenant,
+          session_id: session.id,
+          user_id: session.user_id,
+          project_id: session.project_id,
+          ts: at(startedAt, 1000 * (k + 1)),
+          type: ["user-prompt", "post-tool", "stop"][k]!,
+          adapter: session.adapter,
+          model,
+          tokens_in: 100 * (k + 1),
+          tokens_out: 10 * (k + 1),
+          latency_ms: model === null ? null : 50.5 * (k + 1),
+          cost_usd: model === null ? 0 : 0.01 * (k + 1),
+          cost_estimated: k === 2,
+          model_known: model !== null,
+          error_code: (i + k) % 5 === 0 ? (k % 2 === 0 ? "rate_limited" : "context_window_exceeded") : null,
+          metadata: { step: k, ...(model === null ? {} : { model }) }
+        })
+      )
     }
   }
   return { sessions, events }

@@ -72,7 +72,13 @@ export const readinessLog = (node: TestServer) => {
       await new Promise((r) => setTimeout(r, 100))
     }
   })()
-  return { samples, stop: async () => { running = false; await loop } }
+  return {
+    samples,
+    stop: async () => {
+      running = false
+      await loop
+    }
+  }
 }
 
 /** Every event of the org, through the cursor. */

@@ -5,17 +5,24 @@ import type { Settings } from "../../adapters/src/settings.js"
 /** How the adapter turns the service's answers into what the tool is told, per fail mode. */
 describe("the adapter's decision", () => {
   const settings = (fail_mode: "open" | "closed"): Settings => ({
-    url: "https://signals.example.com", license_key: "lic_00000000000000000000", fail_mode, send_prompts: false, timeout_ms: 3000, project_id: undefined
+    url: "https://signals.example.com",
+    license_key: "lic_00000000000000000000",
+    fail_mode,
+    send_prompts: false,
+    timeout_ms: 3000,
+    project_id: undefined
   })
   const answered = (...results: Array<Record<string, unknown>>) => ({ kind: "answered" as const, results: results as any })
 
   it("a pending answer follows the fail mode and says why", () => {
     const pending = answered({ ok: true, signal_id: "sig_1", action: "pending", reason: "no_owner" })
     expect(decide(pending, settings("open"))).toEqual({
-      kind: "warn", message: "signal-engine has no verdict yet (pending: no_owner); allowed because the adapter fails open"
+      kind: "warn",
+      message: "signal-engine has no verdict yet (pending: no_owner); allowed because the adapter fails open"
     })
     expect(decide(pending, settings("closed"))).toEqual({
-      kind: "block", message: "signal-engine has no verdict yet (pending: no_owner); blocked because the adapter fails closed"
+      kind: "block",
+      message: "signal-engine has no verdict yet (pending: no_owner); blocked because the adapter fails closed"
     })
   })
 
@@ -37,7 +44,11 @@ describe("the adapter's decision", () => {
   })
 
   it("a block the service judged before it failed to record the signal is enforced in either fail mode", () => {
-    const outcome = { kind: "unreachable" as const, reason: "HTTP 503 log_unavailable", blocked: { ok: false, action: "block", rule_id: "rule_1", message: "o3 is not allowed" } }
+    const outcome = {
+      kind: "unreachable" as const,
+      reason: "HTTP 503 log_unavailable",
+      blocked: { ok: false, action: "block", rule_id: "rule_1", message: "o3 is not allowed" }
+    }
     expect(decide(outcome, settings("open"))).toEqual({ kind: "block", message: "o3 is not allowed" })
     expect(decide({ ...outcome, blocked: { ok: false, action: "block", rule_id: "rule_1" } }, settings("open")))
       .toEqual({ kind: "block", message: "Blocked by signal-engine policy (rule_1)" })

@@ -13,13 +13,15 @@ const prices = { "house-model": { input: 1_000, output: 4_000 } }
 
 const budget = (over: Partial<Rule> & { readonly condition: Rule["condition"] }) => rule({ type: "budget", ...over })
 
-const dataOf = (h: ReturnType<typeof foldHarness>, type: "budget.warning" | "budget.exceeded" | "rule.triggered") =>
-  h.notices(type).map((n) => n.payload.data)
+const dataOf = (h: ReturnType<typeof foldHarness>, type: "budget.warning" | "budget.exceeded" | "rule.triggered") => h.notices(type).map((n) => n.payload.data)
 
 describe("a budget", () => {
   it("crossed by one signal lets that signal through and blocks the next, which still counts", () => {
     const cap = budget({
-      scope: "user", scope_id: "alice", action: "block", action_config: { message: "Daily budget spent" },
+      scope: "user",
+      scope_id: "alice",
+      action: "block",
+      action_config: { message: "Daily budget spent" },
       condition: { window: "daily", metric: "cost_usd", threshold: 5 }
     })
     const h = foldHarness({ rules: [cap], prices })
@@ -28,7 +30,12 @@ describe("a budget", () => {
     expect(crossing).toEqual({ ok: true, signal_id: crossing.signal_id, session_id: crossing.session_id })
     const next = h.signal("alice", { model: "house-model", tokens_in: 500 })
     expect(next).toEqual({
-      ok: false, signal_id: next.signal_id, session_id: crossing.session_id, action: "block", rule_id: cap.id, message: "Daily budget spent"
+      ok: false,
+      signal_id: next.signal_id,
+      session_id: crossing.session_id,
+      action: "block",
+      rule_id: cap.id,
+      message: "Daily budget spent"
     })
     // Usage that happened, happened: the blocked signal is in the session, the events and the counters.
     expect(h.userSpend("alice")).toEqual({ cost_usd: 5.5, tokens_in: 4_500, tokens_out: 250 })
@@ -42,13 +49,25 @@ describe("a budget", () => {
     ])
     const [triggered] = h.notices("rule.triggered")
     expect(triggered!.payload).toEqual({
-      id: triggered!.id, type: "rule.triggered", org_id: "org_1", ts: "2026-03-02T09:00:00.000Z",
+      id: triggered!.id,
+      type: "rule.triggered",
+      org_id: "org_1",
+      ts: "2026-03-02T09:00:00.000Z",
       data: {
-        rule_id: cap.id, rule_name: cap.name, action: "block", user_id: "alice", model: "house-model",
-        session_id: crossing.session_id, event_id: `evt_${next.signal_id.slice(4)}`
+        rule_id: cap.id,
+        rule_name: cap.name,
+        action: "block",
+        user_id: "alice",
+        model: "house-model",
+        session_id: crossing.session_id,
+        event_id: `evt_${next.signal_id.slice(4)}`
       }
     })
-    expect(h.notices("budget.exceeded")[0]).toMatchObject({ org_id: "org_1", environment: "live", payload: { org_id: "org_1", ts: "2026-03-02T09:00:00.000Z" } })
+    expect(h.notices("budget.exceeded")[0]).toMatchObject({
+      org_id: "org_1",
+      environment: "live",
+      payload: { org_id: "org_1", ts: "2026-03-02T09:00:00.000Z" }
+    })
     expect(h.standing(cap.id)).toMatchObject({ current: 5.5, limit: 5, percent: 110, state: "exceeded" })
     // Another user is not in the scope.
     expect(h.signal("bob", { model: "house-model", tokens_in: 9_000 }).ok).toBe(true)
@@ -59,7 +78,12 @@ describe("a budget", () => {
     const h = foldHarness({ rules: [watch] })
     const answers = [500, 299, 1, 150, 50, 10].map((tokens) => h.signal("alice", { tokens_in: tokens }))
     expect(answers.map((a) => [a.ok, a.action ?? null])).toEqual([
-      [true, null], [true, null], [true, null], [true, null], [true, null], [true, "warn"]
+      [true, null],
+      [true, null],
+      [true, null],
+      [true, null],
+      [true, null],
+      [true, "warn"]
     ])
     expect(answers[5]).toMatchObject({ rule_id: watch.id, message: "heads up" })
     expect(h.notices().filter((n) => n.type !== "session.started").map((n) => [n.type, n.payload.data.current ?? null])).toEqual([
@@ -74,7 +98,10 @@ describe("a budget", () => {
 
   it("of a team is shared by its members on other partitions: after the crossing every member is blocked", () => {
     const team = budget({
-      scope: "team", scope_id: "team_a", action: "block", action_config: { message: "Team budget spent" },
+      scope: "team",
+      scope_id: "team_a",
+      action: "block",
+      action_config: { message: "Team budget spent" },
       condition: { window: "daily", metric: "tokens_in", threshold: 1_000 }
     })
     const h = foldHarness({ teams: { alice: ["team_a"], bob: ["team_a"], carol: ["team_b"] }, rules: [team] })
@@ -109,7 +136,10 @@ describe("a budget", () => {
 
   it("of a project counts the signals its sessions are listed under", () => {
     const project = budget({
-      scope: "project", scope_id: "proj_web", action: "block", condition: { window: "daily", metric: "tokens_out", threshold: 100 }
+      scope: "project",
+      scope_id: "proj_web",
+      action: "block",
+      condition: { window: "daily", metric: "tokens_out", threshold: 100 }
     })
     const h = foldHarness({ rules: [project] })
     h.signal("alice", { project_id: "proj_web", tokens_out: 60 })
@@ -157,10 +187,18 @@ describe("a budget", () => {
     h.signal("alice", { model: "house-model", tokens_in: 600, tokens_out: 300 })
     h.signal("bob", { model: "house-model", tokens_in: 100, tokens_out: 200 })
     expect(rules.map((r) => [h.standing(r.id).current, h.standing(r.id).state])).toEqual([
-      [700, "ok"], [500, "ok"], [1_200, "exceeded"], [2.7, "ok"]
+      [700, "ok"],
+      [500, "ok"],
+      [1_200, "exceeded"],
+      [2.7, "ok"]
     ])
     expect(h.notices("budget.exceeded").map((n) => n.payload.data.metric)).toEqual(["tokens_total"])
-    expect(h.standing(rules[3]!.id)).toMatchObject({ percent: 27, window: "monthly", window_start: "2026-03-01T00:00:00.000Z", window_end: "2026-04-01T00:00:00.000Z" })
+    expect(h.standing(rules[3]!.id)).toMatchObject({
+      percent: 27,
+      window: "monthly",
+      window_start: "2026-03-01T00:00:00.000Z",
+      window_end: "2026-04-01T00:00:00.000Z"
+    })
   })
 
   it("judges cost with the adapter's own figure where it sends one, the price table's otherwise", () => {
@@ -229,7 +267,10 @@ describe("windows", () => {
     h.advanceTo("2026-03-03T04:59:59.000Z")
     expect(h.signal("alice", { session_id: "late", tokens_in: 1 }).ok).toBe(false)
     expect(h.standing(daily.id)).toMatchObject({
-      window_start: "2026-03-02T05:00:00.000Z", window_end: "2026-03-03T05:00:00.000Z", current: 101, state: "exceeded"
+      window_start: "2026-03-02T05:00:00.000Z",
+      window_end: "2026-03-03T05:00:00.000Z",
+      current: 101,
+      state: "exceeded"
     })
     h.advanceTo("2026-03-03T05:00:00.000Z")
     expect(h.signal("alice", { session_id: "late", tokens_in: 1 }).ok).toBe(true)
@@ -275,7 +316,9 @@ describe("windows", () => {
 describe("per-user limits", () => {
   it("count each user's own usage: the user over the limit is blocked, the others are not", () => {
     const limit = rule({
-      type: "user_limit", action: "block", action_config: { message: "Your daily limit is spent" },
+      type: "user_limit",
+      action: "block",
+      action_config: { message: "Your daily limit is spent" },
       condition: { window: "daily", metric: "tokens_total", per_user: 1_000 }
     })
     const h = foldHarness({ rules: [limit] })
@@ -289,8 +332,14 @@ describe("per-user limits", () => {
     ])
     expect(h.notices("budget.warning").map((n) => n.payload.data.scope_id)).toEqual(["alice", "bob"])
     expect(h.standing(limit.id)).toMatchObject({
-      type: "user_limit", limit: 1_000, current: 1_001, percent: 100.1, state: "exceeded",
-      users_exceeded: 1, users_warning: 1, top_user_id: "alice"
+      type: "user_limit",
+      limit: 1_000,
+      current: 1_001,
+      percent: 100.1,
+      state: "exceeded",
+      users_exceeded: 1,
+      users_warning: 1,
+      top_user_id: "alice"
     })
   })
 
@@ -338,7 +387,7 @@ describe("the org's settings", () => {
 
   it("refuses what is no time zone and a timeout out of bounds, naming each problem", () => {
     const h = foldHarness()
-    expect(() => h.setOrg({ time_zone: "+01:00" })).toThrow('time_zone: "+01:00" is not an IANA time zone name')
+    expect(() => h.setOrg({ time_zone: "+01:00" })).toThrow("time_zone: \"+01:00\" is not an IANA time zone name")
     expect(() => h.setOrg({ time_zone: "Mars/Olympus_Mons" })).toThrow("time_zone")
     expect(() => h.setOrg({ session_timeout: 59 })).toThrow("session_timeout: must be between 60 and 86400, got 59")
     expect(() => h.setOrg({ session_timeout: 86_401 })).toThrow("got 86401")

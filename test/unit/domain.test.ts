@@ -36,23 +36,28 @@ describe("prices", async () => {
       .flatMap((p) => p.models.map((m) => m.id))
     expect(names.length).toBeGreaterThan(100)
     const lookup = memoizedRates(database, {})
-    fc.assert(fc.property(
-      fc.constantFrom(...names),
-      fc.integer({ min: 1, max: 2_000_000 }),
-      fc.integer({ min: 0, max: 100_000 }),
-      fc.double({ min: 0, max: 1, noNaN: true }),
-      fc.double({ min: 0, max: 1, noNaN: true }),
-      fc.integer({ min: Date.parse("2024-01-01"), max: Date.parse("2027-01-01") }),
-      (model, tokensIn, tokensOut, readShare, writeShare, when) => {
-        const cacheRead = Math.floor(tokensIn * readShare)
-        const cacheWrite = Math.floor((tokensIn - cacheRead) * writeShare)
-        const library = calcPrice({ input_tokens: tokensIn, output_tokens: tokensOut, cache_read_tokens: cacheRead, cache_write_tokens: cacheWrite }, model, { timestamp: new Date(when) })
-        const ours = priceSignal(lookup, { model, tokensIn, tokensOut, cacheRead, cacheWrite, at: when })
-        if (library === null) return
-        expect(ours.model_known).toBe(true)
-        expect(ours.usd).toBeCloseTo(library.total_price, 8)
-      }
-    ), { numRuns: 2_000 })
+    fc.assert(
+      fc.property(
+        fc.constantFrom(...names),
+        fc.integer({ min: 1, max: 2_000_000 }),
+        fc.integer({ min: 0, max: 100_000 }),
+        fc.double({ min: 0, max: 1, noNaN: true }),
+        fc.double({ min: 0, max: 1, noNaN: true }),
+        fc.integer({ min: Date.parse("2024-01-01"), max: Date.parse("2027-01-01") }),
+        (model, tokensIn, tokensOut, readShare, writeShare, when) => {
+          const cacheRead = Math.floor(tokensIn * readShare)
+          const cacheWrite = Math.floor((tokensIn - cacheRead) * writeShare)
+          const library = calcPrice({ input_tokens: tokensIn, output_tokens: tokensOut, cache_read_tokens: cacheRead, cache_write_tokens: cacheWrite }, model, {
+            timestamp: new Date(when)
+          })
+          const ours = priceSignal(lookup, { model, tokensIn, tokensOut, cacheRead, cacheWrite, at: when })
+          if (library === null) return
+          expect(ours.model_known).toBe(true)
+          expect(ours.usd).toBeCloseTo(library.total_price, 8)
+        }
+      ),
+      { numRuns: 2_000 }
+    )
   })
 
   it("a price that depends on the time of day follows the call's time", () => {
@@ -78,7 +83,10 @@ describe("prices", async () => {
       .toEqual({ usd: 0.25, estimated: false, model_known: true })
     expect(price({}, { model: "acme-model-9", tokensIn: 1_000, tokensOut: 1_000 })).toEqual({ usd: 0, estimated: false, model_known: false })
     // Names the hand-kept table knew, dated or tagged: the database or its prefix matching knows them.
-    for (const model of ["gpt-4.1-mini-2025-04-14", "claude-3-5-sonnet@20240620", "codex-mini-latest", "gemini-2.5-pro-preview-06-05", "o3-2025-04-16", "mistral-large-2411"]) {
+    for (
+      const model of ["gpt-4.1-mini-2025-04-14", "claude-3-5-sonnet@20240620", "codex-mini-latest", "gemini-2.5-pro-preview-06-05", "o3-2025-04-16",
+        "mistral-large-2411"]
+    ) {
       expect(price({}, { model, tokensIn: 1_000, tokensOut: 1_000 }).model_known, model).toBe(true)
     }
     expect(price({}, { model: "gpt-4.1x", tokensIn: 1_000, tokensOut: 0 }).model_known).toBe(false)
@@ -92,12 +100,15 @@ describe("prices", async () => {
       fc.string({ maxLength: 20 })
     )
     const overrides: PriceTable = { "in-house": { input: 1, output: 1 } }
-    fc.assert(fc.property(fc.array(model, { maxLength: 30 }), fc.integer({ min: 1, max: 8 }), (models, limit) => {
-      const lookup = memoizedRates(database, overrides, limit)
-      for (const m of [...models, ...models]) {
-        expect(lookup(m)?.(at)).toEqual(resolveRates(database, overrides, m)?.(at))
-      }
-    }), { numRuns: 50 })
+    fc.assert(
+      fc.property(fc.array(model, { maxLength: 30 }), fc.integer({ min: 1, max: 8 }), (models, limit) => {
+        const lookup = memoizedRates(database, overrides, limit)
+        for (const m of [...models, ...models]) {
+          expect(lookup(m)?.(at)).toEqual(resolveRates(database, overrides, m)?.(at))
+        }
+      }),
+      { numRuns: 50 }
+    )
   })
 
   // Not under mutation testing (stryker.vitest.config.ts): instrumented code is several times slower.
@@ -191,7 +202,7 @@ describe("pagination", () => {
   it("cursors round-trip any key and reject foreign tokens", () => {
     fc.assert(fc.property(fc.string(), (key) => decodeCursor(encodeCursor(key)) === key))
     expect(decodeCursor("not-a-cursor")).toBeUndefined()
-    expect(decodeCursor(Buffer.from('{"x":1}').toString("base64url"))).toBeUndefined()
+    expect(decodeCursor(Buffer.from("{\"x\":1}").toString("base64url"))).toBeUndefined()
   })
   it("pages from limit+1 rows: has_more, cursor of the last item, empty cursor at the end", () => {
     const rows = ["e", "d", "c", "b"]
@@ -204,14 +215,20 @@ describe("pagination", () => {
 
 describe("route table", () => {
   const table = makeRouteTable(
-    [{ groups: { g: { endpoints: {
-      list: { method: "GET", path: "/api/v1/rules" },
-      create: { method: "POST", path: "/api/v1/rules" },
-      update: { method: "PUT", path: "/api/v1/rules/:id" },
-      remove: { method: "DELETE", path: "/api/v1/rules/:id" },
-      one: { method: "GET", path: "/api/v1/users/:id" },
-      me: { method: "GET", path: "/api/v1/users/me" }
-    } } } }],
+    [{
+      groups: {
+        g: {
+          endpoints: {
+            list: { method: "GET", path: "/api/v1/rules" },
+            create: { method: "POST", path: "/api/v1/rules" },
+            update: { method: "PUT", path: "/api/v1/rules/:id" },
+            remove: { method: "DELETE", path: "/api/v1/rules/:id" },
+            one: { method: "GET", path: "/api/v1/users/:id" },
+            me: { method: "GET", path: "/api/v1/users/me" }
+          }
+        }
+      }
+    }],
     [{ method: "GET", path: "/healthz" }]
   )
   it("knows the methods of each path, parameters included", () => {

@@ -11,16 +11,35 @@ const at = (second: number) => new Date(Date.parse("2026-11-22T10:00:00.000Z") +
 const signal = (type: SignalRecord["type"], metadata: Record<string, unknown>): SignalRecord => {
   seq++
   return {
-    v: 1, kind: "signal", org_id: "org_1", environment: "live", user_id: "user_a", ts: at(seq), signal_id: `sig_${seq}`, type,
-    adapter: "claude-code", client_session_id: "cs", metadata: { cwd: "/home/dev/auth-service", ...metadata }, session_timeout_s: 1800,
-    cost: { usd: 0, estimated: false, model_known: true }, drift_method: driftMethod
+    v: 1,
+    kind: "signal",
+    org_id: "org_1",
+    environment: "live",
+    user_id: "user_a",
+    ts: at(seq),
+    signal_id: `sig_${seq}`,
+    type,
+    adapter: "claude-code",
+    client_session_id: "cs",
+    metadata: { cwd: "/home/dev/auth-service", ...metadata },
+    session_timeout_s: 1800,
+    cost: { usd: 0, estimated: false, model_known: true },
+    drift_method: driftMethod
   }
 }
 const prompt = (text: string) => signal("user-prompt", { prompt: text })
 const read = (path: string) => signal("post-tool", { tool_name: "Read", tool_input: JSON.stringify({ file_path: `/home/dev/auth-service/${path}` }) })
 const goal = (over: Partial<GoalRecord> & Pick<GoalRecord, "op">): GoalRecord => ({
-  v: 1, kind: "goal", org_id: "org_1", environment: "live", user_id: "user_a", ts: at(0), command_id: `gcmd_${++seq}`,
-  goal_id: "goal_login", drift_method: driftMethod, ...over
+  v: 1,
+  kind: "goal",
+  org_id: "org_1",
+  environment: "live",
+  user_id: "user_a",
+  ts: at(0),
+  command_id: `gcmd_${++seq}`,
+  goal_id: "goal_login",
+  drift_method: driftMethod,
+  ...over
 })
 const login = goal({ op: "create", description: "Fix the login bug in the auth service" })
 
@@ -35,7 +54,8 @@ const foldAll = (records: ReadonlyArray<LogRecord>, start: UserState = emptyUser
   return { state, results }
 }
 
-const offGoal = ["write a toast for my sister's wedding, funny but kind", "what's the difference between a roth ira and a traditional one", "recommend some jazz records for a dinner party"]
+const offGoal = ["write a toast for my sister's wedding, funny but kind", "what's the difference between a roth ira and a traditional one",
+  "recommend some jazz records for a dinner party"]
 
 describe("goal drift (context-2)", () => {
   it("takes the work the issue reported as drift for what it is: on-goal", () => {
@@ -53,7 +73,8 @@ describe("goal drift (context-2)", () => {
 
   it("reports which goal, since when and on what evidence, once per streak", () => {
     const offs = offGoal.map(prompt)
-    const { results } = foldAll([login, prompt("why does the sign-in endpoint return 500 for unicode passwords"), ...offs, prompt("and one more record for later")])
+    const { results } = foldAll([login, prompt("why does the sign-in endpoint return 500 for unicode passwords"), ...offs,
+      prompt("and one more record for later")])
     const drifts = results.flatMap((r) => (r.drift ? [r.drift] : []))
     expect(drifts).toEqual([{
       goal_id: "goal_login",

@@ -136,8 +136,17 @@ describe("the engine, in process", () => {
     return Effect.gen(function*() {
       const ingress = yield* Ingress
       const outcome = yield* ingress.submitGoal({
-        v: 1, kind: "goal", org_id: "org_1", environment: "live", user_id: "user_a", ts: new Date(t0).toISOString(),
-        command_id: "gcmd_1", op: "create", goal_id: "goal_1", description: "Fix the login bug", adapter: "claude-code"
+        v: 1,
+        kind: "goal",
+        org_id: "org_1",
+        environment: "live",
+        user_id: "user_a",
+        ts: new Date(t0).toISOString(),
+        command_id: "gcmd_1",
+        op: "create",
+        goal_id: "goal_1",
+        description: "Fix the login bug",
+        adapter: "claude-code"
       })
       expect(Option.isSome(outcome)).toBe(true)
       yield* (yield* Processor).settled

@@ -29,10 +29,15 @@ describe("the documented shape of an instant", () => {
   it("agrees with the server on any date, time and zone", () => {
     const two = (max: number) => fc.integer({ min: 0, max }).map((n) => String(n).padStart(2, "0"))
     const value = fc.tuple(
-      fc.integer({ min: 0, max: 9999 }).map((n) => String(n).padStart(4, "0")), two(13), two(32),
+      fc.integer({ min: 0, max: 9999 }).map((n) => String(n).padStart(4, "0")),
+      two(13),
+      two(32),
       fc.option(fc.tuple(two(24), two(60), fc.option(two(60)), fc.constantFrom("Z", "z", "+14:00", "-15:00", "+0530", "+02:60")))
-    ).map(([y, mo, d, time]) => time === null ? `${y}-${mo}-${d}` :
-      `${y}-${mo}-${d}T${time[0]}:${time[1]}${time[2] === null ? "" : `:${time[2]}`}${time[3]}`)
+    ).map(([y, mo, d, time]) =>
+      time === null ?
+        `${y}-${mo}-${d}` :
+        `${y}-${mo}-${d}T${time[0]}:${time[1]}${time[2] === null ? "" : `:${time[2]}`}${time[3]}`
+    )
     fc.assert(fc.property(value, (v) => instantShape.test(v) === (parseInstant(v) !== undefined)), { numRuns: 20_000 })
   })
 })
@@ -45,9 +50,12 @@ describe("a record's timestamp read without Date.parse", () => {
     .map(([ts, at, c, insert]) => ts.slice(0, at) + c + ts.slice(insert ? at : at + 1))
 
   it("comes to what Date.parse does, in the service's own form and in any other", () => {
-    fc.assert(fc.property(fc.oneof(instant, nearby), (ts) => {
-      expect(instantOf(ts)).toBe(Date.parse(ts))
-    }), { numRuns: 5_000 })
+    fc.assert(
+      fc.property(fc.oneof(instant, nearby), (ts) => {
+        expect(instantOf(ts)).toBe(Date.parse(ts))
+      }),
+      { numRuns: 5_000 }
+    )
     for (const ts of ["2026-02-30T10:00:00.000Z", "2026-12-31T24:00:00.000Z", "0999-01-01T00:00:00.000Z", "2026-11-22T10:00:00.000+01:00"]) {
       expect(instantOf(ts)).toBe(Date.parse(ts))
     }
@@ -55,8 +63,11 @@ describe("a record's timestamp read without Date.parse", () => {
 
   it("orders two instants as Date.parse does, whichever form each has", () => {
     const either = fc.oneof(instant, instant.map((ts) => ts.replace("Z", "+00:00")))
-    fc.assert(fc.property(either, either, (a, b) => {
-      expect(later(a, b)).toBe(Date.parse(a) >= Date.parse(b) ? a : b)
-    }), { numRuns: 2_000 })
+    fc.assert(
+      fc.property(either, either, (a, b) => {
+        expect(later(a, b)).toBe(Date.parse(a) >= Date.parse(b) ? a : b)
+      }),
+      { numRuns: 2_000 }
+    )
   })
 })

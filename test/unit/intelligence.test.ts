@@ -18,14 +18,31 @@ import { memoryProjections } from "../support/memory-projections.ts"
 let seq = 0
 const id = () => (++seq).toString(16).padStart(32, "0")
 const signal = (over: Partial<SignalRecord> = {}): SignalRecord => ({
-  v: 1, kind: "signal", org_id: "org_1", environment: "live", user_id: "user_a", ts: "2026-11-22T10:00:00.000Z",
-  signal_id: `sig_${id()}`, type: "post-tool", adapter: "claude-code", client_session_id: "cs", metadata: {},
-  session_timeout_s: 1800, cost: { usd: 0, estimated: false, model_known: true }, ...over
+  v: 1,
+  kind: "signal",
+  org_id: "org_1",
+  environment: "live",
+  user_id: "user_a",
+  ts: "2026-11-22T10:00:00.000Z",
+  signal_id: `sig_${id()}`,
+  type: "post-tool",
+  adapter: "claude-code",
+  client_session_id: "cs",
+  metadata: {},
+  session_timeout_s: 1800,
+  cost: { usd: 0, estimated: false, model_known: true },
+  ...over
 })
 const prompt = (text: string, over: Partial<SignalRecord> = {}) => signal({ type: "user-prompt", metadata: { prompt: text }, ...over })
 const goal = (over: Partial<GoalRecord> & Pick<GoalRecord, "op" | "goal_id">): GoalRecord => ({
-  v: 1, kind: "goal", org_id: "org_1", environment: "live", user_id: "user_a", ts: "2026-11-22T09:00:00.000Z",
-  command_id: `gcmd_${id()}`, ...over
+  v: 1,
+  kind: "goal",
+  org_id: "org_1",
+  environment: "live",
+  user_id: "user_a",
+  ts: "2026-11-22T09:00:00.000Z",
+  command_id: `gcmd_${id()}`,
+  ...over
 })
 
 const foldAll = (records: ReadonlyArray<LogRecord>, start: UserState = emptyUserState) => {
@@ -73,7 +90,8 @@ describe("goals in the fold", () => {
       goal({ op: "create", goal_id: "goal_1", description: "a redelivered create changes nothing" })
     ])
     expect(results[0]!.goalOutcome).toEqual({
-      _tag: "Goal", command_id: expect.any(String),
+      _tag: "Goal",
+      command_id: expect.any(String),
       goal: { id: "goal_1", description: "Ship the billing page", status: "active", adapter: "cursor", created_at: "2026-11-22T09:00:00.000Z" }
     })
     expect(results[1]!.goalOutcome).toMatchObject({ goal: { description: "Ship the billing and invoices pages", updated_at: "2026-11-22T09:10:00.000Z" } })
@@ -152,16 +170,23 @@ describe("goal drift", () => {
       ]
       const entries: Array<LogEntry> = records.map((record, offset) => ({ partition: 0, offset, key: "user_a", record }))
       const live = memoryProjections()
-      const out = yield* Effect.flatMap(makePartitionWorker({ log: "l", partition: 0, timers: true }), (w) => w.process(entries, Date.parse("2026-11-22T10:00:05.000Z")))
+      const out = yield* Effect.flatMap(makePartitionWorker({ log: "l", partition: 0, timers: true }), (w) =>
+        w.process(entries, Date.parse("2026-11-22T10:00:05.000Z")))
         .pipe(Effect.provide(live.layer))
       expect(out.drifts).toHaveLength(1)
       expect(out.drifts[0]).toMatchObject({
-        kind: "signal", type: "goal-drift", user_id: "user_a", org_id: "org_1", adapter: "claude-code", client_session_id: "cs",
+        kind: "signal",
+        type: "goal-drift",
+        user_id: "user_a",
+        org_id: "org_1",
+        adapter: "claude-code",
+        client_session_id: "cs",
         ts: "2026-11-22T10:00:05.000Z",
         metadata: { goal_id: "goal_1", score: 0, off_goal_prompts: 3, source: "engine", prompt_signal_id: (records[3] as SignalRecord).signal_id }
       })
       const replay = memoryProjections()
-      const replayed = yield* Effect.flatMap(makePartitionWorker({ log: "l", partition: 0, timers: false, notify: false }), (w) => w.process(entries, 0))
+      const replayed = yield* Effect.flatMap(makePartitionWorker({ log: "l", partition: 0, timers: false, notify: false }), (w) =>
+        w.process(entries, 0))
         .pipe(Effect.provide(replay.layer))
       expect(replayed.drifts).toEqual([])
     }).pipe(Effect.runPromise))
@@ -189,16 +214,30 @@ describe("token_spike", () => {
     const anomalies = results.flatMap((r) => r.notices.filter((n) => n.type === "anomaly.detected"))
     expect(anomalies).toHaveLength(1)
     expect(anomalies[0]!.data).toEqual({
-      anomaly_type: "token_spike", user_id: "user_a", baseline_avg: 100, observed: 900, deviation_pct: 800, session_id: results[5]!.sessionId
+      anomaly_type: "token_spike",
+      user_id: "user_a",
+      baseline_avg: 100,
+      observed: 900,
+      deviation_pct: 800,
+      session_id: results[5]!.sessionId
     })
   })
 })
 
 describe("budget windows through the partition worker", () => {
   const budget: Rule = {
-    id: "rule_1", name: "daily", type: "budget", enabled: true, scope: "user", scope_id: "user_a", priority: 100,
-    condition: { window: "daily", metric: "tokens_total", threshold: 100 }, action: "block", action_config: { message: "spent" },
-    created_at: "2026-01-01T00:00:00.000Z", updated_at: "2026-01-01T00:00:00.000Z"
+    id: "rule_1",
+    name: "daily",
+    type: "budget",
+    enabled: true,
+    scope: "user",
+    scope_id: "user_a",
+    priority: 100,
+    condition: { window: "daily", metric: "tokens_total", threshold: 100 },
+    action: "block",
+    action_config: { message: "spent" },
+    created_at: "2026-01-01T00:00:00.000Z",
+    updated_at: "2026-01-01T00:00:00.000Z"
   }
   const rules: RuleCache["Service"] = {
     rulesFor: () => [budget],
@@ -209,11 +248,13 @@ describe("budget windows through the partition worker", () => {
     catchUp: () => Effect.void
   }
 
-  it.each([
-    // New York is UTC-5 in November: its day starts at 05:00 UTC.
-    ["UTC", ["2026-11-22T20:00:00.000Z", "2026-11-22T23:59:59.999Z", "2026-11-23T00:00:00.000Z"]],
-    ["America/New_York", ["2026-11-23T01:00:00.000Z", "2026-11-23T04:59:59.999Z", "2026-11-23T05:00:00.000Z"]]
-  ] as const)("a spent daily budget blocks until local midnight (%s)", (timeZone, [spend, before, after]) =>
+  it.each(
+    [
+      // New York is UTC-5 in November: its day starts at 05:00 UTC.
+      ["UTC", ["2026-11-22T20:00:00.000Z", "2026-11-22T23:59:59.999Z", "2026-11-23T00:00:00.000Z"]],
+      ["America/New_York", ["2026-11-23T01:00:00.000Z", "2026-11-23T04:59:59.999Z", "2026-11-23T05:00:00.000Z"]]
+    ] as const
+  )("a spent daily budget blocks until local midnight (%s)", (timeZone, [spend, before, after]) =>
     Effect.gen(function*() {
       const store = memoryProjections()
       const worker = yield* makePartitionWorker({ log: "l", partition: 0, timers: false, rules }).pipe(Effect.provide(store.layer))

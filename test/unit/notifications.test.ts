@@ -27,13 +27,19 @@ describe("notification text", () => {
   })
 
   it("a summary counts the firings it covers and names the window", () => {
-    expect(render(firing({ summary: true, firings: 1234 })).title).toBe("Rule “No <gpt-5> @everyone” fired 1,234 times more for Ada <ada@example.com> within 5 min")
+    expect(render(firing({ summary: true, firings: 1234 })).title).toBe(
+      "Rule “No <gpt-5> @everyone” fired 1,234 times more for Ada <ada@example.com> within 5 min"
+    )
     expect(render(firing({ summary: true, firings: 1, windowSeconds: 45 })).title).toContain("fired once more for Ada <ada@example.com> within 45 s")
   })
 
   it("budgets read as an amount against the threshold", () => {
     const budget = (type: string, metric: string, current: number, threshold: number) =>
-      render(firing({ facts: { type, ts: "", data: { rule_id: "r", rule_name: "Team", scope: "team", scope_id: "team_1", threshold, current, window: "monthly", metric } } })).title
+      render(
+        firing({
+          facts: { type, ts: "", data: { rule_id: "r", rule_name: "Team", scope: "team", scope_id: "team_1", threshold, current, window: "monthly", metric } }
+        })
+      ).title
     expect(budget("budget.warning", "cost_usd", 81.5, 100)).toBe("Budget “Team” reached 82% of its threshold: $81.50 of $100.00")
     expect(budget("budget.exceeded", "tokens_total", 1_000_500, 1_000_000)).toBe("Budget “Team” was exceeded: 1,000,500 tokens of 1,000,000 tokens")
     expect(amount("cost_usd", 0.0123)).toBe("$0.0123")
@@ -58,7 +64,7 @@ describe("channel validation", () => {
   it("accepts a well-formed channel and names each problem otherwise", () => {
     expect(channelProblems(draft)).toEqual([])
     expect(channelProblems({ ...draft, url: undefined })).toEqual(["url: required for a slack channel (its incoming-webhook URL)"])
-    expect(channelProblems({ ...draft, kind: "email", url: undefined, addresses: ["nope"] })).toEqual(['addresses: not e-mail addresses: "nope"'])
+    expect(channelProblems({ ...draft, kind: "email", url: undefined, addresses: ["nope"] })).toEqual(["addresses: not e-mail addresses: \"nope\""])
     expect(channelProblems({ ...draft, coalesce_seconds: 0 })).toHaveLength(1)
   })
 

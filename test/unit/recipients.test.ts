@@ -13,8 +13,7 @@ import {
 
 const at = { org_id: "org_1", environment: "live" as Environment, ts: "2026-11-22T10:00:00.000Z" }
 
-const event = (type: WebhookEventType, cause: string, data: Record<string, unknown>, where = at): OutboxEvent =>
-  toOutboxEvent(notice(type, cause, where, data))
+const event = (type: WebhookEventType, cause: string, data: Record<string, unknown>, where = at): OutboxEvent => toOutboxEvent(notice(type, cause, where, data))
 
 const firing = (ruleId: string, action: string, userId = "user_1") =>
   event("rule.triggered", `${ruleId}:sig_${userId}`, { rule_id: ruleId, action, user_id: userId })

@@ -5,17 +5,43 @@ import { decodeStored, serializeRecord } from "../../src/log/log-records.ts"
 
 const records: ReadonlyArray<LogRecord> = [
   {
-    v: 1, kind: "signal", org_id: "org_1", environment: "live", user_id: "user_1", ts: "2026-11-22T10:00:00.000Z",
-    signal_id: "sig_1", type: "user-prompt", adapter: "cursor", client_session_id: "c", metadata: { prompt: "hi", tokens_in: 3 },
-    session_timeout_s: 1800, team_ids: ["team_1"], time_zone: "Europe/Berlin", cost: { usd: 0.1, estimated: true, model_known: false }
+    v: 1,
+    kind: "signal",
+    org_id: "org_1",
+    environment: "live",
+    user_id: "user_1",
+    ts: "2026-11-22T10:00:00.000Z",
+    signal_id: "sig_1",
+    type: "user-prompt",
+    adapter: "cursor",
+    client_session_id: "c",
+    metadata: { prompt: "hi", tokens_in: 3 },
+    session_timeout_s: 1800,
+    team_ids: ["team_1"],
+    time_zone: "Europe/Berlin",
+    cost: { usd: 0.1, estimated: true, model_known: false }
   },
   {
-    v: 1, kind: "session-timeout", org_id: "org_1", environment: "test", user_id: "user_1", ts: "2026-11-22T10:30:00.000Z",
-    session_id: "sess_1", last_activity_at: "2026-11-22T10:00:00.000Z"
+    v: 1,
+    kind: "session-timeout",
+    org_id: "org_1",
+    environment: "test",
+    user_id: "user_1",
+    ts: "2026-11-22T10:30:00.000Z",
+    session_id: "sess_1",
+    last_activity_at: "2026-11-22T10:00:00.000Z"
   },
   {
-    v: 1, kind: "goal", org_id: "org_1", environment: "live", user_id: "user_1", ts: "2026-11-22T10:00:00.000Z",
-    command_id: "gcmd_1", op: "update", goal_id: "goal_1", status: "completed"
+    v: 1,
+    kind: "goal",
+    org_id: "org_1",
+    environment: "live",
+    user_id: "user_1",
+    ts: "2026-11-22T10:00:00.000Z",
+    command_id: "gcmd_1",
+    op: "update",
+    goal_id: "goal_1",
+    status: "completed"
   }
 ]
 

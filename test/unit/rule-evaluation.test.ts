@@ -1,5 +1,15 @@
 import { describe, expect, it } from "@effect/vitest"
-import { addUsage, evaluate, evaluationOrder, type Metric, noUsage, type SignalFacts, statelessBlock, type Usage, windowKey } from "../../src/domain/rule-evaluation.ts"
+import {
+  addUsage,
+  evaluate,
+  evaluationOrder,
+  type Metric,
+  noUsage,
+  type SignalFacts,
+  statelessBlock,
+  type Usage,
+  windowKey
+} from "../../src/domain/rule-evaluation.ts"
 import type { Rule } from "../../src/domain/rules.ts"
 
 let n = 0
@@ -37,16 +47,18 @@ const facts = (over: Partial<SignalFacts> = {}): SignalFacts => ({
 const none = () => noUsage
 
 describe("scopes", () => {
-  it.each([
-    ["user", "user_1", true],
-    ["user", "user_2", false],
-    ["team", "team_1", true],
-    ["team", "team_2", false],
-    ["org", "org_1", true],
-    ["org", "org_2", false],
-    ["project", "proj_1", true],
-    ["project", "proj_2", false]
-  ] as const)("a %s rule for %s applies: %s", (scope, scope_id, applies) => {
+  it.each(
+    [
+      ["user", "user_1", true],
+      ["user", "user_2", false],
+      ["team", "team_1", true],
+      ["team", "team_2", false],
+      ["org", "org_1", true],
+      ["org", "org_2", false],
+      ["project", "proj_1", true],
+      ["project", "proj_2", false]
+    ] as const
+  )("a %s rule for %s applies: %s", (scope, scope_id, applies) => {
     const r = evaluate([rule({ scope, scope_id })], facts(), none)
     expect(r.ok).toBe(!applies)
     expect(r.firings.length).toBe(applies ? 1 : 0)
@@ -155,13 +167,15 @@ describe("budgets and user limits", () => {
     const results = run(budget(10), [{ cost_usd: 8, tokens_in: 0, tokens_out: 0 }, { cost_usd: 2, tokens_in: 0, tokens_out: 0 }])
     expect(results.map((r) => r.crossings.map((c) => c.level))).toEqual([["warning"], ["exceeded"]])
   })
-  it.each([
-    ["tokens_in", 100, [true, false]],
-    ["tokens_in", 150, [true, true]],
-    ["tokens_out", 10, [true, false]],
-    ["tokens_total", 110, [true, false]],
-    ["tokens_total", 500, [true, true]]
-  ] as const)("metric %s with threshold %s", (metric, threshold, oks) => {
+  it.each(
+    [
+      ["tokens_in", 100, [true, false]],
+      ["tokens_in", 150, [true, true]],
+      ["tokens_out", 10, [true, false]],
+      ["tokens_total", 110, [true, false]],
+      ["tokens_total", 500, [true, true]]
+    ] as const
+  )("metric %s with threshold %s", (metric, threshold, oks) => {
     const signal = { cost_usd: 0, tokens_in: 100, tokens_out: 10 }
     expect(run(budget(threshold, metric), [signal, signal]).map((r) => r.ok)).toEqual(oks)
   })

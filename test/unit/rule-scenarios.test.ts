@@ -7,10 +7,8 @@ import { foldHarness, rule, ruleProblems } from "../support/fold-harness.ts"
  * the engine core in process (test/support/fold-harness.ts).
  */
 
-const filter = (over: Partial<Rule> & { readonly condition: Rule["condition"] }) =>
-  rule({ type: "model_filter", action: "block", ...over })
-const policy = (condition: Rule["condition"], over: Partial<Rule> = {}) =>
-  rule({ type: "org_policy", action: "block", condition, ...over })
+const filter = (over: Partial<Rule> & { readonly condition: Rule["condition"] }) => rule({ type: "model_filter", action: "block", ...over })
+const policy = (condition: Rule["condition"], over: Partial<Rule> = {}) => rule({ type: "org_policy", action: "block", condition, ...over })
 
 describe("a model filter", () => {
   it("blocks the listed models and their dated releases, with the rule's message; other models go on", () => {
@@ -18,7 +16,12 @@ describe("a model filter", () => {
     const h = foldHarness({ rules: [noO3] })
     const blocked = h.signal("alice", { model: "o3" })
     expect(blocked).toEqual({
-      ok: false, signal_id: blocked.signal_id, session_id: blocked.session_id, action: "block", rule_id: noO3.id, message: "o3 is not allowed"
+      ok: false,
+      signal_id: blocked.signal_id,
+      session_id: blocked.session_id,
+      action: "block",
+      rule_id: noO3.id,
+      message: "o3 is not allowed"
     })
     expect(["claude-sonnet-4-20250514", "gpt-4o-2024-08-06", "claude-sonnet-4@20250514", "gpt-4o-latest"].map((model) => h.signal("alice", { model }).ok))
       .toEqual([false, false, false, false])
@@ -28,7 +31,8 @@ describe("a model filter", () => {
     expect(h.signal("alice", { type: "user-prompt" }).ok).toBe(true)
     // Blocked or not, every signal is in the session.
     expect(h.sessions("alice")[0]).toMatchObject({ signal_count: 11, primary_model: "o3" })
-    expect(h.notices("rule.triggered").map((n) => n.payload.data.model)).toEqual(["o3", "claude-sonnet-4-20250514", "gpt-4o-2024-08-06", "claude-sonnet-4@20250514", "gpt-4o-latest"])
+    expect(h.notices("rule.triggered").map((n) => n.payload.data.model)).toEqual(["o3", "claude-sonnet-4-20250514", "gpt-4o-2024-08-06",
+      "claude-sonnet-4@20250514", "gpt-4o-latest"])
   })
 
   it("in allowlist mode blocks every model it does not list", () => {
@@ -44,7 +48,14 @@ describe("a model filter", () => {
     const watch = filter({ action: "warn", action_config: { message: "gpt-4o is discouraged" }, condition: { model: { in: ["gpt-4o"] } } })
     const h = foldHarness({ rules: [watch] })
     const answer = h.signal("alice", { model: "gpt-4o" })
-    expect(answer).toEqual({ ok: true, signal_id: answer.signal_id, session_id: answer.session_id, action: "warn", rule_id: watch.id, message: "gpt-4o is discouraged" })
+    expect(answer).toEqual({
+      ok: true,
+      signal_id: answer.signal_id,
+      session_id: answer.session_id,
+      action: "warn",
+      rule_id: watch.id,
+      message: "gpt-4o is discouraged"
+    })
     expect(h.events("alice")[0]!.verdict).toBeUndefined()
   })
 })
@@ -167,7 +178,9 @@ describe("a signal sent again under its idempotency key", () => {
     const [a, b] = h.sendAll([["alice", { tokens_in: 1, idempotency_key: "k-3" }], ["alice", { tokens_in: 1, idempotency_key: "k-3" }]])
     expect(b).toEqual({ ...a, duplicate: true })
     expect(h.events("alice").map((e) => [e.tokens_in, e.verdict ?? null])).toEqual([
-      [10, { ok: false, action: "block", rule_id: noO3.id, message: "no" }], [5, null], [1, null]
+      [10, { ok: false, action: "block", rule_id: noO3.id, message: "no" }],
+      [5, null],
+      [1, null]
     ])
     expect(h.userSpend("alice").tokens_in).toBe(16)
     expect(h.sessions("alice")[0]!.signal_count).toBe(3)
@@ -221,9 +234,13 @@ describe("rules the management API refuses", () => {
       "condition.blocked_commands: an entry must have more than * and spaces (it would match everything)",
       "condition.blocked_mcp_servers: entries must not be blank"
     ])
-    expect(problems({ type: "org_policy", condition: { blocked_tools: Array.from({ length: 101 }, (_, i) => `tool-${i}`), blocked_commands: ["x".repeat(201)] } }))
+    expect(
+      problems({ type: "org_policy", condition: { blocked_tools: Array.from({ length: 101 }, (_, i) => `tool-${i}`), blocked_commands: ["x".repeat(201)] } })
+    )
       .toEqual(["condition.blocked_tools: at most 100 entries", "condition.blocked_commands: entries are at most 200 characters"])
-    expect(problems({ type: "org_policy", condition: { blocked_tools: Array.from({ length: 100 }, (_, i) => `tool-${i}`), blocked_commands: ["x".repeat(200)] } }))
+    expect(
+      problems({ type: "org_policy", condition: { blocked_tools: Array.from({ length: 100 }, (_, i) => `tool-${i}`), blocked_commands: ["x".repeat(200)] } })
+    )
       .toEqual([])
     expect(problems({ type: "org_policy", action_config: { message: "m".repeat(2_001) }, condition: { require_project_id: true } }))
       .toEqual(["action_config.message: at most 2000 characters"])

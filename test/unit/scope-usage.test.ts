@@ -22,15 +22,18 @@ const row: fc.Arbitrary<ScopeUsageRow> = fc.record({
 
 describe("announcements of a commit's counts", () => {
   it("carry every row, each payload under PostgreSQL's NOTIFY limit", () => {
-    fc.assert(fc.property(fc.array(row, { maxLength: 300 }), (rows) => {
-      const payloads = announcementsOf(rows)
-      for (const p of payloads) expect(Buffer.byteLength(p)).toBeLessThan(8_000)
-      expect(payloads.flatMap(announcedRows)).toEqual(rows)
-      // As few payloads as the limit allows: no two neighbours would fit in one.
-      for (let i = 0; i + 1 < payloads.length; i++) {
-        expect(Buffer.byteLength(payloads[i]!) + Buffer.byteLength(payloads[i + 1]!)).toBeGreaterThan(7_500)
-      }
-    }), { numRuns: 200 })
+    fc.assert(
+      fc.property(fc.array(row, { maxLength: 300 }), (rows) => {
+        const payloads = announcementsOf(rows)
+        for (const p of payloads) expect(Buffer.byteLength(p)).toBeLessThan(8_000)
+        expect(payloads.flatMap(announcedRows)).toEqual(rows)
+        // As few payloads as the limit allows: no two neighbours would fit in one.
+        for (let i = 0; i + 1 < payloads.length; i++) {
+          expect(Buffer.byteLength(payloads[i]!) + Buffer.byteLength(payloads[i + 1]!)).toBeGreaterThan(7_500)
+        }
+      }),
+      { numRuns: 200 }
+    )
     expect(announcementsOf([])).toEqual([])
   })
 

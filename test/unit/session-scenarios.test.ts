@@ -20,17 +20,44 @@ describe("sessions", () => {
     h.advance("1 minute")
     const [ended] = h.sessions("alice")
     expect(ended).toEqual({
-      id: first.session_id, org_id: "org_1", environment: "live", user_id: "alice", adapter: "claude-code", client_session_id: "cs-1",
-      project_id: "proj_x", started_at: "2026-03-02T09:00:00.000Z", last_activity_at: "2026-03-02T09:10:00.000Z",
-      ended_at: "2026-03-02T09:10:00.000Z", end_reason: "timeout", primary_model: "house-model", models: ["house-model"],
-      tokens_in: 1_000, tokens_out: 250, cost_usd: 2, signal_count: 2, error_count: 0
+      id: first.session_id,
+      org_id: "org_1",
+      environment: "live",
+      user_id: "alice",
+      adapter: "claude-code",
+      client_session_id: "cs-1",
+      project_id: "proj_x",
+      started_at: "2026-03-02T09:00:00.000Z",
+      last_activity_at: "2026-03-02T09:10:00.000Z",
+      ended_at: "2026-03-02T09:10:00.000Z",
+      end_reason: "timeout",
+      primary_model: "house-model",
+      models: ["house-model"],
+      tokens_in: 1_000,
+      tokens_out: 250,
+      cost_usd: 2,
+      signal_count: 2,
+      error_count: 0
     })
     // The tick is in the log, stamped when the timer fired.
     expect(h.log().flat().filter((e) => e.record.kind === "session-timeout").map((e) => e.record.ts)).toEqual(["2026-03-02T09:40:00.000Z"])
     expect(h.notices("session.ended").map((n) => [n.payload.ts, n.payload.data])).toEqual([["2026-03-02T09:10:00.000Z", {
-      session_id: first.session_id, user_id: "alice", adapter: "claude-code", client_session_id: "cs-1", project_id: "proj_x",
-      started_at: "2026-03-02T09:00:00.000Z", ended_at: "2026-03-02T09:10:00.000Z", end_reason: "timeout", duration_s: 600,
-      signal_count: 2, error_count: 0, model: "house-model", models: ["house-model"], tokens_in: 1_000, tokens_out: 250, cost_usd: 2
+      session_id: first.session_id,
+      user_id: "alice",
+      adapter: "claude-code",
+      client_session_id: "cs-1",
+      project_id: "proj_x",
+      started_at: "2026-03-02T09:00:00.000Z",
+      ended_at: "2026-03-02T09:10:00.000Z",
+      end_reason: "timeout",
+      duration_s: 600,
+      signal_count: 2,
+      error_count: 0,
+      model: "house-model",
+      models: ["house-model"],
+      tokens_in: 1_000,
+      tokens_out: 250,
+      cost_usd: 2
     }]])
     const next = h.signal("alice", {})
     expect(next.session_id).not.toBe(first.session_id)
@@ -39,8 +66,22 @@ describe("sessions", () => {
       ["2026-03-02T09:40:00.000Z", null, 1, null]
     ])
     expect(h.notices("session.started").map((n) => n.payload.data)).toEqual([
-      { session_id: first.session_id, user_id: "alice", adapter: "claude-code", client_session_id: "cs-1", project_id: null, started_at: "2026-03-02T09:00:00.000Z" },
-      { session_id: next.session_id, user_id: "alice", adapter: "claude-code", client_session_id: "cs-1", project_id: null, started_at: "2026-03-02T09:40:00.000Z" }
+      {
+        session_id: first.session_id,
+        user_id: "alice",
+        adapter: "claude-code",
+        client_session_id: "cs-1",
+        project_id: null,
+        started_at: "2026-03-02T09:00:00.000Z"
+      },
+      {
+        session_id: next.session_id,
+        user_id: "alice",
+        adapter: "claude-code",
+        client_session_id: "cs-1",
+        project_id: null,
+        started_at: "2026-03-02T09:40:00.000Z"
+      }
     ])
   })
 
@@ -104,7 +145,9 @@ describe("sessions", () => {
     expect(new Set([a.session_id, b.session_id, c.session_id]).size).toBe(3)
     expect(d.session_id).toBe(a.session_id)
     expect(h.sessions("alice").map((s) => [s.adapter, s.client_session_id, s.tokens_in])).toEqual([
-      ["cursor", "cs-1", 9], ["claude-code", "cs-1", 2], ["cursor", "cs-2", 4]
+      ["cursor", "cs-1", 9],
+      ["claude-code", "cs-1", 2],
+      ["cursor", "cs-2", 4]
     ])
     expect(h.userSpend("alice").tokens_in).toBe(15)
   })
@@ -116,10 +159,18 @@ describe("sessions", () => {
     h.signal("alice", { model: "claude-sonnet-4", error_code: "" })
     h.signal("alice", { model: "", tokens_in: -3, tokens_out: 2.9 })
     expect(h.sessions("alice")[0]).toMatchObject({
-      primary_model: "claude-sonnet-4", models: ["claude-haiku-4", "claude-sonnet-4"], error_count: 1, signal_count: 4, tokens_in: 0, tokens_out: 2
+      primary_model: "claude-sonnet-4",
+      models: ["claude-haiku-4", "claude-sonnet-4"],
+      error_count: 1,
+      signal_count: 4,
+      tokens_in: 0,
+      tokens_out: 2
     })
     expect(h.events("alice").map((e) => [e.model, e.error_code, e.latency_ms])).toEqual([
-      ["claude-haiku-4", "rate_limited", 120], ["claude-sonnet-4", null, null], ["claude-sonnet-4", null, null], [null, null, null]
+      ["claude-haiku-4", "rate_limited", 120],
+      ["claude-sonnet-4", null, null],
+      ["claude-sonnet-4", null, null],
+      [null, null, null]
     ])
     // A tie goes to the model seen first.
     h.signal("alice", { model: "claude-haiku-4" })
@@ -132,11 +183,27 @@ describe("sessions", () => {
     const [event] = h.events("alice")
     const placed = h.log().flat().find((e) => e.record.kind === "signal" && e.record.signal_id === answer.signal_id)!
     expect(event).toEqual({
-      id: `evt_${answer.signal_id.slice(4)}`, signal_id: answer.signal_id, org_id: "org_1", environment: "live", session_id: answer.session_id,
-      user_id: "alice", project_id: null, ts: "2026-03-02T09:00:00.000Z", type: "post-tool", adapter: "claude-code", model: "house-model",
-      tokens_in: 2_000, tokens_out: 500, latency_ms: null, cost_usd: 4, cost_estimated: true, model_known: true, error_code: null,
+      id: `evt_${answer.signal_id.slice(4)}`,
+      signal_id: answer.signal_id,
+      org_id: "org_1",
+      environment: "live",
+      session_id: answer.session_id,
+      user_id: "alice",
+      project_id: null,
+      ts: "2026-03-02T09:00:00.000Z",
+      type: "post-tool",
+      adapter: "claude-code",
+      model: "house-model",
+      tokens_in: 2_000,
+      tokens_out: 500,
+      latency_ms: null,
+      cost_usd: 4,
+      cost_estimated: true,
+      model_known: true,
+      error_code: null,
       metadata: { model: "house-model", tokens_in: 2_000, tokens_out: 500, note: "kept as sent" },
-      log_partition: placed.partition, log_offset: placed.offset
+      log_partition: placed.partition,
+      log_offset: placed.offset
     })
   })
 
@@ -156,11 +223,22 @@ describe("sessions", () => {
 
 describe("replay", () => {
   it("of the whole log comes to the live run's sessions, events, goals, counts and states", () => {
-    const budget = rule({ type: "budget", scope: "team", scope_id: "team_a", action: "block", condition: { window: "daily", metric: "tokens_in", threshold: 500 } })
+    const budget = rule({
+      type: "budget",
+      scope: "team",
+      scope_id: "team_a",
+      action: "block",
+      condition: { window: "daily", metric: "tokens_in", threshold: 500 }
+    })
     const h = foldHarness({ rules: [budget], teams: { alice: ["team_a"], bob: ["team_a"] }, prices })
     h.goal("alice", { op: "create", description: "Fix the login page" })
     for (let i = 0; i < 12; i++) {
-      h.signal(i % 3 === 0 ? "bob" : "alice", { model: "house-model", tokens_in: 100, project_id: i % 4 === 0 ? "proj_x" : undefined, idempotency_key: `k${i % 5}` })
+      h.signal(i % 3 === 0 ? "bob" : "alice", {
+        model: "house-model",
+        tokens_in: 100,
+        project_id: i % 4 === 0 ? "proj_x" : undefined,
+        idempotency_key: `k${i % 5}`
+      })
       h.advance(i % 5 === 0 ? "40 minutes" : "1 minute")
     }
     h.signal("erin", { type: "session-end" })
@@ -183,7 +261,10 @@ describe("goals", () => {
     if (created._tag !== "Goal") return
     const id = created.goal.id
     h.advance("1 hour")
-    expect(h.goal("alice", { op: "update", goal_id: id, status: "completed" })).toMatchObject({ _tag: "Goal", goal: { status: "completed", updated_at: h.now() } })
+    expect(h.goal("alice", { op: "update", goal_id: id, status: "completed" })).toMatchObject({
+      _tag: "Goal",
+      goal: { status: "completed", updated_at: h.now() }
+    })
     expect(h.goal("alice", { op: "update", goal_id: id, status: "abandoned" }))
       .toMatchObject({ _tag: "Refused", refusal: { status: 409, code: "invalid_transition" } })
     expect(h.goal("alice", { op: "update", goal_id: id, status: "active", description: "Ship it, really" }))
@@ -203,7 +284,10 @@ describe("goal drift", () => {
     const answers = offGoal.map((prompt) => h.signal("alice", { type: "user-prompt", prompt }))
     const drift = h.events("alice").filter((e) => e.type === "goal-drift")
     expect(drift).toHaveLength(1)
-    expect(drift[0]).toMatchObject({ session_id: answers[2]!.session_id, metadata: { score: 0, off_goal_prompts: 3, source: "engine", prompt_signal_id: answers[2]!.signal_id } })
+    expect(drift[0]).toMatchObject({
+      session_id: answers[2]!.session_id,
+      metadata: { score: 0, off_goal_prompts: 3, source: "engine", prompt_signal_id: answers[2]!.signal_id }
+    })
     // An on-goal prompt starts the count again.
     h.signal("alice", { type: "user-prompt", prompt: "the login bug in authentication" })
     offGoal.slice(0, 2).forEach((prompt) => h.signal("alice", { type: "user-prompt", prompt }))
@@ -226,7 +310,14 @@ describe("token spikes", () => {
       return { notices: h.notices("anomaly.detected").map((n) => n.payload.data), session: answers[5]!.session_id }
     }
     const team = run("team")
-    expect(team.notices).toEqual([{ anomaly_type: "token_spike", user_id: "alice", baseline_avg: 100, observed: 900, deviation_pct: 800, session_id: team.session }])
+    expect(team.notices).toEqual([{
+      anomaly_type: "token_spike",
+      user_id: "alice",
+      baseline_avg: 100,
+      observed: 900,
+      deviation_pct: 800,
+      session_id: team.session
+    }])
     expect(run("professional").notices).toEqual([])
   })
 })

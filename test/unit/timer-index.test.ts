@@ -24,35 +24,38 @@ describe("timer index", () => {
       // Sweeps usually a second apart, sometimes after a long pause (a stalled node, a test clock).
       fc.record({ op: fc.constant("take" as const), advance: fc.oneof(fc.integer({ min: 0, max: 2_500 }), fc.integer({ min: 0, max: 200_000 })) })
     )
-    fc.assert(fc.property(fc.integer({ min: 0, max: 2_000_000_000_000 }), fc.array(op, { maxLength: 60 }), (start, ops) => {
-      const index = makeTimerIndex<T>()
-      const model = new Map<string, ReadonlyArray<T>>()
-      let now = start
-      let n = 0
-      for (const o of ops) {
-        if (o.op === "set") {
-          const userId = `u${o.user}`
-          const timers = o.dues.map((d) => ({ userId, id: `t${n++}`, due: now + d }))
-          index.set(userId, timers)
-          if (timers.length === 0) model.delete(userId)
-          else model.set(userId, timers)
-        } else {
-          now += o.advance
-          const expected: Array<T> = []
-          for (const [userId, timers] of model) {
-            expected.push(...timers.filter((t) => t.due <= now))
-            const later = timers.filter((t) => t.due > now)
-            if (later.length === 0) model.delete(userId)
-            else model.set(userId, later)
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 2_000_000_000_000 }), fc.array(op, { maxLength: 60 }), (start, ops) => {
+        const index = makeTimerIndex<T>()
+        const model = new Map<string, ReadonlyArray<T>>()
+        let now = start
+        let n = 0
+        for (const o of ops) {
+          if (o.op === "set") {
+            const userId = `u${o.user}`
+            const timers = o.dues.map((d) => ({ userId, id: `t${n++}`, due: now + d }))
+            index.set(userId, timers)
+            if (timers.length === 0) model.delete(userId)
+            else model.set(userId, timers)
+          } else {
+            now += o.advance
+            const expected: Array<T> = []
+            for (const [userId, timers] of model) {
+              expected.push(...timers.filter((t) => t.due <= now))
+              const later = timers.filter((t) => t.due > now)
+              if (later.length === 0) model.delete(userId)
+              else model.set(userId, later)
+            }
+            expect(index.takeDue(now).map(key).sort()).toEqual(expected.map(key).sort())
           }
-          expect(index.takeDue(now).map(key).sort()).toEqual(expected.map(key).sort())
+          let size = 0
+          for (const timers of model.values()) size += timers.length
+          expect(index.size()).toBe(size)
+          for (let u = 0; u < 8; u++) expect(index.get(`u${u}`).map(key).sort()).toEqual((model.get(`u${u}`) ?? []).map(key).sort())
         }
-        let size = 0
-        for (const timers of model.values()) size += timers.length
-        expect(index.size()).toBe(size)
-        for (let u = 0; u < 8; u++) expect(index.get(`u${u}`).map(key).sort()).toEqual((model.get(`u${u}`) ?? []).map(key).sort())
-      }
-    }), { numRuns: 500 })
+      }),
+      { numRuns: 500 }
+    )
   })
 
   it("keeps a user's later timers after taking the due one", () => {

@@ -41,8 +41,16 @@ describe("the per-user fold", () => {
   it("counts tokens, cost, models and errors into the session and the event", () => {
     const { sessions, events } = run([
       signal({ at: t0, type: "session-start" }),
-      signal({ at: t0 + 1000, metadata: { model: "claude-sonnet-4", tokens_in: 100, tokens_out: 20, project_id: "proj_x" }, cost: { usd: 0.0006, estimated: true, model_known: true } }),
-      signal({ at: t0 + 2000, metadata: { model: "gpt-4o", tokens_in: 10, tokens_out: 5, error_code: "rate_limited", latency_ms: 812 }, cost: { usd: 0.5, estimated: false, model_known: true } }),
+      signal({
+        at: t0 + 1000,
+        metadata: { model: "claude-sonnet-4", tokens_in: 100, tokens_out: 20, project_id: "proj_x" },
+        cost: { usd: 0.0006, estimated: true, model_known: true }
+      }),
+      signal({
+        at: t0 + 2000,
+        metadata: { model: "gpt-4o", tokens_in: 10, tokens_out: 5, error_code: "rate_limited", latency_ms: 812 },
+        cost: { usd: 0.5, estimated: false, model_known: true }
+      }),
       signal({ at: t0 + 3000, metadata: { model: "claude-sonnet-4", tokens_in: 1, tokens_out: 1 } })
     ])
     expect(sessions).toHaveLength(1)
@@ -94,8 +102,14 @@ describe("the per-user fold", () => {
     const open = run([first])
     const sessionId = open.sessions[0]!.id
     const tick = (last: number): LogRecord => ({
-      v: 1, kind: "session-timeout", org_id: "org_1", environment: "live", user_id: "user_a",
-      ts: iso(t0 + 2_000_000), session_id: sessionId, last_activity_at: iso(last)
+      v: 1,
+      kind: "session-timeout",
+      org_id: "org_1",
+      environment: "live",
+      user_id: "user_a",
+      ts: iso(t0 + 2_000_000),
+      session_id: sessionId,
+      last_activity_at: iso(last)
     })
     const stale = run([first, signal({ at: t0 + 10 }), tick(t0)])
     expect(stale.sessions[0]!.ended_at).toBeNull()
@@ -143,10 +157,12 @@ describe("the per-user fold", () => {
     const legacy: UserState = { ...first.state, open: { "live:claude-code": session! } }
     let state = legacy
     const rows: Array<SessionRow> = []
-    for (const [i, r] of [
-      signal({ at: t0 + 1, client_session_id: "run-a", metadata: { tokens_in: 2 } }),
-      signal({ at: t0 + 2, client_session_id: "run-b", metadata: { tokens_in: 4 } })
-    ].entries()) {
+    for (
+      const [i, r] of [
+        signal({ at: t0 + 1, client_session_id: "run-a", metadata: { tokens_in: 2 } }),
+        signal({ at: t0 + 2, client_session_id: "run-b", metadata: { tokens_in: 4 } })
+      ].entries()
+    ) {
       const out = fold(state, r, { partition: 0, offset: i + 1 })
       state = out.state
       rows.push(...out.sessions)
@@ -162,16 +178,18 @@ describe("the per-user fold", () => {
   it("keeps the user's usage of the two latest daily and monthly windows per environment, with their sums", () =>
     fc.assert(
       fc.property(
-        fc.array(fc.record({
-          day: fc.integer({ min: 0, max: 70 }),
-          environment: fc.constantFrom("live" as const, "test" as const),
-          tokens: fc.integer({ min: 0, max: 1000 })
-        }), { minLength: 1, maxLength: 40 }),
+        fc.array(
+          fc.record({
+            day: fc.integer({ min: 0, max: 70 }),
+            environment: fc.constantFrom("live" as const, "test" as const),
+            tokens: fc.integer({ min: 0, max: 1000 })
+          }),
+          { minLength: 1, maxLength: 40 }
+        ),
         (steps) => {
           // Days in time order (a user's records are), several signals a day.
           const sorted = [...steps].sort((a, b) => a.day - b.day)
-          const records = sorted.map((s, i) =>
-            signal({ at: t0 + s.day * 86_400_000 + i, environment: s.environment, metadata: { tokens_in: s.tokens } }))
+          const records = sorted.map((s, i) => signal({ at: t0 + s.day * 86_400_000 + i, environment: s.environment, metadata: { tokens_in: s.tokens } }))
           const { state } = run(records)
           const expected: Record<string, Usage> = {}
           for (const environment of ["live", "test"] as const) {
@@ -208,8 +226,7 @@ describe("the per-user fold", () => {
   it("reuses a user's scope keys only while they are the keys of the next signal", () => {
     // Mostly the same as the user's previous signal, sometimes one thing changes.
     const same = Symbol("same")
-    const changes = <A>(values: ReadonlyArray<A>) =>
-      fc.oneof({ weight: 6, arbitrary: fc.constant(same) }, { weight: 1, arbitrary: fc.constantFrom(...values) })
+    const changes = <A>(values: ReadonlyArray<A>) => fc.oneof({ weight: 6, arbitrary: fc.constant(same) }, { weight: 1, arbitrary: fc.constantFrom(...values) })
     const stepArb = fc.record({
       user: fc.constantFrom("u1", "u1", "u1", "u2"),
       org: changes(["org_1", "org_2"]),
@@ -227,7 +244,10 @@ describe("the per-user fold", () => {
         fc.array(stepArb, { minLength: 1, maxLength: 120 }),
         (start, steps) => {
           const keys = makeScopeKeys()
-          const last = new Map<string, { org: string; environment: "live" | "test"; zone: string | undefined; teams: Array<string> | undefined; project: string | undefined }>()
+          const last = new Map<
+            string,
+            { org: string; environment: "live" | "test"; zone: string | undefined; teams: Array<string> | undefined; project: string | undefined }
+          >()
           let at = Date.parse(start)
           for (const step of steps) {
             at += step.gapS * 1000

@@ -18,23 +18,28 @@ export const Alerts = () => {
     <${Budgets} onlyAlerting=${true} />
     <${RaisedEvents} />
     <h2>Admin alerts</h2>
-    <${Loaded} state=${alerts}>${(/** @type {any} */ page) => html`
+    <${Loaded} state=${alerts}>${(/** @type {any} */ page) =>
+    html`
       <${Table} rows=${page.data} empty="No alerts."
         columns=${[
-          { label: "When", cell: (/** @type {any} */ a) => time(a.created_at) },
-          { label: "Type", cell: (/** @type {any} */ a) => html`<${Badge} value=${a.type} tone="warning" />` },
-          { label: "Message", cell: (/** @type {any} */ a) => html`${a.message}${a.type === "webhook.failing" ? html` <a href=${hrefOf("/webhooks")}>Webhooks →</a>` : null}` }
-        ]} />
+      { label: "When", cell: (/** @type {any} */ a) => time(a.created_at) },
+      { label: "Type", cell: (/** @type {any} */ a) => html`<${Badge} value=${a.type} tone="warning" />` },
+      {
+        label: "Message",
+        cell: (/** @type {any} */ a) => html`${a.message}${a.type === "webhook.failing" ? html` <a href=${hrefOf("/webhooks")}>Webhooks →</a>` : null}`
+      }
+    ]} />
       <${Pager} pages=${alerts} label="Alerts" />`}<//>
     <h2>Warnings from rules</h2>
-    <${Loaded} state=${warnings}>${(/** @type {any} */ page) => html`
+    <${Loaded} state=${warnings}>${(/** @type {any} */ page) =>
+    html`
       <${Table} rows=${page.data} empty="No rule has warned yet."
         columns=${[
-          { label: "When", cell: (/** @type {any} */ e) => time(e.ts) },
-          { label: "Message", cell: (/** @type {any} */ e) => e.verdict?.message ?? "—" },
-          { label: "User", cell: (/** @type {any} */ e) => html`<${UserName} id=${e.user_id} />` },
-          { label: "Model", cell: (/** @type {any} */ e) => e.model ?? "—" },
-          { label: "Session", cell: (/** @type {any} */ e) => html`<a href=${hrefOf(`/sessions/${e.session_id}`)}>${shortId(e.session_id)}</a>` }
-        ]} />
+      { label: "When", cell: (/** @type {any} */ e) => time(e.ts) },
+      { label: "Message", cell: (/** @type {any} */ e) => e.verdict?.message ?? "—" },
+      { label: "User", cell: (/** @type {any} */ e) => html`<${UserName} id=${e.user_id} />` },
+      { label: "Model", cell: (/** @type {any} */ e) => e.model ?? "—" },
+      { label: "Session", cell: (/** @type {any} */ e) => html`<a href=${hrefOf(`/sessions/${e.session_id}`)}>${shortId(e.session_id)}</a>` }
+    ]} />
       <${Pager} pages=${warnings} label="Warnings" />`}<//>`
 }

@@ -45,21 +45,28 @@ export const Breakdown = ({ tz }) => {
         <button type="button" aria-pressed=${period === "month"} onClick=${() => setPeriod("month")}>this month</button>
       </div>
     </div>
-    <${Loaded} state=${state}>${(/** @type {Array<Group>} */ groups) => html`<${Table}
+    <${Loaded} state=${state}>${(/** @type {Array<Group>} */ groups) =>
+    html`<${Table}
       rows=${groups}
       empty=${`No usage ${period === "day" ? "today" : "this month"} yet.`}
       columns=${[
-        { label: by[0]?.toUpperCase() + by.slice(1), cell: (/** @type {Group} */ g) => html`<span title=${g.key}>${g.key === "" ? "(none)" : by === "user" ? html`<${UserName} id=${g.key} />` : g.key}</span>` },
-        { label: "Spend", className: "num", cell: (/** @type {Group} */ g) => money(g.cost_usd) },
-        { label: "Tokens in", className: "num", cell: (/** @type {Group} */ g) => tokens(g.tokens_in) },
-        { label: "Tokens out", className: "num", cell: (/** @type {Group} */ g) => tokens(g.tokens_out) },
-        { label: "Sessions", className: "num", cell: (/** @type {Group} */ g) => count(g.sessions) },
-        { label: "Errors", className: "num", cell: (/** @type {Group} */ g) => count(g.error_count) }
-      ]}
+      {
+        label: by[0]?.toUpperCase() + by.slice(1),
+        cell: (/** @type {Group} */ g) =>
+          html`<span title=${g.key}>${g.key === "" ? "(none)" : by === "user" ? html`<${UserName} id=${g.key} />` : g.key}</span>`
+      },
+      { label: "Spend", className: "num", cell: (/** @type {Group} */ g) => money(g.cost_usd) },
+      { label: "Tokens in", className: "num", cell: (/** @type {Group} */ g) => tokens(g.tokens_in) },
+      { label: "Tokens out", className: "num", cell: (/** @type {Group} */ g) => tokens(g.tokens_out) },
+      { label: "Sessions", className: "num", cell: (/** @type {Group} */ g) => count(g.sessions) },
+      { label: "Errors", className: "num", cell: (/** @type {Group} */ g) => count(g.error_count) }
+    ]}
     />`}<//>
-    ${by === "team"
+    ${
+    by === "team"
       ? html`<p class="muted">Teams are not charted over time: the API reports usage by user, and a team's days would take a request per member.</p>`
-      : html`<${TopOverTime} by=${by} />`}
+      : html`<${TopOverTime} by=${by} />`
+  }
   </section>`
 }
 
@@ -77,18 +84,20 @@ const TopOverTime = ({ by }) => {
   const state = useLoad(async () => {
     const top = (await api("GET", "/usage", { query: { group_by: by, limit: 5 } })).data.filter((/** @type {Group} */ g) => g.key)
     const names = by === "user" ? await userNames() : new Map()
-    const reports = await Promise.all(top.map((/** @type {Group} */ g) =>
-      api("GET", "/usage", { query: { group_by: "day", [filters[by]]: g.key, limit: 100 } })
-    ))
+    const reports = await Promise.all(
+      top.map((/** @type {Group} */ g) => api("GET", "/usage", { query: { group_by: "day", [filters[by]]: g.key, limit: 100 } }))
+    )
     return { top, names, reports }
   }, [by])
   return html`<${Loaded} state=${state}>${(/** @type {any} */ d) => {
     if (d.top.length === 0) return null
     const days = dayKeys(d.reports[0].time_zone, d.reports[0].to)
     return html`<${TimeChart} title=${`Spend per day by ${by}, top ${d.top.length}, last 30 days`} days=${days}
-      series=${d.top.map((/** @type {Group} */ g, /** @type {number} */ i) => {
+      series=${
+      d.top.map((/** @type {Group} */ g, /** @type {number} */ i) => {
         const byDay = new Map(d.reports[i].data.map((/** @type {Group} */ r) => [r.key, r.cost_usd]))
         return { label: d.names.get(g.key) ?? g.key, values: days.map((k) => byDay.get(k) ?? 0), color: palette[i] ?? "#6b7280", scale: "usd", format: money }
-      })} />`
+      })
+    } />`
   }}<//>`
 }

@@ -25,15 +25,26 @@ export const Budgets = ({ onlyAlerting = false }) => {
       empty=${onlyAlerting ? "No budget or limit is at 80% or more." : "No budgets or per-user limits yet: add a budget or user_limit rule on the Rules page."}
       rowClass=${(/** @type {any} */ b) => `budget-${b.state}`}
       columns=${[
-        { label: "Budget", cell: (/** @type {any} */ b) => html`<strong>${b.name}</strong>${b.enabled ? "" : " (disabled)"}<br /><small>${b.type === "user_limit" ? "per user" : b.scope === "org" ? "whole org" : `${b.scope} ${b.scope_id}`} · ${b.window}</small>` },
-        { label: "Used", cell: (/** @type {any} */ b) => html`${amount(b.metric, b.current)} of ${amount(b.metric, b.limit)}<${Progress} b=${b} />` },
-        { label: "%", className: "num", cell: (/** @type {any} */ b) => `${b.percent}%` },
-        {
-          label: "State",
-          cell: (/** @type {any} */ b) => html`<${Badge} value=${b.state} />
-            ${b.type === "user_limit" && (b.users_warning || b.users_exceeded) ? html`<br /><small>${b.users_exceeded ?? 0} over, ${b.users_warning ?? 0} near</small>` : null}`
-        }
-      ]}
+      {
+        label: "Budget",
+        cell: (/** @type {any} */ b) =>
+          html`<strong>${b.name}</strong>${b.enabled ? "" : " (disabled)"}<br /><small>${
+            b.type === "user_limit" ? "per user" : b.scope === "org" ? "whole org" : `${b.scope} ${b.scope_id}`
+          } · ${b.window}</small>`
+      },
+      { label: "Used", cell: (/** @type {any} */ b) => html`${amount(b.metric, b.current)} of ${amount(b.metric, b.limit)}<${Progress} b=${b} />` },
+      { label: "%", className: "num", cell: (/** @type {any} */ b) => `${b.percent}%` },
+      {
+        label: "State",
+        cell: (/** @type {any} */ b) =>
+          html`<${Badge} value=${b.state} />
+            ${
+            b.type === "user_limit" && (b.users_warning || b.users_exceeded)
+              ? html`<br /><small>${b.users_exceeded ?? 0} over, ${b.users_warning ?? 0} near</small>`
+              : null
+          }`
+      }
+    ]}
     />
     <${Pager} pages=${pages} label="Budgets" />`
   }}<//>`

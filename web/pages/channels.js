@@ -16,50 +16,82 @@ export const Channels = ({ org, setOrg }) => {
   const { error, act } = useAction(pages.reload)
   const alerting = new Set(org.alert_channels ?? [])
   /** @param {any} c */
-  const toggleAlerts = (c) => act(async () => {
-    const next = alerting.has(c.id) ? [...alerting].filter((id) => id !== c.id) : [...alerting, c.id]
-    setOrg(await api("PATCH", "/org", { body: { alert_channels: next } }))
-  })
+  const toggleAlerts = (c) =>
+    act(async () => {
+      const next = alerting.has(c.id) ? [...alerting].filter((id) => id !== c.id) : [...alerting, c.id]
+      setOrg(await api("PATCH", "/org", { body: { alert_channels: next } }))
+    })
   /** @param {any} c */
-  const test = (c) => act(async () => {
-    setOutcomes({ ...outcomes, [c.id]: { pending: true } })
-    setOutcomes({ ...outcomes, [c.id]: await api("POST", `/channels/${c.id}/test`) })
-  })
+  const test = (c) =>
+    act(async () => {
+      setOutcomes({ ...outcomes, [c.id]: { pending: true } })
+      setOutcomes({ ...outcomes, [c.id]: await api("POST", `/channels/${c.id}/test`) })
+    })
   return html`<div class="section-head"><h1>Channels</h1>
       ${creating ? null : html`<button type="button" class="primary" onClick=${() => setCreating(true)}>New channel</button>`}</div>
     <p class="lede">Where notify rules and admin alerts (budgets, anomalies, failing webhooks) reach people.</p>
-    ${creating ? html`<${ChannelForm} onDone=${() => { setCreating(false); pages.reload() }} />` : null}
+    ${
+    creating
+      ? html`<${ChannelForm} onDone=${() => {
+        setCreating(false)
+        pages.reload()
+      }} />`
+      : null
+  }
     ${error ? html`<${ErrorBox} error=${error} />` : null}
-    <${Loaded} state=${pages}>${(/** @type {any} */ page) => html`
+    <${Loaded} state=${pages}>${(/** @type {any} */ page) =>
+    html`
       <${Table}
         rows=${page.data}
         empty="No channels yet. Add one to send notify rules and admin alerts to a chat or an inbox."
         rowClass=${(/** @type {any} */ c) => (c.failing ? "failing" : "")}
         columns=${[
-          { label: "Name", cell: (/** @type {any} */ c) => html`<strong>${c.name}</strong><br /><small>${c.kind} · <code>${c.kind === "email" ? c.addresses.join(", ") : c.url}</code></small>` },
-          { label: "Coalesce", className: "num", cell: (/** @type {any} */ c) => `${c.coalesce_seconds} s` },
-          { label: "State", cell: (/** @type {any} */ c) => c.failing
+      {
+        label: "Name",
+        cell: (/** @type {any} */ c) =>
+          html`<strong>${c.name}</strong><br /><small>${c.kind} · <code>${c.kind === "email" ? c.addresses.join(", ") : c.url}</code></small>`
+      },
+      { label: "Coalesce", className: "num", cell: (/** @type {any} */ c) => `${c.coalesce_seconds} s` },
+      {
+        label: "State",
+        cell: (/** @type {any} */ c) =>
+          c.failing
             ? html`<${Badge} value="failing" tone="exceeded" /><br /><small>messages paused after 5 failed attempts</small>`
-            : html`<${Badge} value=${c.enabled ? "sending" : "disabled"} tone=${c.enabled ? "ok" : ""} />` },
-          { label: "Admin alerts", cell: (/** @type {any} */ c) => html`<button type="button" class="toggle" aria-pressed=${alerting.has(c.id)}
-              aria-label=${`Admin alerts to ${c.name}`} onClick=${() => toggleAlerts(c)}>${alerting.has(c.id) ? "Sent here" : "Not sent"}</button>` },
-          { label: "", cell: (/** @type {any} */ c) => html`<div class="row">
-              ${c.failing || !c.enabled ? html`<button type="button" class="primary" onClick=${() => act(() => api("PATCH", `/channels/${c.id}`, { body: { enabled: true } }))}>Re-enable</button>` : null}
+            : html`<${Badge} value=${c.enabled ? "sending" : "disabled"} tone=${c.enabled ? "ok" : ""} />`
+      },
+      {
+        label: "Admin alerts",
+        cell: (/** @type {any} */ c) =>
+          html`<button type="button" class="toggle" aria-pressed=${alerting.has(c.id)}
+              aria-label=${`Admin alerts to ${c.name}`} onClick=${() => toggleAlerts(c)}>${alerting.has(c.id) ? "Sent here" : "Not sent"}</button>`
+      },
+      {
+        label: "",
+        cell: (/** @type {any} */ c) =>
+          html`<div class="row">
+              ${
+            c.failing || !c.enabled
+              ? html`<button type="button" class="primary" onClick=${() =>
+                act(() => api("PATCH", `/channels/${c.id}`, { body: { enabled: true } }))}>Re-enable</button>`
+              : null
+          }
               <button type="button" onClick=${() => test(c)}>Send test</button>
               <${ConfirmButton} label="Delete" confirmLabel="Delete this channel?" onConfirm=${() => act(() => api("DELETE", `/channels/${c.id}`))} />
             </div>
-            ${outcomes[c.id] ? html`<${TestOutcome} o=${outcomes[c.id]} />` : null}` }
-        ]}
+            ${outcomes[c.id] ? html`<${TestOutcome} o=${outcomes[c.id]} />` : null}`
+      }
+    ]}
       />
       <${Pager} pages=${pages} label="Channels" />`}<//>`
 }
 
 /** @param {{ o: any }} props */
-const TestOutcome = ({ o }) => o.pending
-  ? html`<p class="muted" role="status">Sending a test message…</p>`
-  : o.delivered
-  ? html`<p class="ok" role="status">Test message sent.</p>`
-  : html`<p class="bad" role="status">Test message not sent: ${o.error ?? `HTTP ${o.status_code}`}.</p>`
+const TestOutcome = ({ o }) =>
+  o.pending
+    ? html`<p class="muted" role="status">Sending a test message…</p>`
+    : o.delivered
+    ? html`<p class="ok" role="status">Test message sent.</p>`
+    : html`<p class="bad" role="status">Test message not sent: ${o.error ?? `HTTP ${o.status_code}`}.</p>`
 
 /** @param {{ onDone: () => void }} props */
 const ChannelForm = ({ onDone }) => {
@@ -85,9 +117,11 @@ const ChannelForm = ({ onDone }) => {
     <label><span>Name</span><input name="name" required maxlength="200" /></label>
     <label><span>Kind</span><select name="kind" value=${kind} onChange=${(/** @type {any} */ e) => setKind(e.currentTarget.value)}>
       ${kinds.map(([value, label]) => html`<option value=${value}>${label}</option>`)}</select></label>
-    ${kind === "email"
+    ${
+    kind === "email"
       ? html`<label><span>Addresses (comma or space separated)</span><input name="addresses" required /></label>`
-      : html`<label><span>Incoming-webhook URL (https; kept secret, shown only as its origin)</span><input name="url" type="url" required /></label>`}
+      : html`<label><span>Incoming-webhook URL (https; kept secret, shown only as its origin)</span><input name="url" type="url" required /></label>`
+  }
     <label><span>Coalesce (seconds: a rule firing again within them is summed into one message)</span>
       <input name="coalesce_seconds" type="number" min="1" max="86400" defaultValue="300" required /></label>
     <div class="row"><button type="submit" class="primary">Create channel</button><button type="button" onClick=${onDone}>Cancel</button></div>

@@ -19,8 +19,8 @@ export const Overview = ({ org }) => {
   return html`<h1>Overview</h1>
     <p class="lede">Times are counted in the org's time zone, ${tz}.</p>
     <${Loaded} state=${month}>${(/** @type {any} */ report) => {
-      const today = report.data.find((/** @type {Group} */ d) => d.key === dayKey(tz))
-      return html`<section class="cards" aria-label="Totals">
+    const today = report.data.find((/** @type {Group} */ d) => d.key === dayKey(tz))
+    return html`<section class="cards" aria-label="Totals">
         <${Card} label="Spend today" value=${money(today?.cost_usd ?? 0)} />
         <${Card} label="Tokens today" value=${tokens((today?.tokens_in ?? 0) + (today?.tokens_out ?? 0))} />
         <${Card} label="Spend this month" value=${money(report.totals.cost_usd)} />
@@ -28,23 +28,23 @@ export const Overview = ({ org }) => {
         <${Card} label="Sessions this month" value=${count(report.totals.sessions)} />
         <${Card} label="Errors this month" value=${count(report.totals.error_count)} />
       </section>`
-    }}<//>
+  }}<//>
     <${Loaded} state=${days}>${(/** @type {any} */ report) => {
-      // Every day of the range, oldest first, days without activity as zero.
-      const byDay = new Map(report.data.map((/** @type {Group} */ d) => [d.key, d]))
-      const keys = dayKeys(tz, report.to)
-      const series = keys.map((key) => byDay.get(key) ?? { key, signals: 0, sessions: 0, tokens_in: 0, tokens_out: 0, cost_usd: 0, error_count: 0 })
-      if (report.data.length === 0) return html`<p class="empty">No activity in the last 30 days yet: once adapters send signals, spend and tokens show here.</p>`
-      return html`<section class="charts">
+    // Every day of the range, oldest first, days without activity as zero.
+    const byDay = new Map(report.data.map((/** @type {Group} */ d) => [d.key, d]))
+    const keys = dayKeys(tz, report.to)
+    const series = keys.map((key) => byDay.get(key) ?? { key, signals: 0, sessions: 0, tokens_in: 0, tokens_out: 0, cost_usd: 0, error_count: 0 })
+    if (report.data.length === 0) return html`<p class="empty">No activity in the last 30 days yet: once adapters send signals, spend and tokens show here.</p>`
+    return html`<section class="charts">
         <${TimeChart} title="Spend per day, last 30 days" days=${series.map((/** @type {Group} */ d) => d.key)}
           series=${[{ label: "Spend", values: series.map((/** @type {Group} */ d) => d.cost_usd), color: "#2563eb", scale: "usd", format: money }]} />
         <${TimeChart} title="Tokens per day, last 30 days" days=${series.map((/** @type {Group} */ d) => d.key)}
           series=${[
-            { label: "Tokens in", values: series.map((/** @type {Group} */ d) => d.tokens_in), color: "#7c3aed", scale: "tok", format: tokens },
-            { label: "Tokens out", values: series.map((/** @type {Group} */ d) => d.tokens_out), color: "#059669", scale: "tok", format: tokens }
-          ]} />
+      { label: "Tokens in", values: series.map((/** @type {Group} */ d) => d.tokens_in), color: "#7c3aed", scale: "tok", format: tokens },
+      { label: "Tokens out", values: series.map((/** @type {Group} */ d) => d.tokens_out), color: "#059669", scale: "tok", format: tokens }
+    ]} />
       </section>`
-    }}<//>
+  }}<//>
     <${Breakdown} tz=${tz} />
     <h2>Budgets and limits</h2>
     <${Budgets} />
@@ -64,7 +64,8 @@ const RecentVerdicts = () => {
     ])
     return [...blocks.data, ...warnings.data].sort((a, b) => b.ts.localeCompare(a.ts))
   }, [])
-  return html`<${Loaded} state=${state}>${(/** @type {Array<any>} */ events) => html`<${Table}
+  return html`<${Loaded} state=${state}>${(/** @type {Array<any>} */ events) =>
+    html`<${Table}
     rows=${events}
     empty="No blocks or warnings yet."
     columns=${[

@@ -90,30 +90,61 @@ export const RuleForm = ({ org, rule, onSaved, onCancel }) => {
       <label><span>Scope</span><select name="scope" value=${scope} onChange=${(/** @type {any} */ e) => setScope(e.currentTarget.value)}>
         ${scopes.map((s) => html`<option value=${s}>${s}</option>`)}
       </select></label>
-      ${scope === "org" ? html`<label><span>Applies to</span><input disabled value=${`the whole org (${org.name})`} /></label>` : html`<${Loaded} state=${pickers}>${(/** @type {any} */ p) => html`<${ScopePicker} scope=${scope} value=${rule?.scope === scope ? rule.scope_id : ""} pickers=${p} />`}<//>`}
+      ${
+    scope === "org"
+      ? html`<label><span>Applies to</span><input disabled value=${`the whole org (${org.name})`} /></label>`
+      : html`<${Loaded} state=${pickers}>${(/** @type {any} */ p) =>
+        html`<${ScopePicker} scope=${scope} value=${rule?.scope === scope ? rule.scope_id : ""} pickers=${p} />`}<//>`
+  }
       <label><span>Priority (lower runs first)</span><input name="priority" type="number" step="1" defaultValue=${rule?.priority ?? 100} /></label>
       <label><span>Action</span><select name="action">${options(actions, rule?.action ?? "block")}</select></label>
-      <label class="wide"><span>Message (required to block: the user sees it)</span><input name="message" defaultValue=${rule?.action_config?.message ?? ""} /></label>
+      <label class="wide"><span>Message (required to block: the user sees it)</span><input name="message" defaultValue=${
+    rule?.action_config?.message ?? ""
+  } /></label>
     </div>
     <fieldset class="grid">
       <legend>Condition: ${typeNames[/** @type {keyof typeof typeNames} */ (type)]}</legend>
-      ${type === "budget" || type === "user_limit" ? html`
+      ${
+    type === "budget" || type === "user_limit" ?
+      html`
         <label><span>Window</span><select name="window">${options(["daily", "monthly"], c.window ?? "daily")}</select></label>
         <label><span>Metric</span><select name="metric">
           ${options(type === "budget" ? ["cost_usd", "tokens_in", "tokens_out", "tokens_total"] : ["cost_usd", "tokens_total"], c.metric ?? "cost_usd")}
         </select></label>
         <label><span>${type === "budget" ? "Threshold" : "Limit per user"} (USD or tokens)</span>
-          <input name=${type === "budget" ? "threshold" : "per_user"} type="number" step="any" defaultValue=${c.threshold ?? c.per_user ?? ""} /></label>` : null}
-      ${type === "model_filter" ? html`
+          <input name=${type === "budget" ? "threshold" : "per_user"} type="number" step="any" defaultValue=${c.threshold ?? c.per_user ?? ""} /></label>` :
+      null
+  }
+      ${
+    type === "model_filter" ?
+      html`
         <label><span>Mode</span><select name="mode">
           ${options([["in", "Block these models"], ["not_in", "Allow only these models"]], c.model?.not_in ? "not_in" : "in")}</select></label>
-        <label class="wide"><span>Models (comma or line separated)</span><textarea name="models" rows="2" defaultValue=${(c.model?.in ?? c.model?.not_in ?? []).join(", ")} /></label>` : null}
-      ${type === "org_policy" ? html`
-        <label class="check"><input type="checkbox" name="require_project_id" defaultChecked=${c.require_project_id === true} /><span>Require a project id</span></label>
-        <label class="check"><input type="checkbox" name="block_unknown_models" defaultChecked=${c.block_unknown_models === true} /><span>Block unknown models</span></label>
-        <label class="wide"><span>Blocked tools (e.g. mcp__*)</span><textarea name="blocked_tools" rows="2" defaultValue=${(c.blocked_tools ?? []).join(", ")} /></label>
-        <label class="wide"><span>Blocked shell commands (e.g. rm -rf)</span><textarea name="blocked_commands" rows="2" defaultValue=${(c.blocked_commands ?? []).join(", ")} /></label>
-        <label class="wide"><span>Blocked MCP servers</span><textarea name="blocked_mcp_servers" rows="2" defaultValue=${(c.blocked_mcp_servers ?? []).join(", ")} /></label>` : null}
+        <label class="wide"><span>Models (comma or line separated)</span><textarea name="models" rows="2" defaultValue=${
+        (c.model?.in ?? c.model?.not_in ?? []).join(", ")
+      } /></label>` :
+      null
+  }
+      ${
+    type === "org_policy" ?
+      html`
+        <label class="check"><input type="checkbox" name="require_project_id" defaultChecked=${
+        c.require_project_id === true
+      } /><span>Require a project id</span></label>
+        <label class="check"><input type="checkbox" name="block_unknown_models" defaultChecked=${
+        c.block_unknown_models === true
+      } /><span>Block unknown models</span></label>
+        <label class="wide"><span>Blocked tools (e.g. mcp__*)</span><textarea name="blocked_tools" rows="2" defaultValue=${
+        (c.blocked_tools ?? []).join(", ")
+      } /></label>
+        <label class="wide"><span>Blocked shell commands (e.g. rm -rf)</span><textarea name="blocked_commands" rows="2" defaultValue=${
+        (c.blocked_commands ?? []).join(", ")
+      } /></label>
+        <label class="wide"><span>Blocked MCP servers</span><textarea name="blocked_mcp_servers" rows="2" defaultValue=${
+        (c.blocked_mcp_servers ?? []).join(", ")
+      } /></label>` :
+      null
+  }
     </fieldset>
     <label class="check"><input type="checkbox" name="enabled" defaultChecked=${rule?.enabled ?? true} /><span>Enabled</span></label>
     <div class="row">

@@ -17,7 +17,8 @@ export const SessionTimeline = ({ id }) => {
   const session = useLoad(() => api("GET", `/sessions/${encodeURIComponent(id)}`), [id])
   const pages = usePages((cursor) => api("GET", `/sessions/${encodeURIComponent(id)}/events`, { query: { order: "asc", limit: 100, cursor } }), [id])
   return html`<p><a href=${hrefOf("/sessions")}>← Sessions</a></p>
-    <${Loaded} state=${session}>${(/** @type {any} */ s) => html`
+    <${Loaded} state=${session}>${(/** @type {any} */ s) =>
+    html`
       <h1>Session <code>${s.id}</code></h1>
       <dl class="facts">
         <div><dt>User</dt><dd><a href=${hrefOf("/sessions", { user_id: s.user_id })}><${UserName} id=${s.user_id} /></a></dd></div>
@@ -29,13 +30,19 @@ export const SessionTimeline = ({ id }) => {
         <div><dt>Models</dt><dd>${s.models.join(", ") || "—"}</dd></div>
         <div><dt>Tokens</dt><dd>${tokens(s.tokens_in)} in · ${tokens(s.tokens_out)} out</dd></div>
         <div><dt>Cost</dt><dd>${money(s.cost_usd)}</dd></div>
-        <div><dt>Signals</dt><dd>${count(s.signal_count)}${s.error_count ? html` · <strong class="bad">${s.error_count} error${s.error_count === 1 ? "" : "s"}</strong>` : ""}</dd></div>
+        <div><dt>Signals</dt><dd>${count(s.signal_count)}${
+      s.error_count ? html` · <strong class="bad">${s.error_count} error${s.error_count === 1 ? "" : "s"}</strong>` : ""
+    }</dd></div>
       </dl>`}<//>
     <h2>Timeline</h2>
-    <${Loaded} state=${pages}>${(/** @type {any} */ page) => page.data.length === 0
+    <${Loaded} state=${pages}>${(/** @type {any} */ page) =>
+    page.data.length === 0
       ? html`<p class="empty">No signals in this session.</p>`
-      : html`<ol class="timeline">${marked(page.data).map(({ e, spike }) =>
-        html`<${Signal} e=${e} spike=${spike} drift=${e.type === "goal-drift" ? metadataOf(session.data, e.signal_id) : undefined} />`)}</ol>
+      : html`<ol class="timeline">${
+        marked(page.data).map(({ e, spike }) =>
+          html`<${Signal} e=${e} spike=${spike} drift=${e.type === "goal-drift" ? metadataOf(session.data, e.signal_id) : undefined} />`
+        )
+      }</ol>
         <${Pager} pages=${pages} label="Timeline" />`}<//>`
 }
 
@@ -59,7 +66,8 @@ const marked = (events) => {
 const metadataOf = (/** @type {any} */ session, /** @type {string} */ signalId) => session?.signals?.find((/** @type {any} */ s) => s.id === signalId)?.metadata
 
 /** Which goal a drift left, since when, and the off-goal prompts that showed it. @param {{ m: any }} props */
-const Drift = ({ m }) => html`<div class="message">
+const Drift = ({ m }) =>
+  html`<div class="message">
     Drifted from “${m.goal_description ?? m.goal_id}” since ${new Date(m.since).toLocaleTimeString()}: ${m.off_goal_prompts} off-goal prompts
     ${Array.isArray(m.evidence) ? html`<ul class="evidence">${m.evidence.map((/** @type {any} */ p) => html`<li>${p.prompt}</li>`)}</ul>` : null}
   </div>`
@@ -78,7 +86,13 @@ const Signal = ({ e, spike, drift: details }) => {
       ${verdict ? html`<${Badge} value=${verdict} />` : null}
       ${e.error_code ? html`<${Badge} value=${`error: ${e.error_code}`} tone="error" />` : null}
       ${drift ? html`<${Badge} value="goal drift" tone="warning" />` : null}
-      ${spike ? html`<span title="more than 3× the average tokens of this session's earlier signals"><${Badge} value=${`token spike ${spike.toFixed(1)}×`} tone="warning" /></span>` : null}
+      ${
+    spike
+      ? html`<span title="more than 3× the average tokens of this session's earlier signals"><${Badge} value=${`token spike ${
+        spike.toFixed(1)
+      }×`} tone="warning" /></span>`
+      : null
+  }
       ${v?.message ? html`<div class="message">${v.message}</div>` : null}
       ${details?.since ? html`<${Drift} m=${details} />` : null}
     </div>

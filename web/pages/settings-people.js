@@ -33,7 +33,8 @@ const Managed = ({ title, path, fields, toBody, columns, empty }) => {
       <button type="submit" class="primary">Add</button>
     </form>
     ${error ? html`<${ErrorBox} error=${error} />` : null}
-    <${Loaded} state=${pages}>${(/** @type {any} */ page) => html`
+    <${Loaded} state=${pages}>${(/** @type {any} */ page) =>
+    html`
       <${Table} rows=${page.data} empty=${empty} columns=${columns(pages.reload, setError)} />
       <${Pager} pages=${pages} label=${title} />`}<//>`
 }
@@ -60,12 +61,19 @@ export const Users = () => {
     { label: "Teams", cell: (/** @type {any} */ u) => u.team_ids.map(teamName).join(", ") || "—" },
     { label: "Status", cell: (/** @type {any} */ u) => html`<${Badge} value=${u.status} tone=${u.status === "active" ? "ok" : ""} />` },
     { label: "Id", cell: (/** @type {any} */ u) => html`<code>${u.id}</code>` },
-    { label: "", cell: (/** @type {any} */ u) => u.status === "active" ? html`<${ConfirmButton} label="Deactivate" confirmLabel=${`Deactivate ${u.name}? Their license keys are revoked.`}
-        onConfirm=${() => api("DELETE", `/users/${u.id}`).then(reload, fail)} />` : null }
+    {
+      label: "",
+      cell: (/** @type {any} */ u) =>
+        u.status === "active" ?
+          html`<${ConfirmButton} label="Deactivate" confirmLabel=${`Deactivate ${u.name}? Their license keys are revoked.`}
+        onConfirm=${() => api("DELETE", `/users/${u.id}`).then(reload, fail)} />` :
+          null
+    }
   ]} />`
 }
 
-export const Teams = () => html`<${Managed} title="Teams" path="/teams" empty="No teams."
+export const Teams = () =>
+  html`<${Managed} title="Teams" path="/teams" empty="No teams."
   fields=${html`<label><span>Name</span><input name="name" required /></label>`}
   toBody=${(/** @type {FormData} */ f) => ({ name: String(f.get("name")) })}
   columns=${(/** @type {() => void} */ reload, /** @type {(e: any) => void} */ fail) => [
@@ -73,17 +81,26 @@ export const Teams = () => html`<${Managed} title="Teams" path="/teams" empty="N
     { label: "Members", className: "num", cell: (/** @type {any} */ t) => t.member_ids.length },
     { label: "Created", cell: (/** @type {any} */ t) => time(t.created_at) },
     { label: "Id", cell: (/** @type {any} */ t) => html`<code>${t.id}</code>` },
-    { label: "", cell: (/** @type {any} */ t) => html`<${ConfirmButton} label="Delete" confirmLabel=${`Delete team ${t.name}?`}
-        onConfirm=${() => api("DELETE", `/teams/${t.id}`).then(reload, fail)} />` }
+    {
+      label: "",
+      cell: (/** @type {any} */ t) =>
+        html`<${ConfirmButton} label="Delete" confirmLabel=${`Delete team ${t.name}?`}
+        onConfirm=${() => api("DELETE", `/teams/${t.id}`).then(reload, fail)} />`
+    }
   ]} />`
 
-export const Projects = () => html`<${Managed} title="Projects" path="/projects" empty="No projects registered. Signals may still name project ids."
+export const Projects = () =>
+  html`<${Managed} title="Projects" path="/projects" empty="No projects registered. Signals may still name project ids."
   fields=${html`<label><span>Name</span><input name="name" required /></label>`}
   toBody=${(/** @type {FormData} */ f) => ({ name: String(f.get("name")) })}
   columns=${(/** @type {() => void} */ reload, /** @type {(e: any) => void} */ fail) => [
     { label: "Name", cell: (/** @type {any} */ p) => html`<strong>${p.name}</strong>` },
     { label: "Project id", cell: (/** @type {any} */ p) => html`<code>${p.id}</code>` },
     { label: "Created", cell: (/** @type {any} */ p) => time(p.created_at) },
-    { label: "", cell: (/** @type {any} */ p) => html`<${ConfirmButton} label="Delete" confirmLabel=${`Delete project ${p.name}?`}
-        onConfirm=${() => api("DELETE", `/projects/${p.id}`).then(reload, fail)} />` }
+    {
+      label: "",
+      cell: (/** @type {any} */ p) =>
+        html`<${ConfirmButton} label="Delete" confirmLabel=${`Delete project ${p.name}?`}
+        onConfirm=${() => api("DELETE", `/projects/${p.id}`).then(reload, fail)} />`
+    }
   ]} />`

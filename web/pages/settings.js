@@ -15,12 +15,19 @@ export const Settings = ({ query, org, setOrg }) => {
     <nav class="tabs" aria-label="Settings">
       ${tabs.map(([id, label]) => html`<a href=${hrefOf("/settings", { tab: id })} aria-current=${tab === id ? "page" : undefined}>${label}</a>`)}
     </nav>
-    ${tab === "keys" ? html`<${ApiKeys} org=${org} />`
-      : tab === "license" ? html`<${LicenseKeys} />`
-      : tab === "users" ? html`<${Users} />`
-      : tab === "teams" ? html`<${Teams} />`
-      : tab === "projects" ? html`<${Projects} />`
-      : html`<${OrgSettings} org=${org} setOrg=${setOrg} />`}`
+    ${
+    tab === "keys" ?
+      html`<${ApiKeys} org=${org} />`
+      : tab === "license" ?
+      html`<${LicenseKeys} />`
+      : tab === "users" ?
+      html`<${Users} />`
+      : tab === "teams" ?
+      html`<${Teams} />`
+      : tab === "projects" ?
+      html`<${Projects} />`
+      : html`<${OrgSettings} org=${org} setOrg=${setOrg} />`
+  }`
 }
 
 /** @param {{ org: any, setOrg: (org: any) => void }} props */

@@ -18,7 +18,12 @@ const choices = /** @type {Array<[string, string]>} */ ([
   ["session.started", "Sessions started"],
   ["session.ended", "Sessions ended"]
 ])
-const tones = /** @type {Record<string, string>} */ ({ "budget.warning": "warning", "budget.exceeded": "exceeded", "anomaly.detected": "warning", "rule.triggered": "notify" })
+const tones = /** @type {Record<string, string>} */ ({
+  "budget.warning": "warning",
+  "budget.exceeded": "exceeded",
+  "anomaly.detected": "warning",
+  "rule.triggered": "notify"
+})
 
 /** @param {string} metric @param {number} n */
 const amount = (metric, n) => (metric === "cost_usd" ? money(n) : `${tokens(n)} tokens`)
@@ -33,7 +38,9 @@ const Summary = ({ n }) => {
     case "budget.exceeded":
       return html`<strong>${d.rule_name}</strong>: ${amount(d.metric, d.current)} of ${amount(d.metric, d.threshold)} (${d.window}, ${d.scope})`
     case "anomaly.detected":
-      return html`<strong>${d.anomaly_type}</strong>: ${tokens(d.observed)} tokens against a baseline of ${tokens(Math.round(d.baseline_avg))} (+${Math.round(d.deviation_pct)}%)${user}${session}`
+      return html`<strong>${d.anomaly_type}</strong>: ${tokens(d.observed)} tokens against a baseline of ${tokens(Math.round(d.baseline_avg))} (+${
+        Math.round(d.deviation_pct)
+      }%)${user}${session}`
     case "rule.triggered":
       return html`<strong>${d.rule_name}</strong> → ${d.action}${d.model ? ` on ${d.model}` : ""}${user}${session}`
     default:
@@ -65,14 +72,16 @@ const Latest = () => {
     const pages = await Promise.all(alerting.map((t) => api("GET", "/webhook-events", { query: { type: t, limit: 10 } })))
     return pages.flatMap((p) => p.data).sort((a, b) => b.ts.localeCompare(a.ts)).slice(0, 20)
   }, [])
-  return html`<${Loaded} state=${state}>${(/** @type {Array<any>} */ rows) => html`
+  return html`<${Loaded} state=${state}>${(/** @type {Array<any>} */ rows) =>
+    html`
     <${Table} rows=${rows} columns=${columns} empty="Nothing raised yet: budget warnings, anomalies and rule firings appear here." />`}<//>`
 }
 
 /** @param {{ type: string }} props */
 const OfType = ({ type }) => {
   const pages = usePages((cursor) => api("GET", "/webhook-events", { query: { type, cursor } }), [type])
-  return html`<${Loaded} state=${pages}>${(/** @type {any} */ page) => html`
+  return html`<${Loaded} state=${pages}>${(/** @type {any} */ page) =>
+    html`
     <${Table} rows=${page.data} columns=${columns} empty="None of these yet." />
     <${Pager} pages=${pages} label="Raised events" />`}<//>`
 }

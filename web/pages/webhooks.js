@@ -16,45 +16,71 @@ export const Webhooks = () => {
   const [open, setOpen] = useState(/** @type {string | null} */ (null))
   const { error, act } = useAction(pages.reload)
   /** @param {any} w */
-  const test = (w) => act(async () => {
-    setOutcomes({ ...outcomes, [w.id]: { pending: true } })
-    setOutcomes({ ...outcomes, [w.id]: await api("POST", `/webhooks/${w.id}/test`) })
-  })
+  const test = (w) =>
+    act(async () => {
+      setOutcomes({ ...outcomes, [w.id]: { pending: true } })
+      setOutcomes({ ...outcomes, [w.id]: await api("POST", `/webhooks/${w.id}/test`) })
+    })
   return html`<div class="section-head"><h1>Webhooks</h1>
       ${creating ? null : html`<button type="button" class="primary" onClick=${() => setCreating(true)}>New webhook</button>`}</div>
-    ${creating ? html`<${WebhookForm} onDone=${() => { setCreating(false); pages.reload() }} />` : null}
+    ${
+    creating
+      ? html`<${WebhookForm} onDone=${() => {
+        setCreating(false)
+        pages.reload()
+      }} />`
+      : null
+  }
     ${error ? html`<${ErrorBox} error=${error} />` : null}
-    <${Loaded} state=${pages}>${(/** @type {any} */ page) => html`
+    <${Loaded} state=${pages}>${(/** @type {any} */ page) =>
+    html`
       <${Table}
         rows=${page.data}
         empty="No webhooks yet. Add one to get signed notifications of sessions, budgets, rules and anomalies."
         rowClass=${(/** @type {any} */ w) => (w.failing ? "failing" : "")}
         columns=${[
-          { label: "URL", cell: (/** @type {any} */ w) => html`<code>${w.url}</code><br /><small>created ${time(w.created_at)}</small>` },
-          { label: "Events", cell: (/** @type {any} */ w) => html`<small>${w.events.join(", ")}</small>` },
-          { label: "State", cell: (/** @type {any} */ w) => w.failing
+      { label: "URL", cell: (/** @type {any} */ w) => html`<code>${w.url}</code><br /><small>created ${time(w.created_at)}</small>` },
+      { label: "Events", cell: (/** @type {any} */ w) => html`<small>${w.events.join(", ")}</small>` },
+      {
+        label: "State",
+        cell: (/** @type {any} */ w) =>
+          w.failing
             ? html`<${Badge} value="failing" tone="exceeded" /><br /><small>deliveries paused after 5 failed attempts</small>`
-            : html`<${Badge} value=${w.enabled ? "delivering" : "disabled"} tone=${w.enabled ? "ok" : ""} />` },
-          { label: "", cell: (/** @type {any} */ w) => html`<div class="row">
-              ${w.failing ? html`<button type="button" class="primary" onClick=${() => act(() => api("POST", `/webhooks/${w.id}/enable`))}>Re-enable</button>` : null}
+            : html`<${Badge} value=${w.enabled ? "delivering" : "disabled"} tone=${w.enabled ? "ok" : ""} />`
+      },
+      {
+        label: "",
+        cell: (/** @type {any} */ w) =>
+          html`<div class="row">
+              ${
+            w.failing
+              ? html`<button type="button" class="primary" onClick=${() => act(() => api("POST", `/webhooks/${w.id}/enable`))}>Re-enable</button>`
+              : null
+          }
               <button type="button" onClick=${() => test(w)}>Send test</button>
               <button type="button" aria-expanded=${open === w.id} onClick=${() => setOpen(open === w.id ? null : w.id)}>Deliveries</button>
               <${ConfirmButton} label="Delete" confirmLabel="Delete this webhook?" onConfirm=${() => act(() => api("DELETE", `/webhooks/${w.id}`))} />
             </div>
-            ${outcomes[w.id] ? html`<${TestOutcome} o=${outcomes[w.id]} />` : null}` }
-        ]}
+            ${outcomes[w.id] ? html`<${TestOutcome} o=${outcomes[w.id]} />` : null}`
+      }
+    ]}
       />
-      ${open ? html`<h2>Recent deliveries of <code>${page.data.find((/** @type {any} */ w) => w.id === open)?.url ?? open}</code></h2>
-        <${Deliveries} key=${open} webhookId=${open} />` : null}
+      ${
+      open ?
+        html`<h2>Recent deliveries of <code>${page.data.find((/** @type {any} */ w) => w.id === open)?.url ?? open}</code></h2>
+        <${Deliveries} key=${open} webhookId=${open} />` :
+        null
+    }
       <${Pager} pages=${pages} label="Webhooks" />`}<//>`
 }
 
 /** @param {{ o: any }} props */
-const TestOutcome = ({ o }) => o.pending
-  ? html`<p class="muted" role="status">Sending a test session.started…</p>`
-  : o.delivered
-  ? html`<p class="ok" role="status">Test delivered: HTTP ${o.status_code} in ${Math.round(o.latency_ms)} ms.</p>`
-  : html`<p class="bad" role="status">Test not delivered: ${o.error ?? `HTTP ${o.status_code}`}.</p>`
+const TestOutcome = ({ o }) =>
+  o.pending
+    ? html`<p class="muted" role="status">Sending a test session.started…</p>`
+    : o.delivered
+    ? html`<p class="ok" role="status">Test delivered: HTTP ${o.status_code} in ${Math.round(o.latency_ms)} ms.</p>`
+    : html`<p class="bad" role="status">Test not delivered: ${o.error ?? `HTTP ${o.status_code}`}.</p>`
 
 /** @param {{ onDone: () => void }} props */
 const WebhookForm = ({ onDone }) => {

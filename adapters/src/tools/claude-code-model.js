@@ -132,9 +132,15 @@ export const askClaude = async (
   const { spawn } = await import("node:child_process")
   const { "--settings": settings, ...flags } = { ...claude.flags, ...extra }
   const args = [
-    "-p", "/model", "--output-format", "stream-json", "--verbose", "--no-session-persistence",
+    "-p",
+    "/model",
+    "--output-format",
+    "stream-json",
+    "--verbose",
+    "--no-session-persistence",
     ...Object.entries(flags).flatMap(([k, v]) => [k, v]),
-    "--settings", settingsWithoutHooks(settings, claude.cwd)
+    "--settings",
+    settingsWithoutHooks(settings, claude.cwd)
   ]
   const none = { model: undefined, name: undefined }
   return new Promise((resolve) => {
@@ -192,5 +198,4 @@ export const isCommandOutput = (/** @type {any} */ line) => lineText(line).inclu
  * The model's name in the picker's answer when it was chosen for this session only ("Set model to
  * `Fable 5.2` for this session only"): not saved anywhere else, so only this line says it.
  */
-export const sessionOnlyPickOf = (/** @type {any} */ line) =>
-  /<local-command-stdout>Set model to `([^`]+)` for this session only/.exec(lineText(line))?.[1]
+export const sessionOnlyPickOf = (/** @type {any} */ line) => /<local-command-stdout>Set model to `([^`]+)` for this session only/.exec(lineText(line))?.[1]

@@ -34,7 +34,7 @@ export const settledSwitch = async (
   /** @type {(state: Record<string, any>) => void} */ write,
   waitMs = 1_000
 ) => {
-  for (let waited = 0; ; waited += 25) {
+  for (let waited = 0;; waited += 25) {
     const state = read()
     /** @type {Switch | undefined} */
     const switching = state.switching

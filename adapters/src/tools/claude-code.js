@@ -1,7 +1,17 @@
 // @ts-check
 import { join } from "node:path"
 import { newKey } from "../client.js"
-import { askClaude, claudeProcess, configuredModel, isCommandOutput, modelName, modelSwitchOf, probeEnv, sessionOnlyPickOf, userConfigDir } from "./claude-code-model.js"
+import {
+  askClaude,
+  claudeProcess,
+  configuredModel,
+  isCommandOutput,
+  modelName,
+  modelSwitchOf,
+  probeEnv,
+  sessionOnlyPickOf,
+  userConfigDir
+} from "./claude-code-model.js"
 import { recordSwitch, settledSwitch, switchedModel } from "./claude-code-switch.js"
 import { compact, keyFor, promptFields, toolFields, usageFields } from "./common.js"
 import { claudeStyleBlock, claudeStyleEvents, claudeStyleHook, claudeStyleTypes, installHooks, missingHooks, uninstallHooks } from "./hooks-settings.js"
@@ -118,10 +128,11 @@ export const claudeCode = {
   install: (config, command) => installHooks(config, events, command, { timeout: 30 }),
   uninstall: uninstallHooks,
   check: (config) => missingHooks(config, events),
-  unseen: () => canReachStderr() ? [] : [
-    "claude -p with text or json output shows no hook warning on this system (no /proc to reach its stderr):",
-    "fail open, a refused key and warn verdicts show only in the interactive UI and in --output-format stream-json"
-  ],
+  unseen: () =>
+    canReachStderr() ? [] : [
+      "claude -p with text or json output shows no hook warning on this system (no /proc to reach its stderr):",
+      "fail open, a refused key and warn verdicts show only in the interactive UI and in --output-format stream-json"
+    ],
   plan: async (input, ctx) => {
     const sessionOf = String(input.session_id ?? "unknown")
     if (input.hook_event_name === "PreModelSwitch" || input.hook_event_name === "PostModelSwitch") {
@@ -149,7 +160,9 @@ export const claudeCode = {
     /** @type {Record<string, unknown>} */
     let metadata = { model, cwd: input.cwd }
     if (type === "user-prompt") metadata = { ...metadata, ...promptFields(input.prompt, ctx.settings) }
-    if (type === "pre-tool" || type === "post-tool") metadata = { ...metadata, ...toolFields(input.tool_name, input.tool_input), tool_use_id: input.tool_use_id }
+    if (type === "pre-tool" || type === "post-tool") {
+      metadata = { ...metadata, ...toolFields(input.tool_name, input.tool_input), tool_use_id: input.tool_use_id }
+    }
     if (type === "post-tool") metadata = { ...metadata, duration_ms: input.duration_ms, ...toolError(input) }
     if (type === "session-start") metadata = { ...metadata, source: input.source }
     if (type === "session-end") metadata = { ...metadata, reason: input.reason }

@@ -37,11 +37,11 @@ const defaultTimeout = 30
 const totalsOf = (/** @type {any} */ u) =>
   u && typeof u === "object" && Number.isFinite(Number(u.input_tokens))
     ? /** @type {Totals} */ ({
-        input: Number(u.input_tokens ?? 0),
-        cached: Number(u.cached_input_tokens ?? 0),
-        cacheWrite: Number(u.cache_write_input_tokens ?? 0),
-        output: Number(u.output_tokens ?? 0)
-      })
+      input: Number(u.input_tokens ?? 0),
+      cached: Number(u.cached_input_tokens ?? 0),
+      cacheWrite: Number(u.cache_write_input_tokens ?? 0),
+      output: Number(u.output_tokens ?? 0)
+    })
     : undefined
 
 /**
@@ -66,8 +66,10 @@ const newUsage = (/** @type {any} */ input, /** @type {Record<string, any>} */ s
     const p = line?.payload
     if (line?.type === "session_meta" && p) exec = p.source === "exec" || p.originator === "codex_exec"
     if (line?.type === "turn_context" && typeof p?.model === "string") model = p.model
-    const totals = line?.type === "token_usage_record" ? totalsOf(p?.thread_token_usage)
-      : line?.type === "event_msg" && p?.type === "token_count" ? totalsOf(p?.info?.total_token_usage)
+    const totals = line?.type === "token_usage_record" ?
+      totalsOf(p?.thread_token_usage)
+      : line?.type === "event_msg" && p?.type === "token_count" ?
+      totalsOf(p?.info?.total_token_usage)
       : undefined
     if (!totals) continue
     if (totals.input < reported.input || totals.output < reported.output) {
@@ -156,7 +158,9 @@ export const codex = {
     /** @type {Record<string, unknown>} */
     let metadata = { model, cwd: input.cwd }
     if (type === "user-prompt") metadata = { ...metadata, ...promptFields(input.prompt, ctx.settings), turn_id: input.turn_id }
-    if (type === "pre-tool" || type === "post-tool") metadata = { ...metadata, ...toolFields(input.tool_name, input.tool_input), tool_use_id: input.tool_use_id }
+    if (type === "pre-tool" || type === "post-tool") {
+      metadata = { ...metadata, ...toolFields(input.tool_name, input.tool_input), tool_use_id: input.tool_use_id }
+    }
     if (type === "post-tool") metadata = { ...metadata, ...toolError(input.tool_response) }
     if (type === "session-start") metadata = { ...metadata, source: input.source }
     if (type === "session-end") metadata = { ...metadata, reason: input.reason }

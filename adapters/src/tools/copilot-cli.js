@@ -46,9 +46,10 @@ const types = /** @type {Record<string, string>} */ ({
 })
 
 /** Copilot also accepts PascalCase event names (with Claude-style snake_case input): one name for both. */
-const eventName = (/** @type {string} */ event) => (event ? event[0]?.toLowerCase() + event.slice(1) : event)
-  .replace(/^userPromptSubmit$/, "userPromptSubmitted")
-  .replace(/^stop$/, "agentStop")
+const eventName = (/** @type {string} */ event) =>
+  (event ? event[0]?.toLowerCase() + event.slice(1) : event)
+    .replace(/^userPromptSubmit$/, "userPromptSubmitted")
+    .replace(/^stop$/, "agentStop")
 
 const copilotHome = (/** @type {NodeJS.ProcessEnv} */ env) => env.COPILOT_HOME || join(env.HOME || homedir(), ".copilot")
 
@@ -102,7 +103,7 @@ const shutDown = (/** @type {string} */ path) => {
       const length = Math.min(size, 256 * 1024)
       const buf = Buffer.alloc(length)
       readSync(fd, buf, 0, length, size - length)
-      return buf.toString("utf8").includes('"type":"session.shutdown"')
+      return buf.toString("utf8").includes("\"type\":\"session.shutdown\"")
     } finally {
       closeSync(fd)
     }
@@ -164,7 +165,8 @@ export const copilotCli = {
     if (!type) return { signals: [] }
     const cwd = input.cwd ?? input.workingDirectory
     const before = ctx.state.read(name, sessionId, ctx.env)
-    const transcript = input.transcriptPath ?? input.transcript_path ?? before.transcript ?? join(copilotHome(ctx.env), "session-state", sessionId, "events.jsonl")
+    const transcript = input.transcriptPath ?? input.transcript_path ?? before.transcript ??
+      join(copilotHome(ctx.env), "session-state", sessionId, "events.jsonl")
     const read = newUsage(transcript, before)
     const model = read.model ?? ctx.env.COPILOT_MODEL
     ctx.state.write(name, sessionId, { ...read.state, transcript, ...(model ? { model } : {}) }, ctx.env)

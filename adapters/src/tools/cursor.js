@@ -99,9 +99,11 @@ export const cursor = {
       return json(decision.kind === "block" ? { continue: false, user_message: message } : compact({ continue: true, user_message: message }))
     }
     if (event === "beforeShellExecution" || event === "beforeMCPExecution") {
-      return json(decision.kind === "block"
-        ? { permission: "deny", user_message: message, agent_message: `Blocked by policy: ${message}` }
-        : compact({ permission: "allow", user_message: message }))
+      return json(
+        decision.kind === "block"
+          ? { permission: "deny", user_message: message, agent_message: `Blocked by policy: ${message}` }
+          : compact({ permission: "allow", user_message: message })
+      )
     }
     // After the fact nothing can be stopped; Cursor shows nothing from these hooks, so a warning
     // or block goes to the hook's log (stderr) for the Hooks output channel.

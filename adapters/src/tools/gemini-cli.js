@@ -92,7 +92,13 @@ const newUsage = (/** @type {any} */ input, /** @type {Record<string, any>} */ s
       // promptTokenCount already counts the cached tokens; the tool-use prompt is input too, and
       // thinking is billed as output.
       const input = Number(t.input ?? 0) + Number(t.tool ?? 0)
-      calls.push({ id: m.id, model: typeof m.model === "string" ? m.model : state.model, input, output: Number(t.output ?? 0) + Number(t.thoughts ?? 0), cacheRead: Number(t.cached ?? 0) })
+      calls.push({
+        id: m.id,
+        model: typeof m.model === "string" ? m.model : state.model,
+        input,
+        output: Number(t.output ?? 0) + Number(t.thoughts ?? 0),
+        cacheRead: Number(t.cached ?? 0)
+      })
     }
     next = { ...state, offset, ...(path ? { transcript: path } : {}) }
   }
@@ -147,8 +153,7 @@ const usageSource = (/** @type {any} */ input, /** @type {NodeJS.ProcessEnv} */ 
 }
 
 /** Gemini CLI names MCP tools `mcp_<server>_<tool>` and says the server in `mcp_context`. */
-const mcpServer = (/** @type {any} */ input) =>
-  typeof input.mcp_context?.server_name === "string" ? input.mcp_context.server_name : undefined
+const mcpServer = (/** @type {any} */ input) => typeof input.mcp_context?.server_name === "string" ? input.mcp_context.server_name : undefined
 
 const toolError = (/** @type {any} */ response) =>
   response && typeof response === "object" && response.error
@@ -210,9 +215,20 @@ export const geminiCli = {
       const { setting, models: named } = promptModels(typeof input.cwd === "string" ? input.cwd : undefined, ctx.env, lastSwitch)
       const routed = isAuto(setting) ? ctx.state.read(name, routedRecord, ctx.env)[setting] : undefined
       const models = Array.isArray(routed) ? [...new Set([...named, ...routed])] : named
-      ctx.state.write(name, sessionId, { ...before, judged: models, setting, ...(switched ? { switches: switched.cursor } : {}), ...(lastSwitch ? { switched: lastSwitch } : {}) }, ctx.env)
+      ctx.state.write(name, sessionId, {
+        ...before,
+        judged: models,
+        setting,
+        ...(switched ? { switches: switched.cursor } : {}),
+        ...(lastSwitch ? { switched: lastSwitch } : {})
+      }, ctx.env)
       const [first, ...rest] = models
-      const prompt = { type: "user-prompt", session_id: sessionId, metadata: compact({ cwd: input.cwd, model: first, ...promptFields(input.prompt, ctx.settings) }), idempotency_key: newKey() }
+      const prompt = {
+        type: "user-prompt",
+        session_id: sessionId,
+        metadata: compact({ cwd: input.cwd, model: first, ...promptFields(input.prompt, ctx.settings) }),
+        idempotency_key: newKey()
+      }
       return { signals: [prompt, ...rest.map((m) => modelCheck(sessionId, m, input.cwd, setting))] }
     }
     if (event === "BeforeModel") {
@@ -273,13 +289,15 @@ export const geminiCli = {
     const { pid, telemetry, ending } = ctx.state.read(name, sessionId, ctx.env)
     // A session ended by /clear or a logout goes on in the same process: only an exit is awaited.
     const exits = !["clear", "logout"].includes(ending?.metadata?.reason)
-    if (pid && exits) while (alive(pid) && Date.now() < deadline) await pause()
+    if (pid && exits) { while (alive(pid) && Date.now() < deadline) await pause() }
     // Otherwise (or with no process to watch: no /proc), until its telemetry file has been still
     // for longer than the CLI's export interval (1 s).
-    else if (telemetry) for (let size = -1, still = 0; still < 20 && Date.now() < deadline; await pause()) {
-      const now = sizeOf(telemetry.path)
-      still = now === size ? still + 1 : 0
-      size = now
+    else if (telemetry) {
+      for (let size = -1, still = 0; still < 20 && Date.now() < deadline; await pause()) {
+        const now = sizeOf(telemetry.path)
+        still = now === size ? still + 1 : 0
+        size = now
+      }
     }
     const state = ctx.state.read(name, sessionId, ctx.env)
     const read = newUsage({}, state, sessionId)
@@ -294,7 +312,9 @@ export const geminiCli = {
     const message = decision.message ?? ""
     if (decision.kind === "block") {
       // The turn ends here: nothing is sent to the model ("Agent execution stopped: <reason>").
-      if (event === "BeforeModel" || event === "BeforeAgent") return { exitCode: 0, stdout: JSON.stringify({ continue: false, stopReason: message, reason: message }) }
+      if (event === "BeforeModel" || event === "BeforeAgent") {
+        return { exitCode: 0, stdout: JSON.stringify({ continue: false, stopReason: message, reason: message }) }
+      }
       // The tool does not run; the model gets the reason as the tool's error.
       if (event === "BeforeTool") return { exitCode: 0, stdout: JSON.stringify({ decision: "deny", reason: message }) }
     }

@@ -35,7 +35,11 @@ const aliases = /** @type {Record<string, string>} */ ({
  * session (`/model`), over all the rest.
  * @returns {{ setting: string, models: string[] }}
  */
-export const promptModels = (/** @type {string | undefined} */ cwd, /** @type {NodeJS.ProcessEnv} */ env, /** @type {string | undefined} */ switched = undefined) => {
+export const promptModels = (
+  /** @type {string | undefined} */ cwd,
+  /** @type {NodeJS.ProcessEnv} */ env,
+  /** @type {string | undefined} */ switched = undefined
+) => {
   const setting = switched ?? configuredModel(cwd, env)
   const auto = isAuto(setting) ? autoModels[setting] : undefined
   return { setting, models: auto ?? [(Object.hasOwn(aliases, setting) ? aliases[setting] : undefined) ?? setting] }
@@ -63,8 +67,10 @@ const settingsModel = (/** @type {string | undefined} */ cwd, /** @type {NodeJS.
 }
 
 const systemPath = (/** @type {string} */ file) =>
-  process.platform === "darwin" ? join("/Library/Application Support/GeminiCli", file)
-    : process.platform === "win32" ? join("C:\\ProgramData\\gemini-cli", file)
+  process.platform === "darwin" ?
+    join("/Library/Application Support/GeminiCli", file)
+    : process.platform === "win32" ?
+    join("C:\\ProgramData\\gemini-cli", file)
     : join("/etc/gemini-cli", file)
 
 const readModelName = (/** @type {string} */ path) => {

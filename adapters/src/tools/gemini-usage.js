@@ -71,7 +71,11 @@ const expand = (/** @type {string} */ value, /** @type {NodeJS.ProcessEnv} */ en
   value.replace(/\$(?:(\w+)|{([^}]+?)(?::-([^}]*))?})/g, (match, a, b, fallback) => env[a || b] ?? fallback ?? match)
 
 const mergedTelemetry = (/** @type {string | undefined} */ cwd, /** @type {NodeJS.ProcessEnv} */ env) => {
-  const systemDir = process.platform === "darwin" ? "/Library/Application Support/GeminiCli" : process.platform === "win32" ? "C:\\ProgramData\\gemini-cli" : "/etc/gemini-cli"
+  const systemDir = process.platform === "darwin"
+    ? "/Library/Application Support/GeminiCli"
+    : process.platform === "win32"
+    ? "C:\\ProgramData\\gemini-cli"
+    : "/etc/gemini-cli"
   const system = env.GEMINI_CLI_SYSTEM_SETTINGS_PATH || join(systemDir, "settings.json")
   const files = [
     env.GEMINI_CLI_SYSTEM_DEFAULTS_PATH || join(dirname(system), "system-defaults.json"),
@@ -145,7 +149,7 @@ export const readRecords = (/** @type {Cursor} */ cursor, /** @type {string} */ 
     const switches = []
     for (const record of buf.subarray(0, end + 3).toString("utf8").split("\n}\n")) {
       // Most records are spans and metrics: only those of this session's calls and switches are parsed.
-      if (!record.includes(sessionId) || !(record.includes('"gemini_cli.api_response"') || record.includes('"gemini_cli.slash_command.model"'))) continue
+      if (!record.includes(sessionId) || !(record.includes("\"gemini_cli.api_response\"") || record.includes("\"gemini_cli.slash_command.model\""))) continue
       const a = attributesOf(record)
       if (a?.["session.id"] !== sessionId) continue
       if (a["event.name"] === "gemini_cli.slash_command.model" && typeof a.model_name === "string") switches.push(a.model_name)

@@ -7,15 +7,20 @@ import { GoalsHandlers } from "./goals-handlers.ts"
 import { SignalsHandlers } from "./signals-handlers.ts"
 import { EngineSessionsHandlers } from "./sessions-handlers.ts"
 
-export const IdentityHandlers = HttpApiBuilder.group(EngineApi, "identity", (handlers) =>
-  Effect.succeed(handlers.handle("me", () =>
-    EnginePrincipal.use((p) =>
-      Effect.succeed({
-        user_id: p.userId,
-        org_id: p.orgId,
-        plan: p.plan,
-        environment: p.environment,
-        features: EngineFeature.literals.filter((f) => planHasFeature(p.plan, f))
-      })))))
+export const IdentityHandlers = HttpApiBuilder.group(
+  EngineApi,
+  "identity",
+  (handlers) =>
+    Effect.succeed(handlers.handle("me", () =>
+      EnginePrincipal.use((p) =>
+        Effect.succeed({
+          user_id: p.userId,
+          org_id: p.orgId,
+          plan: p.plan,
+          environment: p.environment,
+          features: EngineFeature.literals.filter((f) => planHasFeature(p.plan, f))
+        })
+      )))
+)
 
 export const EngineHandlers = Layer.mergeAll(IdentityHandlers, SignalsHandlers, EngineSessionsHandlers, GoalsHandlers)

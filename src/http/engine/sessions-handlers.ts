@@ -11,21 +11,27 @@ import { EngineApi } from "./api.ts"
 
 const tenant = (p: LicensePrincipal): Tenant => ({ orgId: p.orgId, environment: p.environment })
 
-export const EngineSessionsHandlers = HttpApiBuilder.group(EngineApi, "sessions", Effect.fn(function*(handlers) {
-  const activity = serviceOnTheWire(yield* Activity)
-  return handlers
-    .handle("list", ({ query }) =>
-      EnginePrincipal.use((p) =>
-        activity.listUserSessions(tenant(p), p.userId, {
-          limit: query.limit ?? defaultPageSize,
-          before: instant(query.before),
-          adapter: query.adapter
-        }).pipe(Effect.map((sessions) => ({ sessions: sessions.map(toEngineSession) })))))
-    .handle("get", ({ params }) =>
-      EnginePrincipal.use((p) =>
-        Effect.gen(function*() {
-          const session = yield* activity.getSession(tenant(p), params.id, p.userId)
-          const signals = yield* activity.sessionSignals(tenant(p), session.id)
-          return { session: toEngineSession(session), signals }
-        })))
-}))
+export const EngineSessionsHandlers = HttpApiBuilder.group(
+  EngineApi,
+  "sessions",
+  Effect.fn(function*(handlers) {
+    const activity = serviceOnTheWire(yield* Activity)
+    return handlers
+      .handle("list", ({ query }) =>
+        EnginePrincipal.use((p) =>
+          activity.listUserSessions(tenant(p), p.userId, {
+            limit: query.limit ?? defaultPageSize,
+            before: instant(query.before),
+            adapter: query.adapter
+          }).pipe(Effect.map((sessions) => ({ sessions: sessions.map(toEngineSession) })))
+        ))
+      .handle("get", ({ params }) =>
+        EnginePrincipal.use((p) =>
+          Effect.gen(function*() {
+            const session = yield* activity.getSession(tenant(p), params.id, p.userId)
+            const signals = yield* activity.sessionSignals(tenant(p), session.id)
+            return { session: toEngineSession(session), signals }
+          })
+        ))
+  })
+)

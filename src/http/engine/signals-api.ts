@@ -97,41 +97,50 @@ export const SignalAccepted = Schema.Struct({
   ok: Schema.Boolean.annotate({ description: "false exactly when a rule blocked the signal" }),
   signal_id: Schema.String,
   session_id: Schema.optional(Schema.String.annotate({ description: "the session the signal was counted in" })),
-  action: Schema.optional(Schema.Literals(["block", "warn", "log", "notify", "pending"]).annotate({
-    description: "the action of the rule that decided (the first block, else the first rule that fired); " +
-      "pending: the signal is durable but was not processed within the wait, no verdict yet"
-  })),
+  action: Schema.optional(
+    Schema.Literals(["block", "warn", "log", "notify", "pending"]).annotate({
+      description: "the action of the rule that decided (the first block, else the first rule that fired); " +
+        "pending: the signal is durable but was not processed within the wait, no verdict yet"
+    })
+  ),
   rule_id: Schema.optional(Schema.String.annotate({ description: "the rule that decided" })),
-  reason: Schema.optional(Schema.Literals(["no_owner", "forward_failed", "timeout", "database_unavailable"]).annotate({
-    description: "with action pending only, why there is no verdict yet: no_owner (no node owns the user's partition: " +
-      "a restart or rebalance), forward_failed (the owning node could not be reached), timeout (the owner did not " +
-      "answer within the wait), database_unavailable (PostgreSQL is out of reach: the signal is in the log, and is " +
-      "judged by its user's state once the database is back; answered at once, not after the wait). Rules that need no per-user state (model_filter, org_policy) are judged when the " +
-      "signal is accepted, so a pending signal is blocked by none of them; only budgets, per-user limits and " +
-      "require_project_id on a signal naming no project are undecided. Apply the adapter's fail mode."
-  })),
+  reason: Schema.optional(
+    Schema.Literals(["no_owner", "forward_failed", "timeout", "database_unavailable"]).annotate({
+      description: "with action pending only, why there is no verdict yet: no_owner (no node owns the user's partition: " +
+        "a restart or rebalance), forward_failed (the owning node could not be reached), timeout (the owner did not " +
+        "answer within the wait), database_unavailable (PostgreSQL is out of reach: the signal is in the log, and is " +
+        "judged by its user's state once the database is back; answered at once, not after the wait). Rules that need no per-user state (model_filter, org_policy) are judged when the " +
+        "signal is accepted, so a pending signal is blocked by none of them; only budgets, per-user limits and " +
+        "require_project_id on a signal naming no project are undecided. Apply the adapter's fail mode."
+    })
+  ),
   message: Schema.optional(Schema.String.annotate({
     description: "the deciding rule's action_config.message, when it has one: always for block (show it when aborting), " +
       "for warn, log and notify when the rule was given one (show it to the user); absent otherwise. " +
       "With action pending: what the reason means, in words"
   })),
-  duplicate: Schema.optional(Schema.Literal(true).annotate({
-    description: "the signal's idempotency key was used before: this answers what that signal got, and nothing was counted again"
-  }))
+  duplicate: Schema.optional(
+    Schema.Literal(true).annotate({
+      description: "the signal's idempotency key was used before: this answers what that signal got, and nothing was counted again"
+    })
+  )
 })
 
 /** Most signals one batch may carry. */
 export const maxBatchSignals = 500
 
-export const SignalsBatchInput = Schema.StructWithRest(Schema.Struct({
-  signals: Schema.Array(Schema.Unknown.annotate({ description: "a signal, as POST /signals takes it" })).pipe(
-    Schema.check(Schema.isMinLength(1), Schema.isMaxLength(maxBatchSignals))
-  ).annotate({
-    description: `1 to ${maxBatchSignals} signals of the authenticated user, appended in this order; ` +
-      "each is validated on its own, so an invalid one does not reject the others; " +
-      "each may carry its `idempotency_key` (as the Idempotency-Key header of POST /signals)"
-  })
-}), [Schema.Record(Schema.String, Schema.Unknown)])
+export const SignalsBatchInput = Schema.StructWithRest(
+  Schema.Struct({
+    signals: Schema.Array(Schema.Unknown.annotate({ description: "a signal, as POST /signals takes it" })).pipe(
+      Schema.check(Schema.isMinLength(1), Schema.isMaxLength(maxBatchSignals))
+    ).annotate({
+      description: `1 to ${maxBatchSignals} signals of the authenticated user, appended in this order; ` +
+        "each is validated on its own, so an invalid one does not reject the others; " +
+        "each may carry its `idempotency_key` (as the Idempotency-Key header of POST /signals)"
+    })
+  }),
+  [Schema.Record(Schema.String, Schema.Unknown)]
+)
 
 export const SignalRejected = Schema.Struct({
   ok: Schema.Literal(false),

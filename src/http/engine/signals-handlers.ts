@@ -26,15 +26,22 @@ const MaxMetadataBytes = Config.Int("MAX_METADATA_BYTES").pipe(Config.withDefaul
  */
 const logUnavailable = (e: NotAppended) => {
   const verdicts = e.judged.some((j) => j !== undefined)
-    ? e.judged.map((j) => (j === undefined ? null : { ok: false as const, action: "block" as const, rule_id: j.rule_id!, ...(j.message !== undefined ? { message: j.message } : {}) }))
+    ? e.judged.map((
+      j
+    ) => (j === undefined
+      ? null
+      : { ok: false as const, action: "block" as const, rule_id: j.rule_id!, ...(j.message !== undefined ? { message: j.message } : {}) })
+    )
     : undefined
-  return Effect.fail(e.notWritten
-    ? ServiceUnavailable.of(`the signal log is unavailable (${e.message}); the signals were not accepted: retry`, "log_unavailable", verdicts)
-    : ServiceUnavailable.of(
-      `the signal log did not confirm the append (${e.message}); the signals may be recorded: send them again with their idempotency keys, and each counts once`,
-      "outcome_unknown",
-      verdicts
-    ))
+  return Effect.fail(
+    e.notWritten
+      ? ServiceUnavailable.of(`the signal log is unavailable (${e.message}); the signals were not accepted: retry`, "log_unavailable", verdicts)
+      : ServiceUnavailable.of(
+        `the signal log did not confirm the append (${e.message}); the signals may be recorded: send them again with their idempotency keys, and each counts once`,
+        "outcome_unknown",
+        verdicts
+      )
+  )
 }
 
 /** The answer for one submitted signal, as both endpoints give it. */
@@ -95,8 +102,7 @@ export const SignalsHandlers = HttpApiBuilder.group(EngineApi, "signals", (handl
     })
 
     return handlers
-      .handle("ingest", ({ headers, payload }) =>
-        Effect.flatMap(EnginePrincipal, (principal) => ingestOne(principal, headers["idempotency-key"], payload)))
+      .handle("ingest", ({ headers, payload }) => Effect.flatMap(EnginePrincipal, (principal) => ingestOne(principal, headers["idempotency-key"], payload)))
       .handle("ingestBatch", ({ payload }) =>
         Effect.gen(function*() {
           // Not in the endpoint's documented headers (it is refused), so read from the request.

@@ -63,9 +63,11 @@ export class EventsGroup extends HttpApiGroup.make("events")
         ...between("events"),
         error_only: Schema.optional(BooleanParam.annotate({ description: "`true`: only events with a non-null error_code" })),
         type: optionalText("signal type, exact match (e.g. goal-drift)"),
-        action: Schema.optional(Schema.Literals(["block", "warn", "log", "notify"]).annotate({
-          description: "only events a rule gave this action (the verdict's `action`)"
-        })),
+        action: Schema.optional(
+          Schema.Literals(["block", "warn", "log", "notify"]).annotate({
+            description: "only events a rule gave this action (the verdict's `action`)"
+          })
+        ),
         ...ActivityPageQuery
       },
       success: pageOf(Event)

@@ -28,17 +28,18 @@ const OrgSettingsPayload = Schema.Struct({
     description: `inactivity that ends a session, in seconds: ${sessionTimeoutBounds.minimum} to ${sessionTimeoutBounds.maximum}; ` +
       "other integers are 422"
   })),
-  alert_channels: Schema.optionalKey(Schema.Array(Schema.String).pipe(Schema.check(Schema.isMaxLength(20))).annotate({
-    description: "the notification channels (ch_…, of either environment) that get the org's admin alerts: budget " +
-      "warnings and exceeded, anomalies, failing webhooks and channels; each alert goes to those of its own environment. " +
-      "Replaces the list; ids that are not channels of the org are 422"
-  }))
+  alert_channels: Schema.optionalKey(
+    Schema.Array(Schema.String).pipe(Schema.check(Schema.isMaxLength(20))).annotate({
+      description: "the notification channels (ch_…, of either environment) that get the org's admin alerts: budget " +
+        "warnings and exceeded, anomalies, failing webhooks and channels; each alert goes to those of its own environment. " +
+        "Replaces the list; ids that are not channels of the org are 422"
+    })
+  )
 }).annotate({ description: "only the fields sent change; unknown fields are rejected (400)" })
 
 const userChangeNote = "Users and teams belong to both environments: on plans with live keys only a live key may " +
   "change them (403 live_key_required). Team budgets count a signal in the teams its user was in when it was accepted; " +
   "every node drops its cached license key lookups when a user or team changes, so a change applies to the signals accepted after it."
-
 
 export class OrgGroup extends HttpApiGroup.make("org")
   .add(
@@ -145,8 +146,7 @@ export class ProjectsGroup extends HttpApiGroup.make("projects")
 {}
 
 /** A key as the answer to its creation shows it: with the key itself, which nothing shows again. */
-const withKey = <F extends Schema.Struct.Fields>(fields: F, description: string) =>
-  Schema.Struct({ ...fields, key: Schema.String.annotate({ description }) })
+const withKey = <F extends Schema.Struct.Fields>(fields: F, description: string) => Schema.Struct({ ...fields, key: Schema.String.annotate({ description }) })
 
 /**
  * The list and the revocation of a kind of key, which a live key may still call after its org's

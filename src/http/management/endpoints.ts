@@ -40,7 +40,7 @@ export const getEndpoint = <const Path extends HttpRouter.PathInput, S extends S
   HttpApiEndpoint.get("get", path, { params: IdParams, success: item, error: NotFound })
 
 /** A management group: authenticated by API key, its errors in the envelope, its title and description in the document. */
-export const managementGroup = (doc: { readonly title: string; readonly description?: string }) =>
+export const managementGroup =
+  (doc: { readonly title: string; readonly description?: string }) =>
   <Id extends string, Endpoints extends HttpApiEndpoint.Constraint>(group: HttpApiGroup.HttpApiGroup<Id, Endpoints>) =>
     group.middleware(ManagementAuth).middleware(Envelope).annotateMerge(OpenApi.annotations(doc))
-

@@ -5,14 +5,18 @@ import { Goals } from "../../store/goals-repo.ts"
 import { ApiPrincipal } from "../contract.ts"
 import { ManagementApi } from "./api.ts"
 
-export const GoalsHandlers = HttpApiBuilder.group(ManagementApi, "goals", Effect.fn(function*(handlers) {
-  const goals = yield* Goals
-  return handlers.handle("list", ({ query }) =>
-    ApiPrincipal.use((p) =>
-      goals.list(
-        { orgId: p.orgId, environment: p.environment },
-        { user_id: query.user_id, status: query.status },
-        { limit: query.limit ?? defaultPageSize, cursor: query.cursor }
-      )
-    ))
-}))
+export const GoalsHandlers = HttpApiBuilder.group(
+  ManagementApi,
+  "goals",
+  Effect.fn(function*(handlers) {
+    const goals = yield* Goals
+    return handlers.handle("list", ({ query }) =>
+      ApiPrincipal.use((p) =>
+        goals.list(
+          { orgId: p.orgId, environment: p.environment },
+          { user_id: query.user_id, status: query.status },
+          { limit: query.limit ?? defaultPageSize, cursor: query.cursor }
+        )
+      ))
+  })
+)

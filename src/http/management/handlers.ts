@@ -48,116 +48,145 @@ const liveKeyForBothEnvironments = Effect.gen(function*() {
   }
 })
 
-export const OrgHandlers = HttpApiBuilder.group(ManagementApi, "org", Effect.fn(function*(handlers) {
-  const tenancy = serviceOnTheWire(yield* Tenancy)
-  const channels = serviceOnTheWire(yield* Channels)
-  return handlers
-    .handle("get", () =>
-      Effect.gen(function*() {
-        const principal = yield* ApiPrincipal
-        const org = yield* tenancy.getOrg(principal.orgId).pipe(Effect.orDie)
-        return orgView(principal, org, yield* channels.alertChannels(principal.orgId))
-      }))
-    .handle("update", ({ payload }) =>
-      Effect.gen(function*() {
-        yield* liveKeyForBothEnvironments
-        const principal = yield* ApiPrincipal
-        const { alert_channels, ...rest } = payload
-        const settings = validateOrgSettings(rest)
-        if ("problems" in settings) return yield* Unprocessable.of(settings.problems.join("; "), "validation_error")
-        const alertChannels = alert_channels === undefined
-          ? yield* channels.alertChannels(principal.orgId)
-          : yield* channels.setAlertChannels(principal.orgId, alert_channels)
-        const org = yield* tenancy.updateOrg(principal.orgId, settings.ok).pipe(Effect.orDie)
-        return orgView(principal, org, alertChannels)
-      }))
-}))
+export const OrgHandlers = HttpApiBuilder.group(
+  ManagementApi,
+  "org",
+  Effect.fn(function*(handlers) {
+    const tenancy = serviceOnTheWire(yield* Tenancy)
+    const channels = serviceOnTheWire(yield* Channels)
+    return handlers
+      .handle("get", () =>
+        Effect.gen(function*() {
+          const principal = yield* ApiPrincipal
+          const org = yield* tenancy.getOrg(principal.orgId).pipe(Effect.orDie)
+          return orgView(principal, org, yield* channels.alertChannels(principal.orgId))
+        }))
+      .handle("update", ({ payload }) =>
+        Effect.gen(function*() {
+          yield* liveKeyForBothEnvironments
+          const principal = yield* ApiPrincipal
+          const { alert_channels, ...rest } = payload
+          const settings = validateOrgSettings(rest)
+          if ("problems" in settings) return yield* Unprocessable.of(settings.problems.join("; "), "validation_error")
+          const alertChannels = alert_channels === undefined
+            ? yield* channels.alertChannels(principal.orgId)
+            : yield* channels.setAlertChannels(principal.orgId, alert_channels)
+          const org = yield* tenancy.updateOrg(principal.orgId, settings.ok).pipe(Effect.orDie)
+          return orgView(principal, org, alertChannels)
+        }))
+  })
+)
 
-export const UsersHandlers = HttpApiBuilder.group(ManagementApi, "users", Effect.fn(function*(handlers) {
-  const tenancy = serviceOnTheWire(yield* Tenancy)
-  return handlers
-    .handle("list", ({ query }) => ApiPrincipal.use((p) => tenancy.listUsers(p.orgId, page(query))))
-    .handle("get", ({ params }) => ApiPrincipal.use((p) => tenancy.getUser(p.orgId, params.id)))
-    .handle("create", ({ payload }) =>
-      ApiPrincipal.use((p) =>
-        tenancy.createUser(p.orgId, { ...payload, role: payload.role ?? "member" })))
-    .handle("update", ({ params, payload }) =>
-      Effect.andThen(liveKeyForBothEnvironments, ApiPrincipal.use((p) => tenancy.updateUser(p.orgId, params.id, payload))))
-    .handle("deactivate", ({ params }) =>
-      Effect.andThen(
-        liveKeyForBothEnvironments,
-        ApiPrincipal.use((p) =>
-          tenancy.updateUser(p.orgId, params.id, { status: "deactivated" }).pipe(
-            // Deactivating touches no team list, so nothing else can conflict.
-            Effect.catchTags({ Conflict: Effect.die, Unprocessable: Effect.die }),
-            Effect.asVoid
-          ))
-      ))
-}))
+export const UsersHandlers = HttpApiBuilder.group(
+  ManagementApi,
+  "users",
+  Effect.fn(function*(handlers) {
+    const tenancy = serviceOnTheWire(yield* Tenancy)
+    return handlers
+      .handle("list", ({ query }) => ApiPrincipal.use((p) => tenancy.listUsers(p.orgId, page(query))))
+      .handle("get", ({ params }) => ApiPrincipal.use((p) => tenancy.getUser(p.orgId, params.id)))
+      .handle("create", ({ payload }) => ApiPrincipal.use((p) => tenancy.createUser(p.orgId, { ...payload, role: payload.role ?? "member" })))
+      .handle(
+        "update",
+        ({ params, payload }) => Effect.andThen(liveKeyForBothEnvironments, ApiPrincipal.use((p) => tenancy.updateUser(p.orgId, params.id, payload)))
+      )
+      .handle("deactivate", ({ params }) =>
+        Effect.andThen(
+          liveKeyForBothEnvironments,
+          ApiPrincipal.use((p) =>
+            tenancy.updateUser(p.orgId, params.id, { status: "deactivated" }).pipe(
+              // Deactivating touches no team list, so nothing else can conflict.
+              Effect.catchTags({ Conflict: Effect.die, Unprocessable: Effect.die }),
+              Effect.asVoid
+            )
+          )
+        ))
+  })
+)
 
-export const TeamsHandlers = HttpApiBuilder.group(ManagementApi, "teams", Effect.fn(function*(handlers) {
-  const tenancy = serviceOnTheWire(yield* Tenancy)
-  return handlers
-    .handle("list", ({ query }) => ApiPrincipal.use((p) => tenancy.listTeams(p.orgId, page(query))))
-    .handle("create", ({ payload }) => ApiPrincipal.use((p) => tenancy.createTeam(p.orgId, payload)))
-    .handle("get", ({ params }) => ApiPrincipal.use((p) => tenancy.getTeam(p.orgId, params.id)))
-    .handle("update", ({ params, payload }) =>
-      Effect.andThen(liveKeyForBothEnvironments, ApiPrincipal.use((p) => tenancy.updateTeam(p.orgId, params.id, payload))))
-    .handle("delete", ({ params }) =>
-      Effect.andThen(liveKeyForBothEnvironments, ApiPrincipal.use((p) => tenancy.deleteTeam(p.orgId, params.id))))
-}))
+export const TeamsHandlers = HttpApiBuilder.group(
+  ManagementApi,
+  "teams",
+  Effect.fn(function*(handlers) {
+    const tenancy = serviceOnTheWire(yield* Tenancy)
+    return handlers
+      .handle("list", ({ query }) => ApiPrincipal.use((p) => tenancy.listTeams(p.orgId, page(query))))
+      .handle("create", ({ payload }) => ApiPrincipal.use((p) => tenancy.createTeam(p.orgId, payload)))
+      .handle("get", ({ params }) => ApiPrincipal.use((p) => tenancy.getTeam(p.orgId, params.id)))
+      .handle(
+        "update",
+        ({ params, payload }) => Effect.andThen(liveKeyForBothEnvironments, ApiPrincipal.use((p) => tenancy.updateTeam(p.orgId, params.id, payload)))
+      )
+      .handle("delete", ({ params }) => Effect.andThen(liveKeyForBothEnvironments, ApiPrincipal.use((p) => tenancy.deleteTeam(p.orgId, params.id))))
+  })
+)
 
-export const ProjectsHandlers = HttpApiBuilder.group(ManagementApi, "projects", Effect.fn(function*(handlers) {
-  const tenancy = serviceOnTheWire(yield* Tenancy)
-  return handlers
-    .handle("list", ({ query }) => ApiPrincipal.use((p) => tenancy.listProjects(p.orgId, page(query))))
-    .handle("create", ({ payload }) => ApiPrincipal.use((p) => tenancy.createProject(p.orgId, payload)))
-    .handle("delete", ({ params }) =>
-      Effect.andThen(liveKeyForBothEnvironments, ApiPrincipal.use((p) => tenancy.deleteProject(p.orgId, params.id))))
-}))
+export const ProjectsHandlers = HttpApiBuilder.group(
+  ManagementApi,
+  "projects",
+  Effect.fn(function*(handlers) {
+    const tenancy = serviceOnTheWire(yield* Tenancy)
+    return handlers
+      .handle("list", ({ query }) => ApiPrincipal.use((p) => tenancy.listProjects(p.orgId, page(query))))
+      .handle("create", ({ payload }) => ApiPrincipal.use((p) => tenancy.createProject(p.orgId, payload)))
+      .handle("delete", ({ params }) => Effect.andThen(liveKeyForBothEnvironments, ApiPrincipal.use((p) => tenancy.deleteProject(p.orgId, params.id))))
+  })
+)
 
 /** Revokes a key of the caller's environment by its id, which must be of the kind the path names. */
 const revoke = (tenancy: OnTheWire<Tenancy["Service"]>, id: string, prefix: string, kind: string) =>
   ApiPrincipal.use((p) =>
     id.startsWith(`${prefix}_`)
       ? tenancy.revokeKey(id, { orgId: p.orgId, environment: p.environment })
-      : Effect.fail(NotFound.of(`${kind} ${id} not found`)))
+      : Effect.fail(NotFound.of(`${kind} ${id} not found`))
+  )
 
-export const ApiKeysHandlers = HttpApiBuilder.group(ManagementApi, "apiKeys", Effect.fn(function*(handlers) {
-  const tenancy = serviceOnTheWire(yield* Tenancy)
-  return handlers
-    .handle("list", ({ query }) =>
-      ApiPrincipal.use((p) => tenancy.listApiKeys(p.orgId, p.environment, page(query))))
-    .handle("create", ({ payload }) =>
-      ApiPrincipal.use((p) =>
-        Effect.gen(function*() {
-          // A key hands out only what it holds itself: an admin:write key is not every scope.
-          const scopes = [...new Set(payload.scopes)]
-          const beyond = scopes.filter((scope) => !holdsScope(p.scopes, scope))
-          if (beyond.length > 0) {
-            return yield* Forbidden.of(`a key can grant only scopes it has itself; this one lacks ${beyond.join(", ")}`, "insufficient_scope")
-          }
-          const { key, record } = yield* tenancy.createApiKey(p.orgId, { environment: p.environment, name: payload.name, scopes }).pipe(
-            Effect.catchTag("NotFound", Effect.die)
+export const ApiKeysHandlers = HttpApiBuilder.group(
+  ManagementApi,
+  "apiKeys",
+  Effect.fn(function*(handlers) {
+    const tenancy = serviceOnTheWire(yield* Tenancy)
+    return handlers
+      .handle("list", ({ query }) => ApiPrincipal.use((p) => tenancy.listApiKeys(p.orgId, p.environment, page(query))))
+      .handle("create", ({ payload }) =>
+        ApiPrincipal.use((p) =>
+          Effect.gen(function*() {
+            // A key hands out only what it holds itself: an admin:write key is not every scope.
+            const scopes = [...new Set(payload.scopes)]
+            const beyond = scopes.filter((scope) => !holdsScope(p.scopes, scope))
+            if (beyond.length > 0) {
+              return yield* Forbidden.of(`a key can grant only scopes it has itself; this one lacks ${beyond.join(", ")}`, "insufficient_scope")
+            }
+            const { key, record } = yield* tenancy.createApiKey(p.orgId, { environment: p.environment, name: payload.name, scopes }).pipe(
+              Effect.catchTag("NotFound", Effect.die)
+            )
+            return { ...record, key }
+          })
+        ))
+      .handle("revoke", ({ params }) => revoke(tenancy, params.id, IdPrefix.apiKey, "API key"))
+  })
+)
+
+export const LicenseKeysHandlers = HttpApiBuilder.group(
+  ManagementApi,
+  "licenseKeys",
+  Effect.fn(function*(handlers) {
+    const tenancy = serviceOnTheWire(yield* Tenancy)
+    return handlers
+      .handle("list", ({ query }) => ApiPrincipal.use((p) => tenancy.listLicenseKeys(p.orgId, p.environment, page(query))))
+      .handle(
+        "create",
+        ({ payload }) =>
+          ApiPrincipal.use((p) =>
+            tenancy.createLicenseKey(p.orgId, { environment: p.environment, user_id: payload.user_id }).pipe(
+              Effect.map(({ key, record }) => ({ ...record, key })),
+              Effect.catchTag("NotFound", Effect.die)
+            )
           )
-          return { ...record, key }
-        })))
-    .handle("revoke", ({ params }) => revoke(tenancy, params.id, IdPrefix.apiKey, "API key"))
-}))
-
-export const LicenseKeysHandlers = HttpApiBuilder.group(ManagementApi, "licenseKeys", Effect.fn(function*(handlers) {
-  const tenancy = serviceOnTheWire(yield* Tenancy)
-  return handlers
-    .handle("list", ({ query }) =>
-      ApiPrincipal.use((p) => tenancy.listLicenseKeys(p.orgId, p.environment, page(query))))
-    .handle("create", ({ payload }) =>
-      ApiPrincipal.use((p) =>
-        tenancy.createLicenseKey(p.orgId, { environment: p.environment, user_id: payload.user_id }).pipe(
-          Effect.map(({ key, record }) => ({ ...record, key })),
-          Effect.catchTag("NotFound", Effect.die)
-        )))
-    .handle("revoke", ({ params }) => revoke(tenancy, params.id, IdPrefix.licenseKey, "license key"))
-}))
+      )
+      .handle("revoke", ({ params }) => revoke(tenancy, params.id, IdPrefix.licenseKey, "license key"))
+  })
+)
 
 export const ManagementHandlers = Layer.mergeAll(
   WebhooksHandlers,

@@ -40,32 +40,44 @@ const testPayload = (webhookId: string, orgId: string, now: Date) => {
   })
 }
 
-export const WebhooksHandlers = HttpApiBuilder.group(ManagementApi, "webhooks", Effect.fn(function*(handlers) {
-  const webhooks = serviceOnTheWire(yield* Webhooks)
-  const config = yield* WebhookConfig
-  const deliveries = serviceOnTheWire(yield* WebhookDeliveries)
-  return handlers
-    .handle("list", ({ query }) => ApiPrincipal.use((p) => webhooks.list(tenant(p), page(query))))
-    .handle("deliveries", ({ params, query }) => ApiPrincipal.use((p) => deliveries.list(tenant(p), params.id, page(query))))
-    .handle("create", ({ payload }) => ApiPrincipal.use((p) => webhooks.create(tenant(p), payload)))
-    .handle("delete", ({ params }) => ApiPrincipal.use((p) => webhooks.remove(tenant(p), params.id)))
-    .handle("enable", ({ params }) => ApiPrincipal.use((p) => webhooks.enable(tenant(p), params.id)))
-    .handle("test", ({ params }) =>
-      ApiPrincipal.use((p) =>
-        Effect.gen(function*() {
-          const target = yield* webhooks.target(tenant(p), params.id)
-          const now = new Date(yield* Clock.currentTimeMillis)
-          return yield* deliver(target.url, testPayload(params.id, p.orgId, now), target.secret, config)
-        })))
-}))
+export const WebhooksHandlers = HttpApiBuilder.group(
+  ManagementApi,
+  "webhooks",
+  Effect.fn(function*(handlers) {
+    const webhooks = serviceOnTheWire(yield* Webhooks)
+    const config = yield* WebhookConfig
+    const deliveries = serviceOnTheWire(yield* WebhookDeliveries)
+    return handlers
+      .handle("list", ({ query }) => ApiPrincipal.use((p) => webhooks.list(tenant(p), page(query))))
+      .handle("deliveries", ({ params, query }) => ApiPrincipal.use((p) => deliveries.list(tenant(p), params.id, page(query))))
+      .handle("create", ({ payload }) => ApiPrincipal.use((p) => webhooks.create(tenant(p), payload)))
+      .handle("delete", ({ params }) => ApiPrincipal.use((p) => webhooks.remove(tenant(p), params.id)))
+      .handle("enable", ({ params }) => ApiPrincipal.use((p) => webhooks.enable(tenant(p), params.id)))
+      .handle("test", ({ params }) =>
+        ApiPrincipal.use((p) =>
+          Effect.gen(function*() {
+            const target = yield* webhooks.target(tenant(p), params.id)
+            const now = new Date(yield* Clock.currentTimeMillis)
+            return yield* deliver(target.url, testPayload(params.id, p.orgId, now), target.secret, config)
+          })
+        ))
+  })
+)
 
-export const AlertsHandlers = HttpApiBuilder.group(ManagementApi, "alerts", Effect.fn(function*(handlers) {
-  const webhooks = serviceOnTheWire(yield* Webhooks)
-  return handlers.handle("list", ({ query }) => ApiPrincipal.use((p) => webhooks.listAlerts(tenant(p), page(query))))
-}))
+export const AlertsHandlers = HttpApiBuilder.group(
+  ManagementApi,
+  "alerts",
+  Effect.fn(function*(handlers) {
+    const webhooks = serviceOnTheWire(yield* Webhooks)
+    return handlers.handle("list", ({ query }) => ApiPrincipal.use((p) => webhooks.listAlerts(tenant(p), page(query))))
+  })
+)
 
-export const WebhookEventsHandlers = HttpApiBuilder.group(ManagementApi, "webhookEvents", Effect.fn(function*(handlers) {
-  const events = yield* WebhookEvents
-  return handlers.handle("list", ({ query }) =>
-    ApiPrincipal.use((p) => events.list(tenant(p), query.type, page(query))))
-}))
+export const WebhookEventsHandlers = HttpApiBuilder.group(
+  ManagementApi,
+  "webhookEvents",
+  Effect.fn(function*(handlers) {
+    const events = yield* WebhookEvents
+    return handlers.handle("list", ({ query }) => ApiPrincipal.use((p) => events.list(tenant(p), query.type, page(query))))
+  })
+)

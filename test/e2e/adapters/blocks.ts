@@ -35,7 +35,10 @@ export const blockMarkerCommand = async (w: World, toolName: string, usage: Fake
   const marker = join(w.workdir, "blocked-marker.txt")
   w.model.script = { shell: `touch ${marker}`, finalText: "All done.", usage }
   const rule = await w.rule({
-    name: "no markers", type: "org_policy", condition: { blocked_commands: ["touch *blocked-marker"] }, action: "block",
+    name: "no markers",
+    type: "org_policy",
+    condition: { blocked_commands: ["touch *blocked-marker"] },
+    action: "block",
     action_config: { message: markerMessage }
   })
   await w.ruleInForce(rule.id, { type: "pre-tool", metadata: { tool_name: toolName, command: "touch /elsewhere/blocked-marker.txt" } })

@@ -61,8 +61,7 @@ describe("the Claude Code adapter, with the real claude CLI", () => {
 
   const sessionWhere = (w: World, done: (s: any) => boolean, what: string) => w.sessionWhere("claude-code", done, what)
 
-  const lines = (stdout: string): Array<any> =>
-    stdout.split("\n").filter((l) => l.trim().startsWith("{")).map((l) => JSON.parse(l))
+  const lines = (stdout: string): Array<any> => stdout.split("\n").filter((l) => l.trim().startsWith("{")).map((l) => JSON.parse(l))
 
   it("install writes the hooks once, keeps the user's own settings, and uninstall takes out exactly what it added", perTest, async () => {
     const w = await setUp()
@@ -150,7 +149,7 @@ describe("the Claude Code adapter, with the real claude CLI", () => {
     const again = await w.adapter(["flush"])
     expect(again.code, again.stdout + again.stderr).toBe(0)
     expect(again.stdout).toContain("files left 0")
-    const after = (await w.sessions("claude-code"))
+    const after = await w.sessions("claude-code")
     expect(after).toHaveLength(1)
     expect(after[0]).toMatchObject({ tokens_in: tokensIn, tokens_out: 2 * usage.output, cost_usd: session.cost_usd })
     expect(after[0].signals).toHaveLength(signalCount)
@@ -172,14 +171,22 @@ describe("the Claude Code adapter, with the real claude CLI", () => {
     expect(open.stdout).toContain("All done.")
     // Every hook of the run has the same warning: the person is told once, with what was spooled.
     expect(shown(open.stderr)).toHaveLength(1)
-    expect(shown(open.stderr)[0]).toMatch(/signal-engine unreachable \(ECONNREFUSED\); allowed because the adapter fails open \(spooled for later: \d+ hook events?\)/)
+    expect(shown(open.stderr)[0]).toMatch(
+      /signal-engine unreachable \(ECONNREFUSED\); allowed because the adapter fails open \(spooled for later: \d+ hook events?\)/
+    )
 
     const refused = await runClaude(w, ["-p", "say hello"], { env: { SIGNAL_ENGINE_LICENSE_KEY: "lic_00000000000000000000" } })
     expect(refused.stdout).toContain("All done.")
     expect(shown(refused.stderr).join("\n")).toContain("signal-engine refused the signal: 401")
 
     const message = "claude-sonnet-4-5 is being phased out: prefer the newer model"
-    const rule = await w.rule({ name: "sonnet 4.5 warned", type: "model_filter", condition: { model: { in: [model] } }, action: "warn", action_config: { message } })
+    const rule = await w.rule({
+      name: "sonnet 4.5 warned",
+      type: "model_filter",
+      condition: { model: { in: [model] } },
+      action: "warn",
+      action_config: { message }
+    })
     await w.ruleInForce(rule.id, { type: "user-prompt", metadata: { model } })
     const warned = await runClaude(w, ["-p", "say hello"])
     expect(warned.stdout).toContain("All done.")

@@ -105,19 +105,26 @@ export const interactiveClaude = async (w: World, env: Record<string, string | u
   } catch {
     // first run
   }
-  writeFileSync(state, JSON.stringify({
-    ...known,
-    hasCompletedOnboarding: true,
-    projects: { [w.workdir]: { hasTrustDialogAccepted: true } },
-    customApiKeyResponses: { approved: ["sk-ant-test-0000"], rejected: [] }
-  }))
-  const child = spawn("script", ["-qfc", cli("claude"), "/dev/null"], { env: claudeEnv(w, { TERM: "xterm-256color", ...env }) as NodeJS.ProcessEnv, cwd: w.workdir })
+  writeFileSync(
+    state,
+    JSON.stringify({
+      ...known,
+      hasCompletedOnboarding: true,
+      projects: { [w.workdir]: { hasTrustDialogAccepted: true } },
+      customApiKeyResponses: { approved: ["sk-ant-test-0000"], rejected: [] }
+    })
+  )
+  const child = spawn("script", ["-qfc", cli("claude"), "/dev/null"], {
+    env: claudeEnv(w, { TERM: "xterm-256color", ...env }) as NodeJS.ProcessEnv,
+    cwd: w.workdir
+  })
   let out = ""
   child.stdout.on("data", (c) => (out += c))
   // Keys typed as the session ends (killed) meet a closed pipe: not a failure of the test.
   child.stdin.on("error", () => undefined)
   const screen = () => out.replace(/\x1b\[[0-9;?<>]*[a-zA-Z]|\x1b\][^\x07\x1b]*(\x07|\x1b\\)?/g, "").replace(/\s+/g, "")
-  const shows = (text: string) => waitFor(async () => screen(), (s) => s.includes(text.replace(/\s+/g, "")), { timeoutMs: 30_000, what: `the screen to show "${text}"` })
+  const shows = (text: string) =>
+    waitFor(async () => screen(), (s) => s.includes(text.replace(/\s+/g, "")), { timeoutMs: 30_000, what: `the screen to show "${text}"` })
   await shows("auto mode on")
   return {
     type: async (keys, text) => {

@@ -39,8 +39,11 @@ describe.each(tools)("the $adapter adapter's contract, with the real CLI", (tool
     const calls = servedCalls(w, tool)
     expect(calls.length).toBeGreaterThanOrEqual(2) // the shell call, then the answer
     const tokensIn = total(calls, tokensInOf)
-    const session = await w.sessionWhere(tool.adapter, (s) => s.tokens_in === tokensIn && s.signals.some((x: any) => x.type === "session-end"),
-      "the session with every call's tokens")
+    const session = await w.sessionWhere(
+      tool.adapter,
+      (s) => s.tokens_in === tokensIn && s.signals.some((x: any) => x.type === "session-end"),
+      "the session with every call's tokens"
+    )
     expect(session.tokens_out).toBe(total(calls, (u) => u.output))
     expect(session.model).toBe(tool.model)
     const types = session.signals.map((x: any) => x.type)
@@ -53,13 +56,18 @@ describe.each(tools)("the $adapter adapter's contract, with the real CLI", (tool
 
     // What the service charges for the same calls sent by hand.
     const reference = await w.costOf(calls.map((u) => ({
-      model: tool.model, tokens_in: tokensInOf(u), tokens_out: u.output, cache_read_tokens: u.cacheRead, cache_write_tokens: u.cacheWrite
+      model: tool.model,
+      tokens_in: tokensInOf(u),
+      tokens_out: u.output,
+      cache_read_tokens: u.cacheRead,
+      cache_write_tokens: u.cacheWrite
     })))
     expect(session.cost_usd).toBeGreaterThan(0)
     expect(session.cost_usd).toBeCloseTo(reference, 9)
     const price = tool.publishedPrice
     if (price !== undefined) {
-      const listed = total(calls, (u) => u.input * price.input + u.output * price.output + u.cacheRead * price.cacheRead + u.cacheWrite * price.cacheWrite) / 1e6
+      const listed = total(calls, (u) => u.input * price.input + u.output * price.output + u.cacheRead * price.cacheRead + u.cacheWrite * price.cacheWrite) /
+        1e6
       expect(session.cost_usd).toBeCloseTo(listed, 9)
     }
   })

@@ -53,7 +53,9 @@ describe("the Copilot CLI adapter, with the real copilot CLI", () => {
    */
   const copilotPiped = (w: World, prompt: string, env: Record<string, string | undefined> = {}) =>
     run("/bin/bash", ["-o", "pipefail", "-c", `"$@" 2> >(cat >&2) | cat`, "copilot", cli("copilot"), "-p", prompt, "--allow-all-tools", "--no-ask-user"], {
-      env: copilotEnv(w, env), cwd: w.workdir, timeoutMs: 150_000
+      env: copilotEnv(w, env),
+      cwd: w.workdir,
+      timeoutMs: 150_000
     })
 
   const setUp = async () => {
@@ -65,13 +67,15 @@ describe("the Copilot CLI adapter, with the real copilot CLI", () => {
   }
 
   const sessionsOf = (server: TestServer, w: World) => w.sessions("copilot-cli", server)
-  const sessionWhere = (w: World, done: (s: any) => boolean, what: string, server: TestServer = w.server) =>
-    w.sessionWhere("copilot-cli", done, what, server)
+  const sessionWhere = (w: World, done: (s: any) => boolean, what: string, server: TestServer = w.server) => w.sessionWhere("copilot-cli", done, what, server)
   /** What the service charges for `calls` model calls of the fake's usage, sent by hand. */
   const referenceCost = (w: World, calls: number) =>
     w.costOf(Array.from({ length: calls }, () => ({
-      model, tokens_in: usage.input + usage.cacheRead + usage.cacheWrite, tokens_out: usage.output,
-      cache_read_tokens: usage.cacheRead, cache_write_tokens: usage.cacheWrite
+      model,
+      tokens_in: usage.input + usage.cacheRead + usage.cacheWrite,
+      tokens_out: usage.output,
+      cache_read_tokens: usage.cacheRead,
+      cache_write_tokens: usage.cacheWrite
     })))
 
   it("install writes its own hooks file once, keeps the user's other hooks, and uninstall removes the file", perTest, async () => {
@@ -124,57 +128,64 @@ describe("the Copilot CLI adapter, with the real copilot CLI", () => {
     expect(existsSync(projectFile)).toBe(false)
   })
 
-  it("with the service down the run goes on (fail open, the agent warned), the spool drains once the service is back, and fail closed blocks", perTest, async () => {
-    const w = await setUp()
-    const made = join(w.workdir, "made.txt")
-    w.model.script = { shell: `touch ${made}`, finalText: "All done.", usage }
-    const referenceUsd = await referenceCost(w, 2)
-    await w.server.stop()
+  it(
+    "with the service down the run goes on (fail open, the agent warned), the spool drains once the service is back, and fail closed blocks",
+    perTest,
+    async () => {
+      const w = await setUp()
+      const made = join(w.workdir, "made.txt")
+      w.model.script = { shell: `touch ${made}`, finalText: "All done.", usage }
+      const referenceUsd = await referenceCost(w, 2)
+      await w.server.stop()
 
-    const ran = await copilot(w, "create made.txt")
-    expect(ran.code, ran.stderr).toBe(0)
-    expect(ran.stdout).toContain("All done.")
-    expect(existsSync(made)).toBe(true)
-    // The warning also reaches the conversation, where the agent sees it (the person: see the stderr test).
-    const asked = JSON.stringify(w.model.modelCalls()[0]?.body)
-    expect(asked).toContain("signal-engine unreachable")
-    expect(asked).toContain("allowed because the adapter fails open")
+      const ran = await copilot(w, "create made.txt")
+      expect(ran.code, ran.stderr).toBe(0)
+      expect(ran.stdout).toContain("All done.")
+      expect(existsSync(made)).toBe(true)
+      // The warning also reaches the conversation, where the agent sees it (the person: see the stderr test).
+      const asked = JSON.stringify(w.model.modelCalls()[0]?.body)
+      expect(asked).toContain("signal-engine unreachable")
+      expect(asked).toContain("allowed because the adapter fails open")
 
-    const spool = join(w.home, ".signal-engine", "spool")
-    const spooledSignals = () =>
-      readdirSync(spool).filter((f) => f.endsWith(".json")).flatMap((f) => JSON.parse(readFileSync(join(spool, f), "utf8")).signals as Array<any>)
-    const tokensIn = 2 * (usage.input + usage.cacheRead + usage.cacheWrite)
-    // Copilot writes the log of its model calls as it exits, after its last hook: the usage is
-    // spooled too once the adapter has read it there. Its sessionEnd hook may still be running
-    // when the process exits, so the spool is awaited until it holds every kind of signal.
-    const kinds = ["session-start", "user-prompt", "pre-tool", "post-tool", "stop", "session-end"]
-    const signals = await waitFor(async () => spooledSignals(), (all) =>
-      all.reduce((n, x) => n + Number(x.metadata?.tokens_in ?? 0), 0) === tokensIn && kinds.every((t) => all.some((x) => x.type === t)), {
-      what: "the run's signals and usage in the spool"
-    })
-    const types = new Set(signals.map((x) => x.type))
-    for (const t of kinds) expect(types, t).toContain(t)
+      const spool = join(w.home, ".signal-engine", "spool")
+      const spooledSignals = () =>
+        readdirSync(spool).filter((f) => f.endsWith(".json")).flatMap((f) => JSON.parse(readFileSync(join(spool, f), "utf8")).signals as Array<any>)
+      const tokensIn = 2 * (usage.input + usage.cacheRead + usage.cacheWrite)
+      // Copilot writes the log of its model calls as it exits, after its last hook: the usage is
+      // spooled too once the adapter has read it there. Its sessionEnd hook may still be running
+      // when the process exits, so the spool is awaited until it holds every kind of signal.
+      const kinds = ["session-start", "user-prompt", "pre-tool", "post-tool", "stop", "session-end"]
+      const signals = await waitFor(
+        async () => spooledSignals(),
+        (all) => all.reduce((n, x) => n + Number(x.metadata?.tokens_in ?? 0), 0) === tokensIn && kinds.every((t) => all.some((x) => x.type === t)),
+        {
+          what: "the run's signals and usage in the spool"
+        }
+      )
+      const types = new Set(signals.map((x) => x.type))
+      for (const t of kinds) expect(types, t).toContain(t)
 
-    restarted = await startServer({ databaseUrl: w.server.databaseUrl })
-    const flushed = await w.adapter(["flush"], { env: { SIGNAL_ENGINE_URL: restarted.baseUrl } })
-    expect(flushed.code, flushed.stdout + flushed.stderr).toBe(0)
-    expect(flushed.stdout).toContain(`sent ${signals.length}, rejected 0, files left 0`)
-    const session = await sessionWhere(w, (s) => s.tokens_in === tokensIn && s.signals.length === signals.length, "the spooled signals", restarted)
-    expect(session.tokens_out).toBe(2 * usage.output)
-    expect(session.cost_usd).toBeCloseTo(referenceUsd, 9)
-    // Each spooled signal appears once.
-    expect(new Set(session.signals.map((x: any) => x.id)).size).toBe(signals.length)
-    const again = await w.adapter(["flush"], { env: { SIGNAL_ENGINE_URL: restarted.baseUrl } })
-    expect(again.stdout).toContain("sent 0, rejected 0, files left 0")
-    expect(await sessionsOf(restarted, w)).toHaveLength(1)
+      restarted = await startServer({ databaseUrl: w.server.databaseUrl })
+      const flushed = await w.adapter(["flush"], { env: { SIGNAL_ENGINE_URL: restarted.baseUrl } })
+      expect(flushed.code, flushed.stdout + flushed.stderr).toBe(0)
+      expect(flushed.stdout).toContain(`sent ${signals.length}, rejected 0, files left 0`)
+      const session = await sessionWhere(w, (s) => s.tokens_in === tokensIn && s.signals.length === signals.length, "the spooled signals", restarted)
+      expect(session.tokens_out).toBe(2 * usage.output)
+      expect(session.cost_usd).toBeCloseTo(referenceUsd, 9)
+      // Each spooled signal appears once.
+      expect(new Set(session.signals.map((x: any) => x.id)).size).toBe(signals.length)
+      const again = await w.adapter(["flush"], { env: { SIGNAL_ENGINE_URL: restarted.baseUrl } })
+      expect(again.stdout).toContain("sent 0, rejected 0, files left 0")
+      expect(await sessionsOf(restarted, w)).toHaveLength(1)
 
-    // Fail closed, the service down again: the prompt is refused before the model sees it.
-    const callsBefore = w.model.modelCalls().length
-    const closed = await copilot(w, "create another file", { SIGNAL_ENGINE_URL: w.server.baseUrl, SIGNAL_ENGINE_FAIL_MODE: "closed" })
-    expect(closed.stderr).toContain("blocked because the adapter fails closed")
-    expect(closed.stdout).not.toContain("All done.")
-    expect(w.model.modelCalls()).toHaveLength(callsBefore)
-  })
+      // Fail closed, the service down again: the prompt is refused before the model sees it.
+      const callsBefore = w.model.modelCalls().length
+      const closed = await copilot(w, "create another file", { SIGNAL_ENGINE_URL: w.server.baseUrl, SIGNAL_ENGINE_FAIL_MODE: "closed" })
+      expect(closed.stderr).toContain("blocked because the adapter fails closed")
+      expect(closed.stdout).not.toContain("All done.")
+      expect(w.model.modelCalls()).toHaveLength(callsBefore)
+    }
+  )
 
   it("copilot -p shows the person fail open, a refused key and a warn verdict on its stderr, once each", perTest, async () => {
     const w = await setUp()
@@ -185,14 +196,22 @@ describe("the Copilot CLI adapter, with the real copilot CLI", () => {
     expect(open.stdout).toContain("All done.")
     // Every hook of the run has the same warning: the person is told once, with what was spooled.
     expect(shown(open.stderr), open.stderr).toHaveLength(1)
-    expect(shown(open.stderr)[0]).toMatch(/signal-engine unreachable \(ECONNREFUSED\); allowed because the adapter fails open \(spooled for later: \d+ hook events?\)/)
+    expect(shown(open.stderr)[0]).toMatch(
+      /signal-engine unreachable \(ECONNREFUSED\); allowed because the adapter fails open \(spooled for later: \d+ hook events?\)/
+    )
 
     const refused = await copilotPiped(w, "say hello", { SIGNAL_ENGINE_LICENSE_KEY: "lic_00000000000000000000" })
     expect(refused.stdout).toContain("All done.")
     expect(shown(refused.stderr).join("\n")).toContain("signal-engine refused the signal: 401")
 
     const message = "gpt-4.1 is being phased out: prefer the newer model"
-    const rule = await w.rule({ name: "gpt-4.1 warned", type: "model_filter", condition: { model: { in: [model] } }, action: "warn", action_config: { message } })
+    const rule = await w.rule({
+      name: "gpt-4.1 warned",
+      type: "model_filter",
+      condition: { model: { in: [model] } },
+      action: "warn",
+      action_config: { message }
+    })
     await w.ruleInForce(rule.id, { type: "user-prompt", metadata: { model } })
     const warned = await copilotPiped(w, "say hello")
     expect(warned.stdout).toContain("All done.")

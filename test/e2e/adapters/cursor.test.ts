@@ -64,8 +64,11 @@ describe("the Cursor adapter", () => {
 
   it("a prompt for a blocked model is answered {continue:false} with the rule's message", async () => {
     const rule = await world.rule({
-      name: "No o3 in Cursor", type: "model_filter", action: "block",
-      condition: { model: { in: ["o3"] } }, action_config: { message: "o3 is not approved here" }
+      name: "No o3 in Cursor",
+      type: "model_filter",
+      action: "block",
+      condition: { model: { in: ["o3"] } },
+      action_config: { message: "o3 is not approved here" }
     })
     await world.ruleInForce(rule.id, { type: "user-prompt", metadata: { model: "o3" } })
     const { json } = await hook("beforeSubmitPrompt", { prompt: "refactor main.ts", attachments: [], model: "o3" })
@@ -76,7 +79,9 @@ describe("the Cursor adapter", () => {
 
   it("shell commands and MCP servers an org policy names are denied before they run; others are allowed", async () => {
     const rule = await world.rule({
-      name: "No destructive shell or prod DB", type: "org_policy", action: "block",
+      name: "No destructive shell or prod DB",
+      type: "org_policy",
+      action: "block",
       condition: { blocked_commands: ["rm -rf"], blocked_mcp_servers: ["prod-db"] },
       action_config: { message: "not allowed by the org policy" }
     })
@@ -92,8 +97,11 @@ describe("the Cursor adapter", () => {
 
   it("a warn rule lets the call through and shows its message", async () => {
     const rule = await world.rule({
-      name: "Careful with git push", type: "org_policy", action: "warn",
-      condition: { blocked_commands: ["git push"] }, action_config: { message: "pushes are audited" }
+      name: "Careful with git push",
+      type: "org_policy",
+      action: "warn",
+      condition: { blocked_commands: ["git push"] },
+      action_config: { message: "pushes are audited" }
     })
     await world.ruleInForce(rule.id, { type: "pre-tool", metadata: { tool_name: "Shell", command: "git push" } })
     expect((await hook("beforeShellExecution", { command: "git push origin main" })).json).toEqual({ permission: "allow", user_message: "pushes are audited" })

@@ -64,10 +64,12 @@ describe("the Gemini CLI adapter, with the real gemini CLI choosing its model", 
     expect(w.model.requests.slice(requests)).toEqual([])
   })
 
-  for (const [how, options] of [
-    ["the -m flag", { args: ["-m", "gemini-2.5-pro"] }],
-    ["GEMINI_MODEL", { env: { GEMINI_MODEL: "gemini-2.5-pro" } }]
-  ] as const) {
+  for (
+    const [how, options] of [
+      ["the -m flag", { args: ["-m", "gemini-2.5-pro"] }],
+      ["GEMINI_MODEL", { env: { GEMINI_MODEL: "gemini-2.5-pro" } }]
+    ] as const
+  ) {
     it(`a model named by ${how} over the settings' is judged as itself before any request`, perTest, async () => {
       const w = await setUpGemini("gemini-2.5-flash")
       world = w

@@ -30,8 +30,11 @@ export const geminiEnv = (w: World, extra: Record<string, string | undefined> = 
   })
 
 /** One headless prompt, tools approved (--yolo), as `gemini -p` prints it; `args` before the prompt. */
-export const gemini = (w: World, prompt: string, options: { readonly env?: Record<string, string | undefined>; readonly args?: ReadonlyArray<string> } = {}): Promise<Ran> =>
-  run(cli("gemini"), [...(options.args ?? []), "-p", prompt, "--yolo"], { env: geminiEnv(w, options.env), cwd: w.workdir, timeoutMs: 150_000 })
+export const gemini = (
+  w: World,
+  prompt: string,
+  options: { readonly env?: Record<string, string | undefined>; readonly args?: ReadonlyArray<string> } = {}
+): Promise<Ran> => run(cli("gemini"), [...(options.args ?? []), "-p", prompt, "--yolo"], { env: geminiEnv(w, options.env), cwd: w.workdir, timeoutMs: 150_000 })
 
 /**
  * A user's settings before the adapter: auth, no usage statistics or updates, telemetry off, a hook

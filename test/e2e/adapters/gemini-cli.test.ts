@@ -85,7 +85,8 @@ describe("the Gemini CLI adapter, with the real gemini CLI", () => {
 
     // The session's end is spooled by the adapter once the CLI has exited and its last calls are counted.
     const spool = join(w.home, ".signal-engine", "spool")
-    const spooled = () => readdirSync(spool).filter((f) => f.endsWith(".json")).flatMap((f) => JSON.parse(readFileSync(join(spool, f), "utf8")).signals as Array<any>)
+    const spooled = () =>
+      readdirSync(spool).filter((f) => f.endsWith(".json")).flatMap((f) => JSON.parse(readFileSync(join(spool, f), "utf8")).signals as Array<any>)
     const signals = await waitFor(async () => spooled(), (s) => s.some((x) => x.type === "session-end"), { what: "the spooled session end" })
     expect(signals.map((s) => s.type)).toEqual(expect.arrayContaining(["session-start", "user-prompt", "pre-tool", "post-tool", "stop", "session-end"]))
     const copy = join(w.home, "spool-copy")

@@ -32,8 +32,7 @@ describe("hooks installed with a Node that is later removed", () => {
     return copy.node
   }
 
-  const commandOf = (w: World, event: string): string =>
-    JSON.parse(readFileSync(join(configDir(w), "settings.json"), "utf8")).hooks[event][0].hooks[0].command
+  const commandOf = (w: World, event: string): string => JSON.parse(readFileSync(join(configDir(w), "settings.json"), "utf8")).hooks[event][0].hooks[0].command
 
   /** Runs the installed PreToolUse hook through sh, for a Bash call of `command`. */
   const preToolUse = (w: World, command: string, env: Record<string, string | undefined> = {}) =>
@@ -41,18 +40,29 @@ describe("hooks installed with a Node that is later removed", () => {
       env: w.env({ CLAUDE_CONFIG_DIR: configDir(w), ...env }),
       cwd: w.workdir,
       input: JSON.stringify({
-        session_id: "moved-node", hook_event_name: "PreToolUse", cwd: w.workdir,
-        tool_name: "Bash", tool_input: { command }, tool_use_id: "toolu_1"
+        session_id: "moved-node",
+        hook_event_name: "PreToolUse",
+        cwd: w.workdir,
+        tool_name: "Bash",
+        tool_input: { command },
+        tool_use_id: "toolu_1"
       })
     })
 
-  const doctor = (w: World, env: Record<string, string | undefined> = {}) => w.adapter(["doctor", "claude-code"], { env: { CLAUDE_CONFIG_DIR: configDir(w), ...env } })
+  const doctor = (w: World, env: Record<string, string | undefined> = {}) =>
+    w.adapter(["doctor", "claude-code"], { env: { CLAUDE_CONFIG_DIR: configDir(w), ...env } })
 
   it("still enforce the verdict with the node on PATH, and doctor names the removed Node and the repair", perTest, async () => {
     const w = await startWorld()
     world = w
     const gone = await installWithNodeCopy(w)
-    const rule = await w.rule({ name: "no rm -rf", type: "org_policy", condition: { blocked_commands: ["rm -rf *"] }, action: "block", action_config: { message } })
+    const rule = await w.rule({
+      name: "no rm -rf",
+      type: "org_policy",
+      condition: { blocked_commands: ["rm -rf *"] },
+      action: "block",
+      action_config: { message }
+    })
     await w.ruleInForce(rule.id, { type: "pre-tool", metadata: { tool_name: "Bash", command: "rm -rf /elsewhere" } })
 
     const denied = await preToolUse(w, "rm -rf build")
@@ -98,12 +108,15 @@ describe("hooks installed with a Node that is later removed", () => {
     const w = await startWorld()
     world = w
     const gone = join(tmpdir(), "adapter-node-removed", "node")
-    const installed = await w.adapter(["install", "claude-code", "--url", w.server.baseUrl, "--license-key", w.org.license_key, "--command", `${gone} ${adapterBin}`], {
+    const installed = await w.adapter(["install", "claude-code", "--url", w.server.baseUrl, "--license-key", w.org.license_key, "--command",
+      `${gone} ${adapterBin}`], {
       env: { CLAUDE_CONFIG_DIR: configDir(w) }
     })
     expect(installed.code).toBe(0)
     const report = await doctor(w)
     expect(report.code).toBe(1)
-    expect(report.stdout).toContain(`FAIL  Claude Code: its hooks run ${gone}, which is gone (a Node upgrade or nvm?), so they fail: run signal-engine-adapter install claude-code`)
+    expect(report.stdout).toContain(
+      `FAIL  Claude Code: its hooks run ${gone}, which is gone (a Node upgrade or nvm?), so they fail: run signal-engine-adapter install claude-code`
+    )
   })
 })

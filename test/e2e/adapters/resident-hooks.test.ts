@@ -26,8 +26,7 @@ describe("hooks served by the resident hook process", () => {
 
   const configDir = (w: World) => join(w.home, ".claude")
   const daemonFile = (w: World) => join(w.home, ".signal-engine", "daemon")
-  const commandOf = (w: World, event: string): string =>
-    JSON.parse(readFileSync(join(configDir(w), "settings.json"), "utf8")).hooks[event][0].hooks[0].command
+  const commandOf = (w: World, event: string): string => JSON.parse(readFileSync(join(configDir(w), "settings.json"), "utf8")).hooks[event][0].hooks[0].command
 
   /** Runs the installed PreToolUse hook through sh, for a Bash call of `command`. */
   const preToolUse = (w: World, command: string, options: { env?: Record<string, string | undefined>; cwd?: string; inputCwd?: boolean } = {}) =>
@@ -35,8 +34,12 @@ describe("hooks served by the resident hook process", () => {
       env: w.env({ CLAUDE_CONFIG_DIR: configDir(w), ...options.env }),
       cwd: options.cwd ?? w.workdir,
       input: JSON.stringify({
-        session_id: "resident", hook_event_name: "PreToolUse", ...(options.inputCwd === false ? {} : { cwd: w.workdir }),
-        tool_name: "Bash", tool_input: { command }, tool_use_id: `toolu_${Math.random().toString(36).slice(2)}`
+        session_id: "resident",
+        hook_event_name: "PreToolUse",
+        ...(options.inputCwd === false ? {} : { cwd: w.workdir }),
+        tool_name: "Bash",
+        tool_input: { command },
+        tool_use_id: `toolu_${Math.random().toString(36).slice(2)}`
       })
     })
 
@@ -46,7 +49,13 @@ describe("hooks served by the resident hook process", () => {
     world = w
     const { dir: nodeDir } = await installClaudeHooksWithNodeCopy(w)
     folders.push(nodeDir)
-    const rule = await w.rule({ name: "no rm -rf", type: "org_policy", condition: { blocked_commands: ["rm -rf *"] }, action: "block", action_config: { message } })
+    const rule = await w.rule({
+      name: "no rm -rf",
+      type: "org_policy",
+      condition: { blocked_commands: ["rm -rf *"] },
+      action: "block",
+      action_config: { message }
+    })
     await w.ruleInForce(rule.id, { type: "pre-tool", metadata: { tool_name: "Bash", command: "rm -rf /elsewhere" } })
     return { w, nodeDir }
   }
@@ -95,7 +104,14 @@ describe("hooks served by the resident hook process", () => {
     const { w } = await setUp()
     // As a shell runs a tool whose stderr goes through a process substitution (an fd the tool and
     // its hooks inherit): the pipeline ends only when no process holds its pipes.
-    const input = JSON.stringify({ session_id: "piped", hook_event_name: "PreToolUse", cwd: w.workdir, tool_name: "Bash", tool_input: { command: "rm -rf x" }, tool_use_id: "toolu_p" })
+    const input = JSON.stringify({
+      session_id: "piped",
+      hook_event_name: "PreToolUse",
+      cwd: w.workdir,
+      tool_name: "Bash",
+      tool_input: { command: "rm -rf x" },
+      tool_use_id: "toolu_p"
+    })
     const piped = await run("/bin/bash", ["-c", `sh -c "$0" 2> >(cat >&2) | cat`, commandOf(w, "PreToolUse")], {
       env: w.env({ CLAUDE_CONFIG_DIR: configDir(w) }),
       cwd: w.workdir,

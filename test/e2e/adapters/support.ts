@@ -119,10 +119,11 @@ export const startWorld = async (script: FakeScript = defaultScript): Promise<Wo
     },
     ruleInForce: async (ruleId, probe) => {
       await waitFor(
-        async () => (await call(server, "POST", "/engine/v1/signals", {
-          key: org.license_key,
-          body: { ...probe, adapter: "rule-probe", session_id: "probe" }
-        })).body,
+        async () =>
+          (await call(server, "POST", "/engine/v1/signals", {
+            key: org.license_key,
+            body: { ...probe, adapter: "rule-probe", session_id: "probe" }
+          })).body,
         (b) => b?.rule_id === ruleId,
         { timeoutMs: 10_000, what: `rule ${ruleId} in force` }
       )
@@ -130,11 +131,15 @@ export const startWorld = async (script: FakeScript = defaultScript): Promise<Wo
     sessions,
     sessionWhere: (adapter, done, what, at = server) => {
       let last = 0
-      return waitFor(async () => {
-        await new Promise((r) => setTimeout(r, Math.max(0, last + 250 - Date.now())))
-        last = Date.now()
-        return (await sessions(adapter, at))[0]
-      }, (s) => s !== undefined && done(s), { timeoutMs: 30_000, what })
+      return waitFor(
+        async () => {
+          await new Promise((r) => setTimeout(r, Math.max(0, last + 250 - Date.now())))
+          last = Date.now()
+          return (await sessions(adapter, at))[0]
+        },
+        (s) => s !== undefined && done(s),
+        { timeoutMs: 30_000, what }
+      )
     },
     costOf: async (calls) => {
       const adapter = `reference-${randomBytes(4).toString("hex")}`

@@ -32,7 +32,11 @@ export interface ToolDriver {
   /** The environment `install` and `doctor` need to find the tool's config. */
   readonly configEnv: (w: World) => Record<string, string>
   /** One headless prompt, tools approved, through a shell pipe; `output` is everything the user sees. */
-  readonly run: (w: World, prompt: string, options?: { readonly cwd?: string; readonly env?: Record<string, string | undefined> }) => Promise<Ran & { readonly output: string }>
+  readonly run: (
+    w: World,
+    prompt: string,
+    options?: { readonly cwd?: string; readonly env?: Record<string, string | undefined> }
+  ) => Promise<Ran & { readonly output: string }>
 }
 
 /** The input tokens one model call of `usage` counts (tokens_in includes cache reads and writes). */
@@ -80,30 +84,38 @@ const codex: ToolDriver = {
   usage: { input: 1000, output: 200, cacheRead: 4000, cacheWrite: 0 },
   prepare: (w) => {
     mkdirSync(join(w.home, ".codex"), { recursive: true })
-    writeFileSync(join(w.home, ".codex", "config.toml"), [
-      `model = "${codex.model}"`,
-      `model_provider = "fake"`,
-      `check_for_update_on_startup = false`,
-      ``,
-      `[model_providers.fake]`,
-      `name = "Fake"`,
-      `base_url = "${w.model.url}/v1"`,
-      `wire_api = "responses"`,
-      `env_key = "FAKE_OPENAI_API_KEY"`,
-      ``,
-      `[analytics]`,
-      `enabled = false`,
-      ``,
-      `[feedback]`,
-      `enabled = false`,
-      ``
-    ].join("\n"))
+    writeFileSync(
+      join(w.home, ".codex", "config.toml"),
+      [
+        `model = "${codex.model}"`,
+        `model_provider = "fake"`,
+        `check_for_update_on_startup = false`,
+        ``,
+        `[model_providers.fake]`,
+        `name = "Fake"`,
+        `base_url = "${w.model.url}/v1"`,
+        `wire_api = "responses"`,
+        `env_key = "FAKE_OPENAI_API_KEY"`,
+        ``,
+        `[analytics]`,
+        `enabled = false`,
+        ``,
+        `[feedback]`,
+        `enabled = false`,
+        ``
+      ].join("\n")
+    )
   },
   configEnv: () => ({}),
   run: async (w, prompt, options = {}) =>
     piped(cli("codex"), [
-      "exec", "--color", "never", "--skip-git-repo-check", "--dangerously-bypass-hook-trust",
-      "--dangerously-bypass-approvals-and-sandbox", prompt
+      "exec",
+      "--color",
+      "never",
+      "--skip-git-repo-check",
+      "--dangerously-bypass-hook-trust",
+      "--dangerously-bypass-approvals-and-sandbox",
+      prompt
     ], {
       cwd: options.cwd ?? w.workdir,
       env: w.env({

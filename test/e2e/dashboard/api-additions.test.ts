@@ -32,8 +32,13 @@ describe("management API additions for the dashboard", () => {
     const rule = await call(server, "POST", "/api/v1/rules", {
       key: org.api_key_live!,
       body: {
-        name: "No o3", type: "model_filter", scope: "org", scope_id: org.org_id,
-        condition: { model: { in: ["o3"] } }, action: "block", action_config: { message: "no o3" }
+        name: "No o3",
+        type: "model_filter",
+        scope: "org",
+        scope_id: org.org_id,
+        condition: { model: { in: ["o3"] } },
+        action: "block",
+        action_config: { message: "no o3" }
       }
     })
     const allowed = await signal("claude-sonnet-4")
@@ -112,8 +117,12 @@ describe("management API additions for the dashboard", () => {
     await call(server, "POST", "/api/v1/rules", {
       key: own.api_key_live!,
       body: {
-        name: "Tiny budget", type: "budget", scope: "org", scope_id: own.org_id,
-        condition: { window: "daily", metric: "tokens_total", threshold: 150 }, action: "warn"
+        name: "Tiny budget",
+        type: "budget",
+        scope: "org",
+        scope_id: own.org_id,
+        condition: { window: "daily", metric: "tokens_total", threshold: 150 },
+        action: "warn"
       }
     })
     for (let i = 0; i < 2; i++) {

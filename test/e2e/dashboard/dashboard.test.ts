@@ -298,8 +298,10 @@ describe("the dashboard in a browser", () => {
     await goTo(page, server.baseUrl, "/settings?tab=license")
     await page.waitForSelector("form[aria-label='New license key'] select option[value^='user_']")
     type Select = { readonly options: ArrayLike<{ readonly value: string; readonly text: string }> }
-    const dana = await page.$eval("form[aria-label='New license key'] select", (el) =>
-      Array.from((el as unknown as Select).options).find((o) => o.text.startsWith("Dana"))?.value)
+    const dana = await page.$eval(
+      "form[aria-label='New license key'] select",
+      (el) => Array.from((el as unknown as Select).options).find((o) => o.text.startsWith("Dana"))?.value
+    )
     await page.select("form[aria-label='New license key'] select", dana!)
     await clickText(page, "Create license key")
     const licensed = await waitForText(page, "New license key for Dana Scully")
@@ -325,7 +327,10 @@ describe("the dashboard in a browser", () => {
 
   it("sends a revoked key back to sign-in with a message", async () => {
     const org = await newOrg()
-    const made = await call(server, "POST", "/api/v1/api-keys", { key: org.api_key_live!, body: { name: "temp", scopes: ["admin:read", "sessions:read", "events:read", "rules:read"] } })
+    const made = await call(server, "POST", "/api/v1/api-keys", {
+      key: org.api_key_live!,
+      body: { name: "temp", scopes: ["admin:read", "sessions:read", "events:read", "rules:read"] }
+    })
     const page = await openPage(browser)
     await signIn(page, server.baseUrl, made.body.key)
     await waitForText(page, "Spend today")

@@ -37,8 +37,10 @@ describe("the dashboard's files", () => {
       const res = await fetch(`${server.baseUrl}${a.path}`)
       expect(res.status, a.path).toBe(200)
       expect(res.headers.get("content-type"), a.path).toBe(
-        a.path === "/" || a.path.endsWith(".html") ? "text/html; charset=utf-8"
-          : a.path.endsWith(".css") ? "text/css; charset=utf-8"
+        a.path === "/" || a.path.endsWith(".html") ?
+          "text/html; charset=utf-8"
+          : a.path.endsWith(".css") ?
+          "text/css; charset=utf-8"
           : "text/javascript; charset=utf-8"
       )
       expect(res.headers.get("x-content-type-options")).toBe("nosniff")

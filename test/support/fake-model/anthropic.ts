@@ -62,7 +62,12 @@ const contentFor = (body: any, script: FakeScript): ReadonlyArray<Block> => {
   if (script.shell !== undefined && !answered && bash) {
     return [
       { type: "text", text: "Running it." },
-      { type: "tool_use", id: `toolu_${randomUUID().replace(/-/g, "").slice(0, 24)}`, name: "Bash", input: { command: script.shell, description: "Run the command" } }
+      {
+        type: "tool_use",
+        id: `toolu_${randomUUID().replace(/-/g, "").slice(0, 24)}`,
+        name: "Bash",
+        input: { command: script.shell, description: "Run the command" }
+      }
     ]
   }
   return [{ type: "text", text: script.finalText }]

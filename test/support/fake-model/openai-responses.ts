@@ -69,8 +69,21 @@ export const openaiResponses: ProtocolHandler = (req, res, body, script) => {
 }
 
 type Item =
-  | { readonly type: "message"; readonly id: string; readonly status: "completed"; readonly role: "assistant"; readonly content: ReadonlyArray<{ readonly type: "output_text"; readonly text: string; readonly annotations: ReadonlyArray<unknown> }> }
-  | { readonly type: "function_call"; readonly id: string; readonly call_id: string; readonly name: string; readonly arguments: string; readonly status: "completed" }
+  | {
+    readonly type: "message"
+    readonly id: string
+    readonly status: "completed"
+    readonly role: "assistant"
+    readonly content: ReadonlyArray<{ readonly type: "output_text"; readonly text: string; readonly annotations: ReadonlyArray<unknown> }>
+  }
+  | {
+    readonly type: "function_call"
+    readonly id: string
+    readonly call_id: string
+    readonly name: string
+    readonly arguments: string
+    readonly status: "completed"
+  }
   | { readonly type: "local_shell_call"; readonly id: string; readonly call_id: string; readonly status: "completed"; readonly action: unknown }
 
 /** The shell tool the request offers, and how to call it with a command line. */
