@@ -349,3 +349,26 @@ describe("the org's settings", () => {
     expect(h.log().flat().map((e) => e.record.kind === "signal" && e.record.session_timeout_s)).toEqual([86_400])
   })
 })
+
+describe("over several nodes", () => {
+  it("a team budget crossed on one node blocks the members whose partitions another node owns", () => {
+    const team = budget({ scope: "team", scope_id: "team_a", action: "block", condition: { window: "daily", metric: "tokens_in", threshold: 1_000 } })
+    // alice's partition (1) is on node 1; bob's (2) and erin's (0) on node 0.
+    const h = foldHarness({ nodes: 2, rules: [team], teams: { alice: ["team_a"], bob: ["team_a"], erin: ["team_a"] } })
+    expect(h.signal("alice", { tokens_in: 600 }).ok).toBe(true)
+    expect(h.signal("bob", { tokens_in: 400 }).ok).toBe(true)
+    expect(h.signal("alice", { tokens_in: 1 })).toMatchObject({ ok: false, rule_id: team.id })
+    expect(h.signal("erin", { tokens_in: 1 })).toMatchObject({ ok: false, rule_id: team.id })
+    expect(h.notices("budget.exceeded")).toHaveLength(1)
+  })
+
+  it("a budget created after the spend sees what the other nodes counted before it watched the scope", () => {
+    const h = foldHarness({ nodes: 2, teams: { alice: ["team_a"], bob: ["team_a"] } })
+    h.signal("alice", { tokens_in: 700 })
+    h.signal("bob", { tokens_in: 300 })
+    const team = budget({ scope: "team", scope_id: "team_a", action: "block", condition: { window: "daily", metric: "tokens_in", threshold: 1_000 } })
+    h.setRules([team])
+    expect(h.signal("bob", { tokens_in: 1 }).ok).toBe(false)
+    expect(h.signal("alice", { tokens_in: 1 }).ok).toBe(false)
+  })
+})
