@@ -76,6 +76,8 @@ export interface HarnessOptions {
   /** The first instant (ISO 8601). */
   readonly start?: string
   readonly settings?: FoldSettings
+  /** MAX_METADATA_BYTES (default 16,384): a signal with more metadata is refused at acceptance. */
+  readonly maxMetadataBytes?: number
 }
 
 /**
@@ -330,9 +332,9 @@ export const foldHarness = (options: HarnessOptions = {}) => {
     const { type = "post-tool", adapter = "claude-code", session_id = "cs-1", idempotency_key, ...metadata } = send
     const result = toSignalRecord(
       { type, adapter, session_id, metadata, ...(idempotency_key !== undefined ? { idempotency_key } : {}) },
-      { principal: principalOf(user), pricing, maxMetadataBytes: 16_384, now }
+      { principal: principalOf(user), pricing, maxMetadataBytes: options.maxMetadataBytes ?? 16_384, now }
     )
-    if (result._tag === "Failure") throw new Error(result.failure.message)
+    if (result._tag === "Failure") throw new Error(`${result.failure.code}: ${result.failure.error}`)
     return result.success
   }
 
