@@ -216,6 +216,28 @@ describe("goal limits", () => {
     expect(h.goals().filter((g) => g.user_id === "alice" && g.status === "active")).toHaveLength(100)
   })
 
+  it("the 100 most recently closed goals can be reopened; older ones are forgotten, open ones never", () => {
+    const h = foldHarness()
+    const create = (description: string) => {
+      const made = h.goal("alice", { op: "create", description })
+      if (made._tag !== "Goal") throw new Error("not created")
+      return made.goal.id
+    }
+    const open = create("stays open")
+    const closed = Array.from({ length: 101 }, (_, i) => {
+      const id = create(`closed ${i}`)
+      h.advance("1 second")
+      h.goal("alice", { op: "update", goal_id: id, status: i % 2 === 0 ? "completed" : "abandoned" })
+      return id
+    })
+    expect(h.goal("alice", { op: "update", goal_id: closed[0]!, status: "active" })).toMatchObject({ _tag: "Refused", refusal: { status: 404 } })
+    expect(h.goal("alice", { op: "update", goal_id: closed[1]!, status: "active" })).toMatchObject({ _tag: "Goal" })
+    expect(h.goal("alice", { op: "update", goal_id: open, description: "still here" })).toMatchObject({ _tag: "Goal" })
+    expect(Object.keys(h.state("alice").goals ?? {})).toHaveLength(101)
+    // The forgotten goal stays in the projection as it was.
+    expect(h.goals().find((g) => g.id === closed[0])).toMatchObject({ status: "completed" })
+  })
+
   it("refusals say what was wrong, and change nothing", () => {
     const h = foldHarness()
     const made = h.goal("alice", { op: "create", description: "Ship it" })
@@ -272,5 +294,9 @@ describe("token spikes", () => {
     const team = run("team")
     expect(team.notices).toEqual([{ anomaly_type: "token_spike", user_id: "alice", baseline_avg: 100, observed: 900, deviation_pct: 800, session_id: team.session }])
     expect(run("professional").notices).toEqual([])
+    // Below the plan only the anomalies are held back: the session's own events still go out.
+    const below = foldHarness({ org: { plan: "professional" } })
+    below.signal("alice", { tokens_in: 100 })
+    expect(below.notices().map((n) => n.type)).toEqual(["session.started"])
   })
 })
