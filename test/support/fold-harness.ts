@@ -12,7 +12,15 @@ import { eventIdFor, type EventRow, type GoalRow, type SessionRow } from "../../
 import type { GoalRecord, LogRecord, SessionTimeoutRecord, SignalRecord } from "../../src/domain/records.ts"
 import { addUsage, evaluationOrder, localDate, noUsage, statelessBlock, type Usage } from "../../src/domain/rule-evaluation.ts"
 import { decodeCondition, type Rule, semanticProblems } from "../../src/domain/rules.ts"
-import { makeScopeKeys, type ScopeUsageRow, type SharedScope, windowKeyOf } from "../../src/domain/scope-usage.ts"
+import {
+  announcedRows,
+  announcementsOf,
+  keyOfRow,
+  makeScopeKeys,
+  type ScopeUsageRow,
+  type SharedScope,
+  windowKeyOf
+} from "../../src/domain/scope-usage.ts"
 import type { SignalType } from "../../src/domain/signals.ts"
 import { timeoutDue } from "../../src/domain/user-fold.ts"
 import { defaultFoldSettings, emptyUserState, type FoldSettings, usageIn, type UserState } from "../../src/domain/user-state.ts"
@@ -35,7 +43,8 @@ import { partitionForKey } from "../../src/log/murmur2.ts"
  * (sessions and goals upserted, events and outbox rows written once), and the answer to each
  * signal is the engine's (src/engine/engine.ts `submitMany`).
  *
- * Time is data: it starts at `start` and moves with `advance`, which fires the inactivity timers
+ * Records are not decoded by the API's schema: the fold is fed what a log may hold (older
+ * producers included). Time is data: it starts at `start` and moves with `advance`, which fires the inactivity timers
  * that fall due on the way (as the engine's sweep does every second) as session-timeout records.
  * Goal drifts the fold detects are appended as goal-drift signals, as the engine appends them.
  */
@@ -58,9 +67,17 @@ export interface HarnessOptions {
   /** MODEL_PRICES: USD per million tokens, over the bundled price database. */
   readonly prices?: PriceTable
   readonly partitions?: number
+  /**
+   * Nodes the partitions are spread over (partition p on node p mod nodes). A node reads its own
+   * partitions' counts live and the others' as their commits announce them (NOTIFY), and reloads
+   * the watched scopes' stored rows when the rules change, as ScopeTotals does.
+   */
+  readonly nodes?: number
   /** The first instant (ISO 8601). */
   readonly start?: string
   readonly settings?: FoldSettings
+  /** MAX_METADATA_BYTES (default 16,384): a signal with more metadata is refused at acceptance. */
+  readonly maxMetadataBytes?: number
 }
 
 /**
@@ -91,11 +108,14 @@ interface Store {
   readonly scopeUsage: Map<string, ScopeUsageRow>
 }
 
+const rowKey = (row: ScopeUsageRow) => JSON.stringify([row.org_id, row.environment, row.scope, row.scope_id, row.window_key, row.partition])
+
 const newStore = (): Store => ({ sessions: new Map(), events: new Map(), notices: new Map(), goals: new Map(), scopeUsage: new Map() })
 
 /** One partition's worker: its actors, counts, reported levels, timers and scope-key memo. */
 interface Worker {
   readonly partition: number
+  readonly node: number
   readonly actors: Map<string, UserState>
   readonly committed: Map<string, Usage>
   readonly reported: Set<string>
@@ -103,8 +123,9 @@ interface Worker {
   readonly scopeKeys: ReturnType<typeof makeScopeKeys>
 }
 
-const newWorker = (partition: number): Worker => ({
+const newWorker = (partition: number, node: number): Worker => ({
   partition,
+  node,
   actors: new Map(),
   committed: new Map(),
   reported: new Set(),
@@ -191,6 +212,20 @@ export const foldHarness = (options: HarnessOptions = {}) => {
   let rules: ReadonlyArray<Rule> = options.rules ?? []
   const settings = options.settings ?? defaultFoldSettings
   const partitions = options.partitions ?? 4
+  const nodes = options.nodes ?? 1
+  /** What each node heard of the partitions other nodes own, by node, partition and scope key. */
+  const heard = Array.from({ length: nodes }, () => new Map<number, Map<string, Usage>>())
+  /** Of two counts of one partition, the larger is the newer (they only grow within a window). */
+  const hear = (node: number, partition: number, key: string, usage: Usage) => {
+    const known = heard[node]!.get(partition) ?? new Map<string, Usage>()
+    const before = known.get(key)
+    known.set(key, before === undefined ? usage : {
+      cost_usd: Math.max(before.cost_usd, usage.cost_usd),
+      tokens_in: Math.max(before.tokens_in, usage.tokens_in),
+      tokens_out: Math.max(before.tokens_out, usage.tokens_out)
+    })
+    heard[node]!.set(partition, known)
+  }
   const lookup = memoizedRates(database, options.prices ?? {})
   const pricing = { overrides: options.prices ?? {}, price: (input: Parameters<typeof priceSignal>[1]) => priceSignal(lookup, input) }
   let now = Date.parse(options.start ?? "2026-03-02T09:00:00.000Z")
@@ -221,7 +256,12 @@ export const foldHarness = (options: HarnessOptions = {}) => {
       rules: live ? ruleView : undefined,
       notify: live,
       committed: (key) => worker.committed.get(key),
-      others: (key) => workers.reduce((sum, w) => (w === worker ? sum : addUsage(sum, w.committed.get(key) ?? noUsage)), noUsage),
+      others: (key) =>
+        workers.reduce((sum, w) => {
+          if (w === worker) return sum
+          const count = w.node === worker.node ? w.committed.get(key) : heard[worker.node]!.get(w.partition)?.get(key)
+          return addUsage(sum, count ?? noUsage)
+        }, noUsage),
       reportedBefore: (id) => worker.reported.has(id),
       scopeKeys: worker.scopeKeys.keysOf
     })
@@ -247,13 +287,20 @@ export const foldHarness = (options: HarnessOptions = {}) => {
     for (const e of folded.events) if (!store.events.has(e.id)) store.events.set(e.id, e)
     for (const n of folded.notices) if (!store.notices.has(n.id)) store.notices.set(n.id, n)
     for (const g of folded.goals) store.goals.set(g.id, g)
-    for (const row of scopeUsageRows(folded.counts, worker.partition, ruleView.watched).rows) {
-      store.scopeUsage.set(JSON.stringify([row.org_id, row.environment, row.scope, row.scope_id, row.window_key, row.partition]), row)
+    const scopes = scopeUsageRows(folded.counts, worker.partition, ruleView.watched)
+    for (const row of scopes.rows) store.scopeUsage.set(rowKey(row), row)
+    // The commit announces the watched scopes' counts; every other node hears them.
+    if (live) {
+      for (const payload of announcementsOf(scopes.announced)) {
+        for (const row of announcedRows(payload)) {
+          for (let n = 0; n < nodes; n++) if (n !== worker.node) hear(n, row.partition, keyOfRow(row), row)
+        }
+      }
     }
     return folded
   }
 
-  const workers = Array.from({ length: partitions }, (_, p) => newWorker(p))
+  const workers = Array.from({ length: partitions }, (_, p) => newWorker(p, p % nodes))
   const store = newStore()
 
   /**
@@ -299,9 +346,9 @@ export const foldHarness = (options: HarnessOptions = {}) => {
     const { type = "post-tool", adapter = "claude-code", session_id = "cs-1", idempotency_key, ...metadata } = send
     const result = toSignalRecord(
       { type, adapter, session_id, metadata, ...(idempotency_key !== undefined ? { idempotency_key } : {}) },
-      { principal: principalOf(user), pricing, maxMetadataBytes: 16_384, now }
+      { principal: principalOf(user), pricing, maxMetadataBytes: options.maxMetadataBytes ?? 16_384, now }
     )
-    if (result._tag === "Failure") throw new Error(result.failure.message)
+    if (result._tag === "Failure") throw new Error(`${result.failure.code}: ${result.failure.error}`)
     return result.success
   }
 
@@ -430,8 +477,17 @@ export const foldHarness = (options: HarnessOptions = {}) => {
       }
       return append([record]).get(record.command_id)![0] as GoalOutcome
     },
-    /** Replaces the rules in force (a change through the management API, in force at once). */
-    setRules: (next: ReadonlyArray<Rule>) => void (rules = next),
+    /**
+     * Replaces the rules in force (a change through the management API, in force at once); every
+     * node reads the stored counts of the scopes budgets now watch, as ScopeTotals reloads them.
+     */
+    setRules: (next: ReadonlyArray<Rule>) => {
+      rules = next
+      for (const row of store.scopeUsage.values()) {
+        if (!ruleView.watched(row.org_id, row.environment, row.scope, row.scope_id)) continue
+        for (let n = 0; n < nodes; n++) if (n !== row.partition % nodes) hear(n, row.partition, keyOfRow(row), row)
+      }
+    },
     /**
      * Changes the org's settings for the signals accepted from now on; the time zone and the
      * timeout are checked and stored as PATCH /org stores them (throws with the problems).
@@ -484,7 +540,7 @@ export const foldHarness = (options: HarnessOptions = {}) => {
      * the sessions, events, goals, scope counts and actor states it comes to.
      */
     replay: () => {
-      const again = Array.from({ length: partitions }, (_, p) => newWorker(p))
+      const again = Array.from({ length: partitions }, (_, p) => newWorker(p, 0))
       const s = newStore()
       for (const w of again) if (log[w.partition]!.length > 0) foldInto(w, again, s, log[w.partition]!, false)
       return {

@@ -124,6 +124,33 @@ describe("a budget", () => {
     expect(h.signal("carol", { tokens_in: 1 }).ok).toBe(false)
   })
 
+  it("counts a signal in its org, each of its teams and its project, daily and monthly, and nowhere else", () => {
+    const h = foldHarness({ teams: { alice: ["team_a", "team_b"] } })
+    h.signal("alice", { tokens_in: 5, project_id: "proj_x" })
+    h.signal("alice", { session_id: "cs-2", tokens_in: 1 })
+    h.signal("bob", { tokens_in: 2 })
+    // A row per scope window and partition: alice's is partition 1, bob's 2.
+    const rows = h.projections().scopeUsage.map((r) => [r.scope, r.scope_id, r.window_key, r.partition, r.tokens_in])
+    expect(rows.sort()).toEqual([
+      ["org", "org_1", "d:2026-03-02", 1, 6], ["org", "org_1", "m:2026-03", 1, 6],
+      ["org", "org_1", "d:2026-03-02", 2, 2], ["org", "org_1", "m:2026-03", 2, 2],
+      ["project", "proj_x", "d:2026-03-02", 1, 5], ["project", "proj_x", "m:2026-03", 1, 5],
+      ["team", "team_a", "d:2026-03-02", 1, 6], ["team", "team_a", "m:2026-03", 1, 6],
+      ["team", "team_b", "d:2026-03-02", 1, 6], ["team", "team_b", "m:2026-03", 1, 6]
+    ].sort())
+    expect(h.spend("org", "org_1")).toEqual({ cost_usd: 0, tokens_in: 8, tokens_out: 0 })
+  })
+
+  it("follows a user who changes teams mid-day from their next signal on", () => {
+    const h = foldHarness({ teams: { alice: ["team_a", "team_b"] } })
+    h.signal("alice", { tokens_in: 1 })
+    h.setTeams("alice", ["team_a", "team_c"])
+    h.signal("alice", { tokens_in: 10 })
+    h.setTeams("alice", ["team_d", "team_e"])
+    h.signal("alice", { tokens_in: 100 })
+    expect(["team_a", "team_b", "team_c", "team_d", "team_e"].map((t) => h.spend("team", t).tokens_in)).toEqual([11, 1, 10, 100, 100])
+  })
+
   it("counts signals sent together in order: the one after the crossing in the same append is blocked", () => {
     const team = budget({ scope: "team", scope_id: "team_a", action: "block", condition: { window: "daily", metric: "tokens_in", threshold: 1_000 } })
     const h = foldHarness({ teams: { alice: ["team_a"], bob: ["team_a"], dave: ["team_a"] }, rules: [team] })
@@ -396,5 +423,28 @@ describe("the org's settings", () => {
     h.setOrg({ session_timeout: 86_400, time_zone: "UTC" })
     h.signal("alice", {})
     expect(h.log().flat().map((e) => e.record.kind === "signal" && e.record.session_timeout_s)).toEqual([86_400])
+  })
+})
+
+describe("over several nodes", () => {
+  it("a team budget crossed on one node blocks the members whose partitions another node owns", () => {
+    const team = budget({ scope: "team", scope_id: "team_a", action: "block", condition: { window: "daily", metric: "tokens_in", threshold: 1_000 } })
+    // alice's partition (1) is on node 1; bob's (2) and erin's (0) on node 0.
+    const h = foldHarness({ nodes: 2, rules: [team], teams: { alice: ["team_a"], bob: ["team_a"], erin: ["team_a"] } })
+    expect(h.signal("alice", { tokens_in: 600 }).ok).toBe(true)
+    expect(h.signal("bob", { tokens_in: 400 }).ok).toBe(true)
+    expect(h.signal("alice", { tokens_in: 1 })).toMatchObject({ ok: false, rule_id: team.id })
+    expect(h.signal("erin", { tokens_in: 1 })).toMatchObject({ ok: false, rule_id: team.id })
+    expect(h.notices("budget.exceeded")).toHaveLength(1)
+  })
+
+  it("a budget created after the spend sees what the other nodes counted before it watched the scope", () => {
+    const h = foldHarness({ nodes: 2, teams: { alice: ["team_a"], bob: ["team_a"] } })
+    h.signal("alice", { tokens_in: 700 })
+    h.signal("bob", { tokens_in: 300 })
+    const team = budget({ scope: "team", scope_id: "team_a", action: "block", condition: { window: "daily", metric: "tokens_in", threshold: 1_000 } })
+    h.setRules([team])
+    expect(h.signal("bob", { tokens_in: 1 }).ok).toBe(false)
+    expect(h.signal("alice", { tokens_in: 1 }).ok).toBe(false)
   })
 })

@@ -275,6 +275,72 @@ describe("goals", () => {
   })
 })
 
+describe("goal limits", () => {
+  it("a user has at most 100 active goals: one more, or one more reopened, is refused until one closes", () => {
+    const h = foldHarness()
+    const ids = Array.from({ length: 100 }, (_, i) => {
+      const made = h.goal("alice", { op: "create", description: `goal ${i}` })
+      return made._tag === "Goal" ? made.goal.id : ""
+    })
+    const tooMany = {
+      _tag: "Refused",
+      refusal: { status: 409, code: "too_many_goals", message: "a user has at most 100 active goals; complete or abandon one first" }
+    }
+    expect(h.goal("alice", { op: "create", description: "one more" })).toMatchObject(tooMany)
+    expect(h.goal("alice", { op: "update", goal_id: ids[0]!, status: "completed" })).toMatchObject({ _tag: "Goal" })
+    expect(h.goal("alice", { op: "create", description: "one more" })).toMatchObject({ _tag: "Goal", goal: { status: "active" } })
+    expect(h.goal("alice", { op: "update", goal_id: ids[0]!, status: "active" })).toMatchObject(tooMany)
+    // Changing an active goal's text is no new active goal.
+    expect(h.goal("alice", { op: "update", goal_id: ids[1]!, description: "goal one, reworded" })).toMatchObject({ _tag: "Goal", goal: { description: "goal one, reworded" } })
+    // Another user's goals are their own.
+    expect(h.goal("bob", { op: "create", description: "bob's" })._tag).toBe("Goal")
+    expect(h.goals().filter((g) => g.user_id === "alice" && g.status === "active")).toHaveLength(100)
+  })
+
+  it("the 100 most recently closed goals can be reopened; older ones are forgotten, open ones never", () => {
+    const h = foldHarness()
+    const create = (description: string) => {
+      const made = h.goal("alice", { op: "create", description })
+      if (made._tag !== "Goal") throw new Error("not created")
+      return made.goal.id
+    }
+    const open = create("stays open")
+    const closed = Array.from({ length: 101 }, (_, i) => {
+      const id = create(`closed ${i}`)
+      h.advance("1 second")
+      h.goal("alice", { op: "update", goal_id: id, status: i % 2 === 0 ? "completed" : "abandoned" })
+      return id
+    })
+    expect(h.goal("alice", { op: "update", goal_id: closed[0]!, status: "active" })).toMatchObject({ _tag: "Refused", refusal: { status: 404 } })
+    expect(h.goal("alice", { op: "update", goal_id: closed[1]!, status: "active" })).toMatchObject({ _tag: "Goal" })
+    expect(h.goal("alice", { op: "update", goal_id: open, description: "still here" })).toMatchObject({ _tag: "Goal" })
+    expect(Object.keys(h.state("alice").goals ?? {})).toHaveLength(101)
+    // The forgotten goal stays in the projection as it was.
+    expect(h.goals().find((g) => g.id === closed[0])).toMatchObject({ status: "completed" })
+  })
+
+  it("refusals say what was wrong, and change nothing", () => {
+    const h = foldHarness()
+    const made = h.goal("alice", { op: "create", description: "Ship it" })
+    if (made._tag !== "Goal") throw new Error("not created")
+    const id = made.goal.id
+    expect(h.goal("alice", { op: "update", goal_id: "goal_nope", status: "completed" })).toMatchObject({
+      _tag: "Refused", refusal: { status: 404, code: "not_found", message: "goal goal_nope not found" }
+    })
+    expect(h.goal("alice", { op: "update", goal_id: id, status: "active" })).toMatchObject({
+      _tag: "Refused",
+      refusal: {
+        status: 409, code: "invalid_transition",
+        message: "status: a goal cannot go from active to active (allowed: active → completed or abandoned; completed or abandoned → active)"
+      }
+    })
+    expect(h.goal("alice", { op: "update", goal_id: id, description: " " })).toMatchObject({ _tag: "Refused", refusal: { status: 400, code: "invalid_parameters" } })
+    expect(h.goals()).toEqual([expect.objectContaining({ id, status: "active", description: "Ship it" })])
+    expect(h.state("alice").goals?.[id]).toMatchObject({ status: "active", description: "Ship it" })
+    expect(h.state("alice").goals?.[id]?.updated_at).toBeUndefined()
+  })
+})
+
 describe("goal drift", () => {
   const offGoal = ["write a poem about autumn", "what is the capital of peru", "recommend some jazz records"]
 
@@ -319,5 +385,9 @@ describe("token spikes", () => {
       session_id: team.session
     }])
     expect(run("professional").notices).toEqual([])
+    // Below the plan only the anomalies are held back: the session's own events still go out.
+    const below = foldHarness({ org: { plan: "professional" } })
+    below.signal("alice", { tokens_in: 100 })
+    expect(below.notices().map((n) => n.type)).toEqual(["session.started"])
   })
 })
