@@ -219,11 +219,14 @@ export const foldHarness = (options: HarnessOptions = {}) => {
   const hear = (node: number, partition: number, key: string, usage: Usage) => {
     const known = heard[node]!.get(partition) ?? new Map<string, Usage>()
     const before = known.get(key)
-    known.set(key, before === undefined ? usage : {
-      cost_usd: Math.max(before.cost_usd, usage.cost_usd),
-      tokens_in: Math.max(before.tokens_in, usage.tokens_in),
-      tokens_out: Math.max(before.tokens_out, usage.tokens_out)
-    })
+    known.set(
+      key,
+      before === undefined ? usage : {
+        cost_usd: Math.max(before.cost_usd, usage.cost_usd),
+        tokens_in: Math.max(before.tokens_in, usage.tokens_in),
+        tokens_out: Math.max(before.tokens_out, usage.tokens_out)
+      }
+    )
     heard[node]!.set(partition, known)
   }
   const lookup = memoizedRates(database, options.prices ?? {})

@@ -132,11 +132,16 @@ describe("a budget", () => {
     // A row per scope window and partition: alice's is partition 1, bob's 2.
     const rows = h.projections().scopeUsage.map((r) => [r.scope, r.scope_id, r.window_key, r.partition, r.tokens_in])
     expect(rows.sort()).toEqual([
-      ["org", "org_1", "d:2026-03-02", 1, 6], ["org", "org_1", "m:2026-03", 1, 6],
-      ["org", "org_1", "d:2026-03-02", 2, 2], ["org", "org_1", "m:2026-03", 2, 2],
-      ["project", "proj_x", "d:2026-03-02", 1, 5], ["project", "proj_x", "m:2026-03", 1, 5],
-      ["team", "team_a", "d:2026-03-02", 1, 6], ["team", "team_a", "m:2026-03", 1, 6],
-      ["team", "team_b", "d:2026-03-02", 1, 6], ["team", "team_b", "m:2026-03", 1, 6]
+      ["org", "org_1", "d:2026-03-02", 1, 6],
+      ["org", "org_1", "m:2026-03", 1, 6],
+      ["org", "org_1", "d:2026-03-02", 2, 2],
+      ["org", "org_1", "m:2026-03", 2, 2],
+      ["project", "proj_x", "d:2026-03-02", 1, 5],
+      ["project", "proj_x", "m:2026-03", 1, 5],
+      ["team", "team_a", "d:2026-03-02", 1, 6],
+      ["team", "team_a", "m:2026-03", 1, 6],
+      ["team", "team_b", "d:2026-03-02", 1, 6],
+      ["team", "team_b", "m:2026-03", 1, 6]
     ].sort())
     expect(h.spend("org", "org_1")).toEqual({ cost_usd: 0, tokens_in: 8, tokens_out: 0 })
   })

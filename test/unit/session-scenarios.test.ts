@@ -291,7 +291,10 @@ describe("goal limits", () => {
     expect(h.goal("alice", { op: "create", description: "one more" })).toMatchObject({ _tag: "Goal", goal: { status: "active" } })
     expect(h.goal("alice", { op: "update", goal_id: ids[0]!, status: "active" })).toMatchObject(tooMany)
     // Changing an active goal's text is no new active goal.
-    expect(h.goal("alice", { op: "update", goal_id: ids[1]!, description: "goal one, reworded" })).toMatchObject({ _tag: "Goal", goal: { description: "goal one, reworded" } })
+    expect(h.goal("alice", { op: "update", goal_id: ids[1]!, description: "goal one, reworded" })).toMatchObject({
+      _tag: "Goal",
+      goal: { description: "goal one, reworded" }
+    })
     // Another user's goals are their own.
     expect(h.goal("bob", { op: "create", description: "bob's" })._tag).toBe("Goal")
     expect(h.goals().filter((g) => g.user_id === "alice" && g.status === "active")).toHaveLength(100)
@@ -325,16 +328,21 @@ describe("goal limits", () => {
     if (made._tag !== "Goal") throw new Error("not created")
     const id = made.goal.id
     expect(h.goal("alice", { op: "update", goal_id: "goal_nope", status: "completed" })).toMatchObject({
-      _tag: "Refused", refusal: { status: 404, code: "not_found", message: "goal goal_nope not found" }
+      _tag: "Refused",
+      refusal: { status: 404, code: "not_found", message: "goal goal_nope not found" }
     })
     expect(h.goal("alice", { op: "update", goal_id: id, status: "active" })).toMatchObject({
       _tag: "Refused",
       refusal: {
-        status: 409, code: "invalid_transition",
+        status: 409,
+        code: "invalid_transition",
         message: "status: a goal cannot go from active to active (allowed: active → completed or abandoned; completed or abandoned → active)"
       }
     })
-    expect(h.goal("alice", { op: "update", goal_id: id, description: " " })).toMatchObject({ _tag: "Refused", refusal: { status: 400, code: "invalid_parameters" } })
+    expect(h.goal("alice", { op: "update", goal_id: id, description: " " })).toMatchObject({
+      _tag: "Refused",
+      refusal: { status: 400, code: "invalid_parameters" }
+    })
     expect(h.goals()).toEqual([expect.objectContaining({ id, status: "active", description: "Ship it" })])
     expect(h.state("alice").goals?.[id]).toMatchObject({ status: "active", description: "Ship it" })
     expect(h.state("alice").goals?.[id]?.updated_at).toBeUndefined()
