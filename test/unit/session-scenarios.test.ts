@@ -38,6 +38,9 @@ describe("sessions", () => {
       ["2026-03-02T09:00:00.000Z", "2026-03-02T09:10:00.000Z", 2, "proj_x"],
       ["2026-03-02T09:40:00.000Z", null, 1, null]
     ])
+    expect(h.notices("session.started")[1]).toMatchObject({
+      org_id: "org_1", environment: "live", type: "session.started", payload: { org_id: "org_1", ts: "2026-03-02T09:40:00.000Z" }
+    })
     expect(h.notices("session.started").map((n) => n.payload.data)).toEqual([
       { session_id: first.session_id, user_id: "alice", adapter: "claude-code", client_session_id: "cs-1", project_id: null, started_at: "2026-03-02T09:00:00.000Z" },
       { session_id: next.session_id, user_id: "alice", adapter: "claude-code", client_session_id: "cs-1", project_id: null, started_at: "2026-03-02T09:40:00.000Z" }
@@ -75,6 +78,25 @@ describe("sessions", () => {
     // The old session's timer went with it: no tick for it follows.
     h.advance("1 minute")
     expect(h.log().flat().filter((e) => e.record.kind === "session-timeout")).toEqual([])
+    // Exactly at the timeout (before the sweep) is still the same session.
+    h.advanceTo("2026-03-02T10:00:00.700Z")
+    expect(h.signal("alice", {}).session_id).toBe(next.session_id)
+  })
+
+  it("of two runs, each ends at its own timeout, whichever is due first", () => {
+    const h = foldHarness()
+    const a = h.signal("alice", { session_id: "run-a" })
+    h.advance("1 minute")
+    const b = h.signal("alice", { session_id: "run-b" })
+    h.advance("4 minutes")
+    h.signal("alice", { session_id: "run-a" })
+    h.advance("31 minutes")
+    expect(h.sessions("alice").map((s) => [s.id, s.ended_at])).toEqual([
+      [a.session_id, "2026-03-02T09:05:00.000Z"],
+      [b.session_id, "2026-03-02T09:01:00.000Z"]
+    ])
+    expect(h.log().flat().filter((e) => e.record.kind === "session-timeout").map((e) => e.record.ts))
+      .toEqual(["2026-03-02T09:31:00.000Z", "2026-03-02T09:35:00.000Z"])
   })
 
   it("end at session-end with that signal's time; the next signal of the run opens another", () => {
@@ -113,13 +135,14 @@ describe("sessions", () => {
     const h = foldHarness()
     h.signal("alice", { model: "claude-haiku-4", error_code: "rate_limited", latency_ms: 120 })
     h.signal("alice", { model: "claude-sonnet-4", latency_ms: -5 })
+    h.signal("alice", { latency_ms: 0 })
     h.signal("alice", { model: "claude-sonnet-4", error_code: "" })
     h.signal("alice", { model: "", tokens_in: -3, tokens_out: 2.9 })
     expect(h.sessions("alice")[0]).toMatchObject({
-      primary_model: "claude-sonnet-4", models: ["claude-haiku-4", "claude-sonnet-4"], error_count: 1, signal_count: 4, tokens_in: 0, tokens_out: 2
+      primary_model: "claude-sonnet-4", models: ["claude-haiku-4", "claude-sonnet-4"], error_count: 1, signal_count: 5, tokens_in: 0, tokens_out: 2
     })
     expect(h.events("alice").map((e) => [e.model, e.error_code, e.latency_ms])).toEqual([
-      ["claude-haiku-4", "rate_limited", 120], ["claude-sonnet-4", null, null], ["claude-sonnet-4", null, null], [null, null, null]
+      ["claude-haiku-4", "rate_limited", 120], ["claude-sonnet-4", null, null], [null, null, 0], ["claude-sonnet-4", null, null], [null, null, null]
     ])
     // A tie goes to the model seen first.
     h.signal("alice", { model: "claude-haiku-4" })
@@ -151,6 +174,7 @@ describe("sessions", () => {
     expect(Object.keys(h.state("alice").open)).toHaveLength(maxOpenSessions)
     expect(h.sessions("alice").filter((s) => s.ended_at !== null).map((s) => [s.adapter, s.end_reason, s.ended_at]))
       .toEqual([["tool-1", "timeout", "2026-03-02T09:00:01.000Z"]])
+    expect(h.notices("session.ended").map((n) => [n.payload.data.adapter, n.payload.data.end_reason])).toEqual([["tool-1", "timeout"]])
   })
 })
 
@@ -276,6 +300,33 @@ describe("goal drift", () => {
     expect(h.events("alice").filter((e) => e.type === "goal-drift")).toHaveLength(1)
   })
 
+  it("counts prompts and context switches only, against active goals only; a refocus-ack starts the count again", () => {
+    const h = foldHarness()
+    const closed = h.goal("alice", { op: "create", description: "zebra yacht xylophone walrus violin" })
+    if (closed._tag === "Goal") h.goal("alice", { op: "update", goal_id: closed.goal.id, status: "completed" })
+    // No active goal: nothing is judged, nothing is kept.
+    h.signal("alice", { type: "user-prompt", prompt: offGoal[0] })
+    expect(h.state("alice").drift).toBeUndefined()
+    h.goal("alice", { op: "create", description: "Fix authentication login bugs" })
+    h.signal("alice", { type: "user-prompt", prompt: "zebra yacht xylophone walrus violin" })
+    h.signal("alice", { type: "post-tool", prompt: "fix the authentication login bugs", description: "authentication" })
+    h.signal("alice", { type: "context-switch", description: "walrus violin concerts" })
+    expect(h.state("alice").drift).toEqual({ live: 2 })
+    h.signal("alice", { type: "refocus-ack" })
+    expect(h.state("alice").drift).toEqual({ live: 0 })
+    offGoal.forEach((prompt) => h.signal("alice", { type: "context-switch", prompt }))
+    expect(h.events("alice").filter((e) => e.type === "goal-drift")).toHaveLength(1)
+  })
+
+  it("takes a prompt whose overlap with a goal reaches the threshold as on-goal", () => {
+    const h = foldHarness()
+    h.goal("alice", { op: "create", description: "zebra yacht xylophone walrus violin" })
+    // One of the goal's five terms: an overlap of exactly 0.2.
+    for (let i = 0; i < 3; i++) h.signal("alice", { type: "user-prompt", prompt: `zebra kite lemon mango nectar olive ${i}` })
+    expect(h.events("alice").filter((e) => e.type === "goal-drift")).toEqual([])
+    expect(h.state("alice").drift).toBeUndefined()
+  })
+
   it("is not acted on below the plan that has it", () => {
     const h = foldHarness({ org: { plan: "developer" } })
     h.goal("alice", { op: "create", description: "Fix authentication login bugs" })
@@ -288,11 +339,18 @@ describe("token spikes", () => {
   it("are reported to webhooks on plans with anomalies, in the signal's session", () => {
     const run = (plan: "team" | "professional") => {
       const h = foldHarness({ org: { plan } })
-      const answers = [100, 120, 80, 100, 100, 900].map((tokens) => h.signal("alice", { tokens_in: tokens }))
-      return { notices: h.notices("anomaly.detected").map((n) => n.payload.data), session: answers[5]!.session_id }
+      const answers = [100, 120, 80, 100, 100, 0, 900].map((tokens) =>
+        h.signal("alice", tokens === 0 ? { type: "session-start" } : { tokens_in: tokens / 2, tokens_out: tokens / 2 }))
+      // Signals without tokens are no observations.
+      h.signal("alice", { type: "stop" })
+      h.signal("alice", { tokens_in: 5_000 })
+      return { notices: h.notices("anomaly.detected").map((n) => n.payload.data), session: answers[6]!.session_id }
     }
     const team = run("team")
-    expect(team.notices).toEqual([{ anomaly_type: "token_spike", user_id: "alice", baseline_avg: 100, observed: 900, deviation_pct: 800, session_id: team.session }])
+    expect(team.notices).toEqual([
+      { anomaly_type: "token_spike", user_id: "alice", baseline_avg: 100, observed: 900, deviation_pct: 800, session_id: team.session },
+      expect.objectContaining({ anomaly_type: "token_spike", observed: 5_000 })
+    ])
     expect(run("professional").notices).toEqual([])
     // Below the plan only the anomalies are held back: the session's own events still go out.
     const below = foldHarness({ org: { plan: "professional" } })
