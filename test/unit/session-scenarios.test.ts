@@ -248,12 +248,22 @@ describe("goal limits", () => {
       return made.goal.id
     }
     const open = create("stays open")
-    const closed = Array.from({ length: 101 }, (_, i) => {
-      const id = create(`closed ${i}`)
+    const close = (id: string, status: "completed" | "abandoned") => {
       h.advance("1 second")
-      h.goal("alice", { op: "update", goal_id: id, status: i % 2 === 0 ? "completed" : "abandoned" })
-      return id
-    })
+      h.goal("alice", { op: "update", goal_id: id, status })
+    }
+    // Made in pairs and each pair closed in reverse: the least recently closed is not the first made.
+    const closed: Array<string> = []
+    for (let i = 0; i < 50; i++) {
+      const first = create(`first ${i}`)
+      const second = create(`second ${i}`)
+      close(second, "completed")
+      close(first, "abandoned")
+      closed.push(second, first)
+    }
+    const last = create("last")
+    close(last, "completed")
+    closed.push(last)
     expect(h.goal("alice", { op: "update", goal_id: closed[0]!, status: "active" })).toMatchObject({ _tag: "Refused", refusal: { status: 404 } })
     expect(h.goal("alice", { op: "update", goal_id: closed[1]!, status: "active" })).toMatchObject({ _tag: "Goal" })
     expect(h.goal("alice", { op: "update", goal_id: open, description: "still here" })).toMatchObject({ _tag: "Goal" })
@@ -281,6 +291,18 @@ describe("goal limits", () => {
     expect(h.goals()).toEqual([expect.objectContaining({ id, status: "active", description: "Ship it" })])
     expect(h.state("alice").goals?.[id]).toMatchObject({ status: "active", description: "Ship it" })
     expect(h.state("alice").goals?.[id]?.updated_at).toBeUndefined()
+    // Goal commands write goals only.
+    expect([h.sessions(), h.events(), h.notices()]).toEqual([[], [], []])
+  })
+
+  it("a closed goal's text can change without reopening it; a status change keeps the text", () => {
+    const h = foldHarness()
+    const made = h.goal("alice", { op: "create", description: "Ship it" })
+    if (made._tag !== "Goal") throw new Error("not created")
+    expect(h.goal("alice", { op: "update", goal_id: made.goal.id, status: "abandoned" })).toMatchObject({ goal: { status: "abandoned", description: "Ship it" } })
+    expect(h.goal("alice", { op: "update", goal_id: made.goal.id, description: "Ship it later" }))
+      .toMatchObject({ _tag: "Goal", goal: { status: "abandoned", description: "Ship it later" } })
+    expect([h.sessions(), h.events(), h.notices()]).toEqual([[], [], []])
   })
 })
 
@@ -293,7 +315,12 @@ describe("goal drift", () => {
     const answers = offGoal.map((prompt) => h.signal("alice", { type: "user-prompt", prompt }))
     const drift = h.events("alice").filter((e) => e.type === "goal-drift")
     expect(drift).toHaveLength(1)
-    expect(drift[0]).toMatchObject({ session_id: answers[2]!.session_id, metadata: { score: 0, off_goal_prompts: 3, source: "engine", prompt_signal_id: answers[2]!.signal_id } })
+    expect(drift[0]).toMatchObject({
+      session_id: answers[2]!.session_id, cost_usd: 0, cost_estimated: false, model_known: false,
+      metadata: { score: 0, off_goal_prompts: 3, source: "engine", prompt_signal_id: answers[2]!.signal_id }
+    })
+    expect(drift[0]!.signal_id).toMatch(/^sig_[0-9a-f]{32}$/)
+    expect(h.sessions("alice")[0]).toMatchObject({ signal_count: 4, cost_usd: 0 })
     // An on-goal prompt starts the count again.
     h.signal("alice", { type: "user-prompt", prompt: "the login bug in authentication" })
     offGoal.slice(0, 2).forEach((prompt) => h.signal("alice", { type: "user-prompt", prompt }))
