@@ -101,7 +101,8 @@ describe("a budget", () => {
     const h = foldHarness({ teams: { alice: ["team_a", "team_b"] } })
     h.signal("alice", { tokens_in: 5, project_id: "proj_x" })
     h.signal("alice", { session_id: "cs-2", tokens_in: 1 })
-    h.signal("bob", { tokens_in: 2 })
+    // An empty project_id names no project.
+    h.signal("bob", { tokens_in: 2, project_id: "" })
     // A row per scope window and partition: alice's is partition 1, bob's 2.
     const rows = h.projections().scopeUsage.map((r) => [r.scope, r.scope_id, r.window_key, r.partition, r.tokens_in])
     expect(rows.sort()).toEqual([
