@@ -434,12 +434,14 @@ export const foldHarness = (options: HarnessOptions = {}) => {
     }
   }
 
-  /** A shared scope's usage in a window key, summed over the partitions' stored rows. */
+  /** A shared scope's usage in a window key, summed over the partitions' stored rows as SQL's sum() adds them. */
   const scopeUsage = (s: Store, scope: SharedScope, scopeId: string, windowKey: string): Usage => {
-    let sum = noUsage
+    const sum = { cost_usd: 0, tokens_in: 0, tokens_out: 0 }
     for (const row of s.scopeUsage.values()) {
       if (row.org_id === org.id && row.environment === org.environment && row.scope === scope && row.scope_id === scopeId && row.window_key === windowKey) {
-        sum = addUsage(sum, row)
+        sum.cost_usd += row.cost_usd
+        sum.tokens_in += row.tokens_in
+        sum.tokens_out += row.tokens_out
       }
     }
     return sum

@@ -128,7 +128,8 @@ describe("a budget", () => {
     const h = foldHarness({ teams: { alice: ["team_a", "team_b"] } })
     h.signal("alice", { tokens_in: 5, project_id: "proj_x" })
     h.signal("alice", { session_id: "cs-2", tokens_in: 1 })
-    h.signal("bob", { tokens_in: 2 })
+    // An empty project_id names no project.
+    h.signal("bob", { tokens_in: 2, project_id: "" })
     // A row per scope window and partition: alice's is partition 1, bob's 2.
     const rows = h.projections().scopeUsage.map((r) => [r.scope, r.scope_id, r.window_key, r.partition, r.tokens_in])
     expect(rows.sort()).toEqual([
@@ -250,7 +251,8 @@ describe("a budget", () => {
     h.signal("bob", { cost_usd: 0.2 })
     // 0.1 + 0.2 is 0.30000000000000004 in floating point.
     expect(dataOf(h, "budget.exceeded").map((d) => d.current)).toEqual([0.3])
-    expect(h.spend("org", "org_1").cost_usd).toBe(0.3)
+    // The two partitions' rows add up as the database sums them; the page shows nano-dollars.
+    expect(h.spend("org", "org_1").cost_usd).toBe(0.1 + 0.2)
     expect(h.standing(cap.id)).toMatchObject({ current: 0.3, percent: 100, state: "exceeded" })
   })
 
@@ -373,6 +375,20 @@ describe("per-user limits", () => {
       users_warning: 1,
       top_user_id: "alice"
     })
+  })
+
+  it("stand at warning from 80% and exceeded from the limit itself; a user with nothing in the metric is no top user", () => {
+    const limit = rule({ type: "user_limit", condition: { window: "daily", metric: "cost_usd", per_user: 1 } })
+    const tokens = rule({ type: "user_limit", condition: { window: "daily", metric: "tokens_total", per_user: 100 } })
+    const h = foldHarness({ rules: [limit, tokens], prices })
+    // No price for this model: tokens, but no dollars.
+    h.signal("bob", { model: "unpriced-model", tokens_in: 79 })
+    expect(h.standing(limit.id)).toMatchObject({ current: 0, state: "ok", top_user_id: null, users_warning: 0, users_exceeded: 0 })
+    expect(h.standing(tokens.id)).toMatchObject({ current: 79, percent: 79, state: "ok", top_user_id: "bob" })
+    h.signal("bob", { tokens_in: 1 })
+    expect(h.standing(tokens.id)).toMatchObject({ current: 80, state: "warning", users_warning: 1 })
+    h.signal("alice", { model: "house-model", tokens_in: 1_000 })
+    expect(h.standing(limit.id)).toMatchObject({ current: 1, percent: 100, state: "exceeded", top_user_id: "alice", users_exceeded: 1 })
   })
 
   it("of a team cover its members only; the top user is the highest, ties to the first by id", () => {

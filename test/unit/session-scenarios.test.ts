@@ -65,6 +65,12 @@ describe("sessions", () => {
       ["2026-03-02T09:00:00.000Z", "2026-03-02T09:10:00.000Z", 2, "proj_x"],
       ["2026-03-02T09:40:00.000Z", null, 1, null]
     ])
+    expect(h.notices("session.started")[1]).toMatchObject({
+      org_id: "org_1",
+      environment: "live",
+      type: "session.started",
+      payload: { org_id: "org_1", ts: "2026-03-02T09:40:00.000Z" }
+    })
     expect(h.notices("session.started").map((n) => n.payload.data)).toEqual([
       {
         session_id: first.session_id,
@@ -116,6 +122,25 @@ describe("sessions", () => {
     // The old session's timer went with it: no tick for it follows.
     h.advance("1 minute")
     expect(h.log().flat().filter((e) => e.record.kind === "session-timeout")).toEqual([])
+    // Exactly at the timeout (before the sweep) is still the same session.
+    h.advanceTo("2026-03-02T10:00:00.700Z")
+    expect(h.signal("alice", {}).session_id).toBe(next.session_id)
+  })
+
+  it("of two runs, each ends at its own timeout, whichever is due first", () => {
+    const h = foldHarness()
+    const a = h.signal("alice", { session_id: "run-a" })
+    h.advance("1 minute")
+    const b = h.signal("alice", { session_id: "run-b" })
+    h.advance("4 minutes")
+    h.signal("alice", { session_id: "run-a" })
+    h.advance("31 minutes")
+    expect(h.sessions("alice").map((s) => [s.id, s.ended_at])).toEqual([
+      [a.session_id, "2026-03-02T09:05:00.000Z"],
+      [b.session_id, "2026-03-02T09:01:00.000Z"]
+    ])
+    expect(h.log().flat().filter((e) => e.record.kind === "session-timeout").map((e) => e.record.ts))
+      .toEqual(["2026-03-02T09:31:00.000Z", "2026-03-02T09:35:00.000Z"])
   })
 
   it("end at session-end with that signal's time; the next signal of the run opens another", () => {
@@ -156,19 +181,21 @@ describe("sessions", () => {
     const h = foldHarness()
     h.signal("alice", { model: "claude-haiku-4", error_code: "rate_limited", latency_ms: 120 })
     h.signal("alice", { model: "claude-sonnet-4", latency_ms: -5 })
+    h.signal("alice", { latency_ms: 0 })
     h.signal("alice", { model: "claude-sonnet-4", error_code: "" })
     h.signal("alice", { model: "", tokens_in: -3, tokens_out: 2.9 })
     expect(h.sessions("alice")[0]).toMatchObject({
       primary_model: "claude-sonnet-4",
       models: ["claude-haiku-4", "claude-sonnet-4"],
       error_count: 1,
-      signal_count: 4,
+      signal_count: 5,
       tokens_in: 0,
       tokens_out: 2
     })
     expect(h.events("alice").map((e) => [e.model, e.error_code, e.latency_ms])).toEqual([
       ["claude-haiku-4", "rate_limited", 120],
       ["claude-sonnet-4", null, null],
+      [null, null, 0],
       ["claude-sonnet-4", null, null],
       [null, null, null]
     ])
@@ -218,6 +245,7 @@ describe("sessions", () => {
     expect(Object.keys(h.state("alice").open)).toHaveLength(maxOpenSessions)
     expect(h.sessions("alice").filter((s) => s.ended_at !== null).map((s) => [s.adapter, s.end_reason, s.ended_at]))
       .toEqual([["tool-1", "timeout", "2026-03-02T09:00:01.000Z"]])
+    expect(h.notices("session.ended").map((n) => [n.payload.data.adapter, n.payload.data.end_reason])).toEqual([["tool-1", "timeout"]])
   })
 })
 
@@ -308,12 +336,22 @@ describe("goal limits", () => {
       return made.goal.id
     }
     const open = create("stays open")
-    const closed = Array.from({ length: 101 }, (_, i) => {
-      const id = create(`closed ${i}`)
+    const close = (id: string, status: "completed" | "abandoned") => {
       h.advance("1 second")
-      h.goal("alice", { op: "update", goal_id: id, status: i % 2 === 0 ? "completed" : "abandoned" })
-      return id
-    })
+      h.goal("alice", { op: "update", goal_id: id, status })
+    }
+    // Made in pairs and each pair closed in reverse: the least recently closed is not the first made.
+    const closed: Array<string> = []
+    for (let i = 0; i < 50; i++) {
+      const first = create(`first ${i}`)
+      const second = create(`second ${i}`)
+      close(second, "completed")
+      close(first, "abandoned")
+      closed.push(second, first)
+    }
+    const last = create("last")
+    close(last, "completed")
+    closed.push(last)
     expect(h.goal("alice", { op: "update", goal_id: closed[0]!, status: "active" })).toMatchObject({ _tag: "Refused", refusal: { status: 404 } })
     expect(h.goal("alice", { op: "update", goal_id: closed[1]!, status: "active" })).toMatchObject({ _tag: "Goal" })
     expect(h.goal("alice", { op: "update", goal_id: open, description: "still here" })).toMatchObject({ _tag: "Goal" })
@@ -346,6 +384,20 @@ describe("goal limits", () => {
     expect(h.goals()).toEqual([expect.objectContaining({ id, status: "active", description: "Ship it" })])
     expect(h.state("alice").goals?.[id]).toMatchObject({ status: "active", description: "Ship it" })
     expect(h.state("alice").goals?.[id]?.updated_at).toBeUndefined()
+    // Goal commands write goals only.
+    expect([h.sessions(), h.events(), h.notices()]).toEqual([[], [], []])
+  })
+
+  it("a closed goal's text can change without reopening it; a status change keeps the text", () => {
+    const h = foldHarness()
+    const made = h.goal("alice", { op: "create", description: "Ship it" })
+    if (made._tag !== "Goal") throw new Error("not created")
+    expect(h.goal("alice", { op: "update", goal_id: made.goal.id, status: "abandoned" })).toMatchObject({
+      goal: { status: "abandoned", description: "Ship it" }
+    })
+    expect(h.goal("alice", { op: "update", goal_id: made.goal.id, description: "Ship it later" }))
+      .toMatchObject({ _tag: "Goal", goal: { status: "abandoned", description: "Ship it later" } })
+    expect([h.sessions(), h.events(), h.notices()]).toEqual([[], [], []])
   })
 })
 
@@ -360,12 +412,48 @@ describe("goal drift", () => {
     expect(drift).toHaveLength(1)
     expect(drift[0]).toMatchObject({
       session_id: answers[2]!.session_id,
+      cost_usd: 0,
+      cost_estimated: false,
+      model_known: false,
       metadata: { score: 0, off_goal_prompts: 3, source: "engine", prompt_signal_id: answers[2]!.signal_id }
     })
+    expect(drift[0]!.signal_id).toMatch(/^sig_[0-9a-f]{32}$/)
+    expect(h.sessions("alice")[0]).toMatchObject({ signal_count: 4, cost_usd: 0 })
     // An on-goal prompt starts the count again.
     h.signal("alice", { type: "user-prompt", prompt: "the login bug in authentication" })
     offGoal.slice(0, 2).forEach((prompt) => h.signal("alice", { type: "user-prompt", prompt }))
     expect(h.events("alice").filter((e) => e.type === "goal-drift")).toHaveLength(1)
+  })
+
+  it("counts prompts and context switches only, against active goals only; a refocus-ack starts the count again", () => {
+    const h = foldHarness()
+    const closed = h.goal("alice", { op: "create", description: "zebra yacht xylophone walrus violin" })
+    if (closed._tag === "Goal") h.goal("alice", { op: "update", goal_id: closed.goal.id, status: "completed" })
+    // No active goal: nothing is judged, nothing is kept.
+    h.signal("alice", { type: "user-prompt", prompt: offGoal[0] })
+    expect(h.state("alice").drift).toBeUndefined()
+    h.goal("alice", { op: "create", description: "Fix authentication login bugs" })
+    h.signal("alice", { type: "user-prompt", prompt: "zebra yacht xylophone walrus violin" })
+    h.signal("alice", { type: "post-tool", prompt: "fix the authentication login bugs", description: "authentication" })
+    h.signal("alice", { type: "context-switch", description: "walrus violin concerts" })
+    const live = (h.state("alice").drift as { live?: { streak: number; off?: ReadonlyArray<{ prompt: string }> } } | undefined)?.live
+    expect(live?.streak).toBe(2)
+    expect(live?.off?.map((o) => o.prompt)).toEqual(["zebra yacht xylophone walrus violin", "walrus violin concerts"])
+    h.signal("alice", { type: "refocus-ack" })
+    expect(h.state("alice").drift).toMatchObject({ live: { streak: 0 } })
+    offGoal.forEach((prompt) => h.signal("alice", { type: "context-switch", prompt }))
+    expect(h.events("alice").filter((e) => e.type === "goal-drift")).toHaveLength(1)
+  })
+
+  it("takes a prompt whose overlap with a goal reaches the threshold as on-goal", () => {
+    const h = foldHarness()
+    const goal = h.goal("alice", { op: "create", description: "zebra yacht xylophone walrus violin" })
+    // One of the goal's five terms: an overlap of exactly 0.2.
+    for (let i = 0; i < 3; i++) h.signal("alice", { type: "user-prompt", prompt: `zebra kite lemon mango nectar olive ${i}` })
+    expect(h.events("alice").filter((e) => e.type === "goal-drift")).toEqual([])
+    expect(h.state("alice").drift).toMatchObject({
+      live: { streak: 0, last: "on-goal", goal_id: goal._tag === "Goal" ? goal.goal.id : "" }
+    })
   })
 
   it("is not acted on below the plan that has it", () => {
@@ -380,18 +468,19 @@ describe("token spikes", () => {
   it("are reported to webhooks on plans with anomalies, in the signal's session", () => {
     const run = (plan: "team" | "professional") => {
       const h = foldHarness({ org: { plan } })
-      const answers = [100, 120, 80, 100, 100, 900].map((tokens) => h.signal("alice", { tokens_in: tokens }))
-      return { notices: h.notices("anomaly.detected").map((n) => n.payload.data), session: answers[5]!.session_id }
+      const answers = [100, 120, 80, 100, 100, 0, 900].map((tokens) =>
+        h.signal("alice", tokens === 0 ? { type: "session-start" } : { tokens_in: tokens / 2, tokens_out: tokens / 2 })
+      )
+      // Signals without tokens are no observations.
+      h.signal("alice", { type: "stop" })
+      h.signal("alice", { tokens_in: 5_000 })
+      return { notices: h.notices("anomaly.detected").map((n) => n.payload.data), session: answers[6]!.session_id }
     }
     const team = run("team")
-    expect(team.notices).toEqual([{
-      anomaly_type: "token_spike",
-      user_id: "alice",
-      baseline_avg: 100,
-      observed: 900,
-      deviation_pct: 800,
-      session_id: team.session
-    }])
+    expect(team.notices).toEqual([
+      { anomaly_type: "token_spike", user_id: "alice", baseline_avg: 100, observed: 900, deviation_pct: 800, session_id: team.session },
+      expect.objectContaining({ anomaly_type: "token_spike", observed: 5_000 })
+    ])
     expect(run("professional").notices).toEqual([])
     // Below the plan only the anomalies are held back: the session's own events still go out.
     const below = foldHarness({ org: { plan: "professional" } })
