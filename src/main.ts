@@ -33,6 +33,7 @@ import { RefuseAfterUnfinishedReplay } from "./store/unfinished-replays.ts"
 import { Webhooks } from "./store/webhooks-repo.ts"
 import { WebhookDeliveries } from "./store/webhook-deliveries-repo.ts"
 import { WebhookEvents } from "./store/webhook-events-repo.ts"
+import { AuditLog } from "./store/audit-repo.ts"
 import { WebhookConfig } from "./webhooks/config.ts"
 import { WebhookDispatcher } from "./webhooks/dispatcher.ts"
 import { SecretBox, warnOfGeneratedKey } from "./store/secret-box.ts"
@@ -78,7 +79,8 @@ export const StoreLive = Layer.unwrap(
         RateLimiter.layer,
         WebhooksStore,
         WebhookDeliveries.layer,
-        WebhookEvents.layer
+        WebhookEvents.layer,
+        AuditLog.layer
       ).pipe(
         Layer.provideMerge(Migrated)
       )

@@ -7,14 +7,18 @@ import type { Environment } from "./environments.ts"
  * channels), and the event each becomes, with its id and the envelope receivers get.
  */
 
-/** The webhook event types of spec §6.1. */
+/**
+ * The webhook event types of spec §6.1, and `audit.recorded`: an audit log entry, raised by the
+ * change it records (src/store/audit-repo.ts), not by the fold.
+ */
 export const WebhookEventType = Schema.Literals([
   "session.started",
   "session.ended",
   "budget.exceeded",
   "budget.warning",
   "rule.triggered",
-  "anomaly.detected"
+  "anomaly.detected",
+  "audit.recorded"
 ])
 export type WebhookEventType = typeof WebhookEventType.Type
 export const webhookEventTypes: ReadonlyArray<WebhookEventType> = WebhookEventType.literals

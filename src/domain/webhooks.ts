@@ -1,5 +1,6 @@
 import { Schema } from "effect"
 import { WebhookEventType, webhookEventTypes } from "./notices.ts"
+import { AuditEntry } from "./audit.ts"
 import { Timestamp } from "./tenancy.ts"
 import { NotFoundRefusal, Refusal } from "./refusal.ts"
 
@@ -154,7 +155,8 @@ export const WebhookPayload = Schema.Union([
     "a budget reached 80% of its threshold (once per rule, scope and window)"
   ),
   envelopeOf("rule.triggered", RuleTriggeredData, "a rule fired (block, warn, log or notify)"),
-  envelopeOf("anomaly.detected", AnomalyDetectedData, "unusual activity was detected: token_spike, a signal's tokens above SPIKE_FACTOR × the user's baseline")
+  envelopeOf("anomaly.detected", AnomalyDetectedData, "unusual activity was detected: token_spike, a signal's tokens above SPIKE_FACTOR × the user's baseline"),
+  envelopeOf("audit.recorded", AuditEntry, "a change was made through the management API: the audit log's entry (GET /audit-log)")
 ]).annotate({ identifier: "WebhookPayload" })
 export type WebhookPayload = typeof WebhookPayload.Type
 

@@ -25,6 +25,7 @@ import { SignalLimits } from "./engine/signal-limits.ts"
 import { ingestRoute, makeIngestRoute } from "./engine/ingest-route.ts"
 import { DashboardRoutes, dashboardRoutes, loadDashboardAssets } from "./dashboard.ts"
 import { EnvelopeLive } from "./envelope.ts"
+import { AuditTrailLive } from "./audit-trail.ts"
 import { Draining } from "./draining.ts"
 import { gateway } from "./gateway.ts"
 import { ManagementApi } from "./management/api.ts"
@@ -162,7 +163,7 @@ export const AppRoutes = Layer.mergeAll(
     Effect.map(makeIngestRoute, (handler) => [{ ...ingestRoute, handler }]),
     Effect.map(Processor, (processor) => processor.settled)
   )
-).pipe(Layer.provide([ManagementAuthLive, EngineAuthLive, EnvelopeLive, SignalLimits.layer]))
+).pipe(Layer.provide([ManagementAuthLive, EngineAuthLive, EnvelopeLive, AuditTrailLive, SignalLimits.layer]))
 
 /** Plain HTTP next to HTTPS answers every request with a permanent redirect to the HTTPS URL. */
 const redirectServer = (httpPort: number, httpsPort: number, host: string) =>

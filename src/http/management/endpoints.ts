@@ -3,6 +3,7 @@ import type { HttpRouter } from "effect/http"
 import { HttpApiEndpoint, type HttpApiGroup, OpenApi } from "effect/http-api"
 import { NotFound } from "../../domain/errors.ts"
 import type { Access, Resource } from "../../domain/scopes.ts"
+import { AuditTrail } from "../audit-trail.ts"
 import { Envelope, ManagementAuth, PageQuery, pageOf, RequiredScope } from "../contract.ts"
 
 /**
@@ -39,8 +40,12 @@ export const listEndpoint = <
 export const getEndpoint = <const Path extends HttpRouter.PathInput, S extends Schema.Top>(path: Path, item: S) =>
   HttpApiEndpoint.get("get", path, { params: IdParams, success: item, error: NotFound })
 
-/** A management group: authenticated by API key, its errors in the envelope, its title and description in the document. */
+/**
+ * A management group: authenticated by API key, its writes audited (innermost, so the entry
+ * commits with the write and before the caches are dropped), its errors in the envelope, its
+ * title and description in the document.
+ */
 export const managementGroup =
   (doc: { readonly title: string; readonly description?: string }) =>
   <Id extends string, Endpoints extends HttpApiEndpoint.Constraint>(group: HttpApiGroup.HttpApiGroup<Id, Endpoints>) =>
-    group.middleware(ManagementAuth).middleware(Envelope).annotateMerge(OpenApi.annotations(doc))
+    group.middleware(AuditTrail).middleware(ManagementAuth).middleware(Envelope).annotateMerge(OpenApi.annotations(doc))
