@@ -34,6 +34,7 @@ import { Webhooks } from "./store/webhooks-repo.ts"
 import { WebhookDeliveries } from "./store/webhook-deliveries-repo.ts"
 import { WebhookEvents } from "./store/webhook-events-repo.ts"
 import { AuditLog } from "./store/audit-repo.ts"
+import { AuditRetention } from "./store/audit-retention.ts"
 import { WebhookConfig } from "./webhooks/config.ts"
 import { WebhookDispatcher } from "./webhooks/dispatcher.ts"
 import { SecretBox, warnOfGeneratedKey } from "./store/secret-box.ts"
@@ -210,7 +211,13 @@ export const appLayer = <E, R>(database: Layer.Layer<DatabaseInfo | SqlClient.Sq
     Effect.map(
       AppConfig,
       (config) =>
-        Layer.mergeAll(Authenticator.layer({ apiKeyPrefix: config.apiKeyPrefix }), ProcessingLive, WebhookDispatcher, NotificationDispatcher).pipe(
+        Layer.mergeAll(
+          Authenticator.layer({ apiKeyPrefix: config.apiKeyPrefix }),
+          ProcessingLive,
+          WebhookDispatcher,
+          NotificationDispatcher,
+          AuditRetention
+        ).pipe(
           // Checked once migrated, before anything is consumed.
           Layer.provide(RefuseAfterUnfinishedReplay),
           Layer.provideMerge(StoreLive),
