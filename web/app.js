@@ -15,6 +15,7 @@ import { Webhooks } from "./pages/webhooks.js"
 import { Channels } from "./pages/channels.js"
 import { Settings } from "./pages/settings.js"
 import { Goals } from "./pages/goals.js"
+import { AuditLog } from "./pages/audit-log.js"
 
 const pages = [
   { path: "/overview", title: "Overview", view: Overview },
@@ -25,6 +26,7 @@ const pages = [
   { path: "/webhooks", title: "Webhooks", view: Webhooks },
   { path: "/channels", title: "Channels", view: Channels },
   { path: "/goals", title: "Goals", view: Goals },
+  { path: "/audit", title: "Audit log", view: AuditLog },
   { path: "/settings", title: "Settings", view: Settings }
 ]
 
