@@ -55,7 +55,7 @@ export const auditEventType = "audit.recorded"
 /**
  * The audit log. `record` writes in the caller's transaction when there is one (the change's:
  * src/http/audit-trail.ts opens it), and raises the entry as an `audit.recorded` webhook event
- * for the org's subscribed webhooks in the same statement's transaction. Sign-ins and role
+ * when webhooks of the org's environment subscribe to it, in the same transaction. Sign-ins and role
  * changes (to come with SSO) call `record` the same way. SQL failures are defects.
  */
 export class AuditLog extends Context.Service<AuditLog, {
@@ -85,15 +85,19 @@ export class AuditLog extends Context.Service<AuditLog, {
         const entry = toEntry(rows[0]!)
         const eventId = webhookEventId(auditEventType, id)
         const payload = JSON.stringify({ id: eventId, type: auditEventType, org_id: e.orgId, ts: entry.ts, data: entry })
+        // Raised only where a webhook forwards the log: the entry itself is the record, and the
+        // outbox (GET /webhook-events, the dashboard's alerts) is not filled with every change.
         yield* sql`
-          WITH event AS (
+          WITH subscribed AS (
+            SELECT id FROM webhooks
+            WHERE org_id = ${e.orgId} AND environment = ${e.environment} AND enabled AND ${auditEventType} = ANY(events)),
+          event AS (
             INSERT INTO webhook_events (id, org_id, environment, type, payload)
-            VALUES (${eventId}, ${e.orgId}, ${e.environment}, ${auditEventType}, ${payload}::json)
+            SELECT ${eventId}, ${e.orgId}, ${e.environment}, ${auditEventType}, ${payload}::json
+            WHERE EXISTS (SELECT 1 FROM subscribed)
             RETURNING id)
           INSERT INTO webhook_deliveries (webhook_id, event_id, next_attempt_at)
-          SELECT w.id, event.id, now() FROM webhooks w, event
-          WHERE w.org_id = ${e.orgId} AND w.environment = ${e.environment} AND w.enabled
-            AND ${auditEventType} = ANY(w.events)`.pipe(Effect.orDie)
+          SELECT subscribed.id, event.id, now() FROM subscribed, event`.pipe(Effect.orDie)
         return entry
       })
 
