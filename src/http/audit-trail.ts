@@ -2,7 +2,7 @@ import { Effect, Layer, Option } from "effect"
 import { HttpRouter, HttpServerRequest, type HttpServerResponse } from "effect/http"
 import { HttpApiMiddleware } from "effect/http-api"
 import { SqlClient } from "effect/sql"
-import { auditTargetOf } from "../domain/audit.ts"
+import { type AuditOrigin, auditTargetOf } from "../domain/audit.ts"
 import { RequestId } from "../observability/request-id.ts"
 import { AuditLog } from "../store/audit-repo.ts"
 import { ApiPrincipal } from "./contract.ts"
@@ -29,6 +29,19 @@ const createdId = (response: HttpServerResponse.HttpServerResponse): string | nu
   }
 }
 
+/**
+ * Where the request being served comes from (the client's address, or the proxy's behind one).
+ * Also for entries recorded by handlers themselves, such as sign-ins: `AuditLog.record` with it.
+ */
+export const requestOrigin: Effect.Effect<AuditOrigin, never, HttpServerRequest.HttpServerRequest> = Effect.gen(function*() {
+  const request = yield* HttpServerRequest.HttpServerRequest
+  return {
+    ip: Option.getOrNull(request.remoteAddress),
+    user_agent: request.headers["user-agent"] ?? null,
+    request_id: (yield* RequestId) || null
+  }
+})
+
 export const AuditTrailLive = Layer.effect(
   AuditTrail,
   Effect.gen(function*() {
@@ -39,7 +52,6 @@ export const AuditTrailLive = Layer.effect(
       if (target === undefined) return httpEffect
       const audited = Effect.gen(function*() {
         const principal = yield* ApiPrincipal
-        const request = yield* HttpServerRequest.HttpServerRequest
         const route = yield* HttpRouter.RouteContext
         const pathId = target.resource === "org" ? principal.orgId : target.idInPath ? route.params.id ?? null : null
         const before = pathId === null ? null : yield* audit.snapshot(principal.orgId, target.resource, pathId)
@@ -54,11 +66,7 @@ export const AuditTrailLive = Layer.effect(
           resource: { type: target.resource, id },
           before,
           after,
-          origin: {
-            ip: Option.getOrNull(request.remoteAddress),
-            user_agent: request.headers["user-agent"] ?? null,
-            request_id: (yield* RequestId) || null
-          }
+          origin: yield* requestOrigin
         })
         return response
       })
