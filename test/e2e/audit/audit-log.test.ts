@@ -1,5 +1,7 @@
+import { Schema } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { auditTargetOf } from "../../../src/domain/audit.ts"
+import { WebhookPayload } from "../../../src/domain/webhooks.ts"
 import { ManagementApi } from "../../../src/http/management/api.ts"
 import type { Bootstrapped } from "../../../src/store/tenancy-repo.ts"
 import { bootstrapOrg, call, startServer, type TestServer } from "../../support/harness.ts"
@@ -182,6 +184,8 @@ describe("audit.recorded webhook events", () => {
     )
     expect(events).toHaveLength(1)
     expect(events[0]).toMatchObject({ org_id: org.org_id, data: { action: "rule.create", resource_id: rule.body.id, after: { name: "watched" } } })
+    // The body is what the published schema (schemas/webhook-payloads.schema.json) says.
+    expect(() => Schema.decodeUnknownSync(WebhookPayload)(events[0])).not.toThrow()
     const delivered = receiver.received.find((r) => JSON.parse(r.body).id === events[0]!.id)!
     expect(delivered.headers["x-service-signature"]).toMatch(/^sha256=/)
   })
