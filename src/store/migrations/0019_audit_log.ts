@@ -8,7 +8,7 @@ import { SqlClient } from "effect/sql"
  * sets a transaction-local flag) of rows older than a day. No foreign key to `orgs`: nothing may
  * take an org's entries with it.
  */
-export const m0021_audit_log = Effect.gen(function*() {
+export const m0019_audit_log = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   yield* sql`
     CREATE TABLE audit_log (
