@@ -132,8 +132,10 @@ export const makeOtlpRoutes = Effect.gen(function*() {
       const chunk = records.slice(i, i + maxBatchSignals)
       yield* limits.take(principal, chunk.length)
       yield* ingress.submitMany(chunk).pipe(
-        Effect.catchTag("NotAppended", (e) =>
-          fail(503, `the signal log did not take the records (${e.message}); retry`, { "retry-after": String(retryAfterSeconds) }))
+        Effect.catchTag(
+          "NotAppended",
+          (e) => fail(503, `the signal log did not take the records (${e.message}); retry`, { "retry-after": String(retryAfterSeconds) })
+        )
       )
     }
     return reasons
