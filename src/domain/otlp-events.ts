@@ -80,7 +80,10 @@ interface ToolTelemetry {
 
 /** What makes a record itself, for the keys of events the hooks never report. */
 interface RecordIdentity {
+  /** The event's name and its `event.sequence`, else its time. */
   readonly sequence: string
+  /** The record's time, in nanoseconds since the epoch (a decimal string). */
+  readonly time: unknown
 }
 
 const signal = (type: string, adapter: string, session: string, key: string, metadata: Record<string, unknown>): RecordOutcome => ({
@@ -148,14 +151,85 @@ const claudeCode: ToolTelemetry = {
   }
 }
 
-/** By the prefix of their event names. */
-const tools: ReadonlyMap<string, ToolTelemetry> = new Map([["claude_code", claudeCode]])
+/** Gemini CLI writes absent values as "None" and booleans as "True"/"False". */
+const geminiText = (a: Attributes, key: string): string | undefined => {
+  const v = text(a, key)
+  return v === "None" ? undefined : v
+}
 
-/** The event's full name: the body Claude Code gives it, else the `event.name` attribute. */
+/**
+ * The Gemini adapter's id of a call in its telemetry file: the record's time as the SDK's
+ * [seconds, nanoseconds] joined with a dot, and the model (adapters/src/tools/gemini-usage.js).
+ */
+const geminiCallId = (timeUnixNano: unknown, model: string | undefined): string | undefined => {
+  const ns = typeof timeUnixNano === "string" || typeof timeUnixNano === "number" ? String(timeUnixNano) : ""
+  if (!/^\d{10,}$/.test(ns) || model === undefined) return undefined
+  return `${ns.slice(0, -9)}.${Number(ns.slice(-9))}:${model}`
+}
+
+const geminiCli: ToolTelemetry = {
+  adapter: "gemini-cli",
+  sessionAttribute: "session.id",
+  events: {
+    // Every model call, the router's and helpers' included. The prompt's count includes the
+    // cached tokens; the tool-use prompt is input and thinking is output, as the adapter counts.
+    api_response: (a, session, record) => {
+      const model = geminiText(a, "model")
+      const id = geminiCallId(record.time, model)
+      const status = geminiText(a, "status_code")
+      return signal("token-milestone", "gemini-cli", session, id ? `request:${id}` : `otel:${record.sequence}`, {
+        model,
+        tokens_in: (number(a, "input_token_count") ?? 0) + (number(a, "tool_token_count") ?? 0),
+        tokens_out: (number(a, "output_token_count") ?? 0) + (number(a, "thoughts_token_count") ?? 0),
+        cache_read_tokens: number(a, "cached_content_token_count") || undefined,
+        latency_ms: number(a, "duration_ms"),
+        ...(status !== undefined && status !== "200" ? { error_code: status } : {}),
+        prompt_id: geminiText(a, "prompt_id"),
+        role: geminiText(a, "role")
+      })
+    },
+    api_error: (a, session, record) =>
+      signal("token-milestone", "gemini-cli", session, `otel:${record.sequence}`, {
+        model: geminiText(a, "model"),
+        tokens_in: 0,
+        tokens_out: 0,
+        latency_ms: number(a, "duration_ms"),
+        error_code: (geminiText(a, "status_code") ?? geminiText(a, "error_type") ?? "error").slice(0, 100),
+        error: geminiText(a, "error"),
+        prompt_id: geminiText(a, "prompt_id")
+      }),
+    user_prompt: (a, session, record) =>
+      signal("user-prompt", "gemini-cli", session, `otel:${record.sequence}`, {
+        prompt: geminiText(a, "prompt"),
+        prompt_length: number(a, "prompt_length"),
+        prompt_id: geminiText(a, "prompt_id")
+      }),
+    // A tool the user or the policy refused never ran: no post-tool.
+    tool_call: (a, session, record) =>
+      geminiText(a, "decision") === "reject"
+        ? { _tag: "Ignored" }
+        : signal("post-tool", "gemini-cli", session, `otel:${record.sequence}`, {
+          tool_name: geminiText(a, "function_name"),
+          mcp_server: geminiText(a, "mcp_server_name"),
+          duration_ms: number(a, "duration_ms"),
+          ...(geminiText(a, "success") === "False" ? { error: geminiText(a, "error") ?? "failed" } : {}),
+          prompt_id: geminiText(a, "prompt_id")
+        })
+  }
+}
+
+/** By the prefix of their event names. */
+const tools: ReadonlyMap<string, ToolTelemetry> = new Map([["claude_code", claudeCode], ["gemini_cli", geminiCli]])
+
+/**
+ * The event's full name: its `event.name` (Gemini CLI: `gemini_cli.api_response`), else the body
+ * when that is a name (Claude Code: body `claude_code.api_request`, `event.name` `api_request`).
+ */
 const eventNameOf = (record: Record<string, unknown>, a: Attributes): string | undefined => {
+  const named = text(a, "event.name")
+  if (named?.includes(".")) return named
   const body = scalarOf(record.body)
-  if (typeof body === "string" && body.includes(".")) return body
-  return text(a, "event.name")
+  return typeof body === "string" && /^\w+\.[\w.]+$/.test(body) ? body : named
 }
 
 const outcomeOf = (record: Record<string, unknown>, resource: Attributes): RecordOutcome => {
@@ -170,7 +244,7 @@ const outcomeOf = (record: Record<string, unknown>, resource: Attributes): Recor
   if (session === undefined) return { _tag: "Rejected", reason: `${name} without ${tool.sessionAttribute}` }
   if (session.length > 200) return { _tag: "Rejected", reason: `${name}: ${tool.sessionAttribute} is longer than 200 characters` }
   const sequence = text(a, "event.sequence") ?? String(record.timeUnixNano ?? record.observedTimeUnixNano ?? "0")
-  return build(a, session, { sequence: `${name}:${sequence}` })
+  return build(a, session, { sequence: `${name}:${sequence}`, time: record.timeUnixNano })
 }
 
 /** One outcome per log record of an ExportLogsServiceRequest (plain form), in the request's order. */

@@ -149,7 +149,8 @@ describe("OTLP/HTTP log ingest", () => {
       )
     )
     expect(res.status).toBe(200)
-    expect(res.answer.partialSuccess).toMatchObject({ rejectedLogRecords: 2 })
+    // int64 in the plain form: a decimal string.
+    expect(res.answer.partialSuccess).toMatchObject({ rejectedLogRecords: "2" })
     expect(String((res.answer.partialSuccess as any).errorMessage)).toContain("without session.id")
     const found = await waitFor(() => sessionOf(session), (s) => s !== undefined, { what: "the partly bad batch's session" })
     expect(found.signals).toHaveLength(1)

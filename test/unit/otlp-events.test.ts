@@ -85,4 +85,45 @@ describe("Claude Code's log events as signals", () => {
     const [b] = logRecordOutcomes(batch)
     expect(a).toEqual(b)
   })
+
+  it("makes Gemini CLI's api_response a token-milestone keyed as the Gemini adapter names the call", () => {
+    const [outcome, rejected] = logRecordOutcomes({
+      resourceLogs: [{
+        scopeLogs: [{
+          logRecords: [
+            {
+              timeUnixNano: "1795870089005000000",
+              body: { stringValue: "API response from gemini-3.8-flash. Status: 200." },
+              attributes: [
+                attr("session.id", "g-1"),
+                attr("event.name", "gemini_cli.api_response"),
+                attr("model", "gemini-3.8-flash"),
+                attr("input_token_count", "7026"),
+                attr("output_token_count", "317"),
+                attr("cached_content_token_count", "5000"),
+                attr("thoughts_token_count", "3"),
+                attr("tool_token_count", "4"),
+                attr("duration_ms", "554"),
+                attr("status_code", "200"),
+                attr("prompt_id", "p")
+              ]
+            },
+            { body: { stringValue: "Tool call" }, attributes: [attr("event.name", "gemini_cli.tool_call"), attr("decision", "accept")] }
+          ]
+        }]
+      }]
+    })
+    expect(outcome).toMatchObject({
+      _tag: "Signal",
+      signal: {
+        type: "token-milestone",
+        adapter: "gemini-cli",
+        session_id: "g-1",
+        // The file exporter's hrTime [1795870089, 5000000] joined with a dot, and the model.
+        idempotency_key: keyFor("gemini-cli", "g-1", "request:1795870089.5000000:gemini-3.8-flash"),
+        metadata: { model: "gemini-3.8-flash", tokens_in: 7030, tokens_out: 320, cache_read_tokens: 5000, latency_ms: 554 }
+      }
+    })
+    expect(rejected).toMatchObject({ _tag: "Rejected", reason: "gemini_cli.tool_call without session.id" })
+  })
 })

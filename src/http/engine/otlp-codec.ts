@@ -9,7 +9,7 @@ import protojson from "protobufjs/ext/protojson.js"
  * arrive as the same plain object and bad input is refused by the library, not by hand.
  */
 
-export type OtlpSignal = "logs" | "metrics"
+export type OtlpSignal = "logs" | "metrics" | "traces"
 export type OtlpEncoding = "protobuf" | "json"
 
 const protoDir = join(import.meta.dirname, "otlp-proto")
@@ -21,6 +21,7 @@ root.resolvePath = (_origin, target) => (target.startsWith("google/protobuf/") ?
 root.loadSync([
   "opentelemetry/proto/collector/logs/v1/logs_service.proto",
   "opentelemetry/proto/collector/metrics/v1/metrics_service.proto",
+  "opentelemetry/proto/collector/trace/v1/trace_service.proto",
   "google/rpc/status.proto"
 ])
 
@@ -32,13 +33,20 @@ const types = {
   metrics: {
     request: root.lookupType("opentelemetry.proto.collector.metrics.v1.ExportMetricsServiceRequest"),
     response: root.lookupType("opentelemetry.proto.collector.metrics.v1.ExportMetricsServiceResponse")
+  },
+  traces: {
+    request: root.lookupType("opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest"),
+    response: root.lookupType("opentelemetry.proto.collector.trace.v1.ExportTraceServiceResponse")
   }
 } as const
 const statusType = root.lookupType("google.rpc.Status")
 
-/** The plain form of a decoded message: lowerCamelCase keys, 64-bit integers as numbers. */
+/**
+ * The plain form of a decoded message: lowerCamelCase keys, 64-bit integers as decimal strings
+ * (a timestamp in nanoseconds is past what a double holds exactly).
+ */
 const plain = (type: protobuf.Type, message: protobuf.Message) =>
-  type.toObject(message, { longs: Number, enums: String, bytes: String, arrays: true }) as Record<string, unknown>
+  type.toObject(message, { longs: String, enums: String, bytes: String, arrays: true }) as Record<string, unknown>
 
 /** The encoding a Content-Type names, or undefined for one OTLP/HTTP does not define. */
 export const encodingOf = (contentType: string | undefined): OtlpEncoding | undefined => {
@@ -83,7 +91,7 @@ export const encodeResponse = (
   rejected: number,
   errorMessage: string
 ): Uint8Array | string => {
-  const counted = signal === "logs" ? "rejectedLogRecords" : "rejectedDataPoints"
+  const counted = signal === "logs" ? "rejectedLogRecords" : signal === "metrics" ? "rejectedDataPoints" : "rejectedSpans"
   const value = rejected > 0 || errorMessage !== "" ? { partialSuccess: { [counted]: rejected, errorMessage } } : {}
   return encodeWith(types[signal].response, encoding, value)
 }

@@ -17,14 +17,22 @@ const status = (description: string) => ({
   content: body("google.rpc.Status {code, message}, in the request's encoding (JSON when its content type was not one of these)")
 })
 
-const operation = (signal: "logs" | "metrics") => {
-  const service = signal === "logs" ? "ExportLogsServiceRequest" : "ExportMetricsServiceRequest"
-  const rejected = signal === "logs" ? "rejected_log_records" : "rejected_data_points"
+const names = {
+  logs: { message: "Logs", rejected: "rejected_log_records", proto: "collector/logs/v1/logs_service.proto" },
+  metrics: { message: "Metrics", rejected: "rejected_data_points", proto: "collector/metrics/v1/metrics_service.proto" },
+  traces: { message: "Trace", rejected: "rejected_spans", proto: "collector/trace/v1/trace_service.proto" }
+} as const
+
+const operation = (signal: "logs" | "metrics" | "traces") => {
+  const { message, rejected } = names[signal]
+  const service = `Export${message}ServiceRequest`
   return {
     tags: ["otlp"],
     operationId: `otlp.${signal}`,
     summary: `OTLP/HTTP ${signal} export (extension)`,
-    description: signal === "logs"
+    description: signal === "traces"
+      ? "Takes OTLP/HTTP traces (Gemini CLI exports them beside its logs to the same endpoint): read and acknowledged, kept nowhere."
+      : signal === "logs"
       ? "Takes the coding tools' own OpenTelemetry log events (OTLP/HTTP, as an exporter sends them: " +
         "OTEL_EXPORTER_OTLP_ENDPOINT=<service>/engine/v1/otlp, OTEL_EXPORTER_OTLP_HEADERS=\"Authorization=Bearer <license key>\"). " +
         "Claude Code's api_request and api_error become token-milestone signals (usage, priced by the service; " +
@@ -37,12 +45,12 @@ const operation = (signal: "logs" | "metrics") => {
         "acknowledged, known names or not, and counted nowhere (the log events carry every model request " +
         "with its id, which the tools' counters only sum).",
     security: [{ licenseKey: [] }],
-    requestBody: { required: true, content: body(`${service} (${proto}/collector/${signal}/v1/${signal}_service.proto)`) },
+    requestBody: { required: true, content: body(`${service} (${proto}/${names[signal].proto})`) },
     responses: {
       "200": {
-        description: `Taken: an Export${signal === "logs" ? "Logs" : "Metrics"}ServiceResponse, with partial_success ` +
+        description: `Taken: an Export${message}ServiceResponse, with partial_success ` +
           `{${rejected}, error_message} when some records were rejected`,
-        content: body(`Export${signal === "logs" ? "Logs" : "Metrics"}ServiceResponse`)
+        content: body(`Export${message}ServiceResponse`)
       },
       "400": status("The body is not a valid request of this encoding (a truncated protobuf, JSON of the wrong shape, bad gzip)"),
       "401": status("Missing or invalid license key"),

@@ -20,7 +20,8 @@ import { toSignalRecord } from "./signals-records.ts"
 /** Where OTLP exporters send (OTEL_EXPORTER_OTLP_ENDPOINT=<service>/engine/v1/otlp). */
 export const otlpRoutes = [
   { method: "POST", path: "/engine/v1/otlp/v1/logs", signal: "logs" },
-  { method: "POST", path: "/engine/v1/otlp/v1/metrics", signal: "metrics" }
+  { method: "POST", path: "/engine/v1/otlp/v1/metrics", signal: "metrics" },
+  { method: "POST", path: "/engine/v1/otlp/v1/traces", signal: "traces" }
 ] as const satisfies ReadonlyArray<{ method: string; path: string; signal: OtlpSignal }>
 
 /** A gzipped body may unpack to at most this many bytes (a small bomb must not fill the memory). */
@@ -99,8 +100,9 @@ const bodyBytes = (request: HttpServerRequest.HttpServerRequest) =>
  * binary or gzipped, and every answer is OTLP's own, never the engine API's envelope). Logs: the
  * coding tools' events become signals (src/domain/otlp-events.ts), checked and appended as a
  * batch of POST /signals/batch is, under their idempotency keys, so an exporter's retry counts
- * nothing twice; records the engine cannot take are reported as partial success. Metrics are
- * read and acknowledged: the log events carry every model request, which the counters only sum.
+ * nothing twice; records the engine cannot take are reported as partial success. Metrics and
+ * traces (Gemini CLI exports both with its logs) are read and acknowledged: the log events carry
+ * every model request, which the counters only sum.
  */
 export const makeOtlpRoutes = Effect.gen(function*() {
   const authenticator = yield* Authenticator
@@ -153,7 +155,7 @@ export const makeOtlpRoutes = Effect.gen(function*() {
         }
         const decoded = decodeRequest(signal, encoding, yield* bodyBytes(request))
         if (!decoded.ok) return yield* fail(400, `invalid OTLP ${signal} request: ${decoded.error}`)
-        if (signal === "metrics") return respond(200, encoding, encodeResponse(signal, encoding, 0, ""))
+        if (signal !== "logs") return respond(200, encoding, encodeResponse(signal, encoding, 0, ""))
         const reasons = yield* appendSignals(decoded.value, principal)
         const message = reasons.length === 0 ? "" : `${reasons.length} log records rejected: ${[...new Set(reasons)].slice(0, 5).join("; ")}`
         return respond(200, encoding, encodeResponse(signal, encoding, reasons.length, message))
