@@ -46,4 +46,29 @@ describe("Gemini CLI's own telemetry over OTLP, with the real gemini CLI", () =>
     expect(session.signals.map((x: any) => x.type)).toEqual(expect.arrayContaining(["user-prompt", "post-tool"]))
     expect(session.signals.find((x: any) => x.type === "post-tool").metadata).toMatchObject({ tool_name: "run_shell_command", source: "otel" })
   })
+
+  it("telemetry and the hook adapter together count every call once: the adapter leaves usage to the telemetry", perTest, async () => {
+    const w = await startWorld({ finalText: "All done.", usage })
+    world = w
+    mkdirSync(join(w.home, ".gemini"), { recursive: true })
+    const telemetry = { enabled: true, target: "local", otlpEndpoint: `${w.server.baseUrl}/engine/v1/otlp`, otlpProtocol: "http", logPrompts: false }
+    writeFileSync(userSettings(w), JSON.stringify({ ...ownSettings(), telemetry }, null, 2))
+    const installed = await w.adapter(["install", "gemini-cli", "--url", w.server.baseUrl, "--license-key", w.org.license_key])
+    expect(installed.code, installed.stderr).toBe(0)
+    const made = join(w.workdir, "made.txt")
+    w.model.script = { shell: `touch ${made}`, finalText: "All done.", usage }
+    const ran = await gemini(w, "create made.txt", { env: { OTEL_EXPORTER_OTLP_HEADERS: `Authorization=Bearer ${w.org.license_key}` } })
+    expect(ran.code, ran.stderr).toBe(0)
+    const calls = served(w)
+    const session = await w.sessionWhere(
+      "gemini-cli",
+      (s) =>
+        s.signals.some((x: any) => x.type === "session-end") &&
+        s.signals.filter((x: any) => x.type === "token-milestone" && x.metadata.source === "otel").length === calls.length,
+      "the session of both"
+    )
+    expect(session.signals.map((x: any) => x.type)).toEqual(expect.arrayContaining(["session-start", "pre-tool", "stop"]))
+    expect(session.tokens_in).toBe(sum(calls, (c) => c.tokensIn))
+    expect(session.tokens_out).toBe(sum(calls, (c) => c.tokensOut))
+  })
 })
