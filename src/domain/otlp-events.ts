@@ -218,8 +218,62 @@ const geminiCli: ToolTelemetry = {
   }
 }
 
+/**
+ * Codex (`[otel]` in config.toml): a model request's usage is its `response.completed` stream
+ * event; `input_token_count` counts every input token, the cached ones included, as the
+ * service's `tokens_in` does.
+ */
+const codex: ToolTelemetry = {
+  adapter: "codex",
+  sessionAttribute: "conversation.id",
+  events: {
+    sse_event: (a, session, record) =>
+      text(a, "event.kind") !== "response.completed" || a.get("input_token_count") === undefined
+        ? { _tag: "Ignored" }
+        : signal("token-milestone", "codex", session, `otel:${record.sequence}`, {
+          model: text(a, "model"),
+          tokens_in: number(a, "input_token_count") ?? 0,
+          tokens_out: number(a, "output_token_count") ?? 0,
+          cache_read_tokens: number(a, "cached_token_count") || undefined,
+          cache_write_tokens: number(a, "cache_write_token_count") || undefined
+        }),
+    // A request that failed (its usage, if any, is in its stream events).
+    api_request: (a, session, record) => {
+      const status = text(a, "http.response.status_code")
+      const error = text(a, "error.message") ?? text(a, "error")
+      return (status === undefined || status === "200") && error === undefined
+        ? { _tag: "Ignored" }
+        : signal("token-milestone", "codex", session, `otel:${record.sequence}`, {
+          model: text(a, "model"),
+          tokens_in: 0,
+          tokens_out: 0,
+          latency_ms: number(a, "duration_ms"),
+          error_code: (status ?? "error").slice(0, 100),
+          error
+        })
+    },
+    user_prompt: (a, session, record) => {
+      const prompt = text(a, "prompt")
+      return signal("user-prompt", "codex", session, `otel:${record.sequence}`, {
+        prompt: prompt === "[REDACTED]" ? undefined : prompt,
+        prompt_length: number(a, "prompt_length")
+      })
+    },
+    tool_result: (a, session, record) => {
+      const callId = text(a, "call_id")
+      return signal("post-tool", "codex", session, callId ? `tool:${callId}` : `otel:${record.sequence}`, {
+        tool_name: text(a, "tool_name"),
+        tool_use_id: callId,
+        mcp_server: text(a, "mcp_server"),
+        duration_ms: number(a, "duration_ms"),
+        ...(text(a, "success") === "false" ? { error: "failed" } : {})
+      })
+    }
+  }
+}
+
 /** By the prefix of their event names. */
-const tools: ReadonlyMap<string, ToolTelemetry> = new Map([["claude_code", claudeCode], ["gemini_cli", geminiCli]])
+const tools: ReadonlyMap<string, ToolTelemetry> = new Map([["claude_code", claudeCode], ["gemini_cli", geminiCli], ["codex", codex]])
 
 /**
  * The event's full name: its `event.name` (Gemini CLI: `gemini_cli.api_response`), else the body
@@ -243,7 +297,9 @@ const outcomeOf = (record: Record<string, unknown>, resource: Attributes): Recor
   const session = text(a, tool.sessionAttribute)
   if (session === undefined) return { _tag: "Rejected", reason: `${name} without ${tool.sessionAttribute}` }
   if (session.length > 200) return { _tag: "Rejected", reason: `${name}: ${tool.sessionAttribute} is longer than 200 characters` }
-  const sequence = text(a, "event.sequence") ?? String(record.timeUnixNano ?? record.observedTimeUnixNano ?? "0")
+  // Codex sets no record time (0) and no sequence: its event.timestamp, to the millisecond.
+  const time = [record.timeUnixNano, record.observedTimeUnixNano].find((t) => t !== undefined && String(t) !== "0")
+  const sequence = text(a, "event.sequence") ?? (time !== undefined ? String(time) : text(a, "event.timestamp") ?? "0")
   return build(a, session, { sequence: `${name}:${sequence}`, time: record.timeUnixNano })
 }
 
