@@ -38,8 +38,11 @@ const operation = (signal: "logs" | "metrics" | "traces") => {
         "Claude Code's api_request and api_error become token-milestone signals (usage, priced by the service; " +
         "keyed by request_id, so a request the hook adapter also reports counts once), user_prompt a user-prompt, " +
         "tool_result a post-tool (keyed by tool_use_id), each in the session of the event's session.id under the " +
-        "adapter claude-code. Other events are acknowledged and not kept. Records that cannot be taken " +
-        `(no session.id, a value out of range) are counted in partial_success.${rejected}; the rest are kept. ` +
+        "adapter claude-code. Codex (codex.sse_event response.completed with token counts, user_prompt, " +
+        "tool_result, a failed api_request; session conversation.id, adapter codex) and Gemini CLI " +
+        "(gemini_cli.api_response, api_error, user_prompt, tool_call; adapter gemini-cli) likewise. " +
+        "Other events are acknowledged and not kept. Records that cannot be taken " +
+        `(no session id, a value out of range) are counted in partial_success.${rejected}; the rest are kept. ` +
         `Bodies may be gzipped (Content-Encoding: gzip; at most ${maxUnpackedBytes} bytes unpacked).`
       : "Takes OTLP/HTTP metrics, so that an exporter configured for both signals succeeds: read and " +
         "acknowledged, known names or not, and counted nowhere (the log events carry every model request " +
