@@ -61,6 +61,7 @@ const operation = (signal: "logs" | "metrics" | "traces") => {
       "413": status("The body, or what it unpacks to, is too large"),
       "415": status("A content type other than application/x-protobuf or application/json, or a Content-Encoding other than gzip"),
       "429": status("The key's or org's signal rate limit (Retry-After): retry later, the records already taken count once"),
+      "500": status("An internal error"),
       "503": status("The signal log or the database is unavailable (Retry-After): retry, the records already taken count once")
     }
   }
