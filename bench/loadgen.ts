@@ -11,6 +11,7 @@
  */
 import { readFileSync } from "node:fs"
 import { Agent, request } from "node:http"
+import { encodeRequest } from "../src/http/engine/otlp-codec.ts"
 
 export interface LoadSpec {
   readonly port: number
@@ -36,6 +37,11 @@ export interface LoadSpec {
   readonly idempotencyKeys?: boolean
   /** Every signal names an adapter of its own (a new session each: the flood scenario). */
   readonly distinctAdapters?: boolean
+  /**
+   * OTLP/HTTP instead (ingest_otlp): each request an ExportLogsServiceRequest in protobuf with
+   * `batch` Claude Code api_request events, each a model request of its own.
+   */
+  readonly otlp?: boolean
 }
 
 export interface LoadResult {
@@ -82,8 +88,38 @@ const signal = (n: number, probe?: number) => ({
   }
 })
 
-const bodyFor = (n: number, probe?: number): string =>
-  spec.batch <= 1
+const attribute = (key: string, value: string | number) => ({ key, value: typeof value === "string" ? { stringValue: value } : { intValue: value } })
+
+/** One model request as Claude Code's exporter reports it. */
+const apiRequest = (n: number) => ({
+  timeUnixNano: String(Date.now() * 1e6),
+  body: { stringValue: "claude_code.api_request" },
+  attributes: [
+    attribute("session.id", `bench-${n % 7}`),
+    attribute("event.name", "api_request"),
+    attribute("event.sequence", n),
+    attribute("model", models[n % models.length]!),
+    attribute("input_tokens", 800 + (n % 400)),
+    attribute("output_tokens", 120 + (n % 80)),
+    attribute("cache_read_tokens", 4000),
+    attribute("cache_creation_tokens", 200),
+    attribute("duration_ms", 350 + (n % 900)),
+    attribute("request_id", `req_${keyPrefix}_${n}`)
+  ]
+})
+
+const otlpBody = (n: number): Uint8Array =>
+  encodeRequest("logs", "protobuf", {
+    resourceLogs: [{
+      resource: { attributes: [attribute("service.name", "claude-code")] },
+      scopeLogs: [{ logRecords: Array.from({ length: spec.batch }, (_, i) => apiRequest(n * spec.batch + i)) }]
+    }]
+  }) as Uint8Array
+
+const bodyFor = (n: number, probe?: number): string | Uint8Array =>
+  spec.otlp
+    ? otlpBody(n)
+    : spec.batch <= 1
     ? JSON.stringify(signal(n, probe))
     : JSON.stringify({ signals: Array.from({ length: spec.batch }, (_, i) => signal(n * spec.batch + i, i === 0 ? probe : undefined)) })
 
@@ -92,7 +128,7 @@ interface Answer {
   readonly body: string
 }
 
-const post = (key: string, body: string, idempotencyKey?: string): Promise<Answer> =>
+const post = (key: string, body: string | Uint8Array, idempotencyKey?: string): Promise<Answer> =>
   new Promise((resolve, reject) => {
     const req = request({
       agent,
@@ -101,7 +137,7 @@ const post = (key: string, body: string, idempotencyKey?: string): Promise<Answe
       method: "POST",
       path: spec.path,
       headers: {
-        "content-type": "application/json",
+        "content-type": spec.otlp ? "application/x-protobuf" : "application/json",
         "content-length": Buffer.byteLength(body),
         authorization: `Bearer ${key}`,
         ...(idempotencyKey === undefined ? {} : { "idempotency-key": idempotencyKey })
@@ -149,7 +185,7 @@ const classify = (answer: Answer) => {
     countError(`status ${answer.status}${code === "" ? "" : ` ${code}`}`)
     return
   }
-  if (answer.status !== 200) return // the bare baseline server answers 202 with no verdict
+  if (answer.status !== 200 || spec.otlp) return // the bare baseline server answers 202 with no verdict; OTLP answers none
   const parsed = JSON.parse(answer.body) as Outcome & { results?: ReadonlyArray<Outcome> }
   for (const r of parsed.results ?? [parsed]) {
     if (r.ok === false) refused += 1

@@ -1,7 +1,8 @@
 /**
  * The ingest group, measured one after the other against one service over one log: ingest
  * (closed loop, one signal a request), ingest_batch, lag at 50% and 80% of that ingest, ingest_keyed
- * (an Idempotency-Key on every request) and ingest_rules (50 enabled rules).
+ * (an Idempotency-Key on every request), ingest_rules (50 enabled rules) and ingest_otlp (Claude
+ * Code's api_request events over OTLP/HTTP, a batch a request).
  */
 import { randomBytes } from "node:crypto"
 import type { Bench } from "../context.ts"
@@ -69,6 +70,28 @@ export const ingestScenarios = async (bench: Bench, log: LogName, baselineRps: n
         warmupS: options.warmupS
       })
       bench.record({ scenario: "ingest_batch", log, figures: { batch_size: options.batchSize, ...throughputFigures(result, serverCpuMs) } })
+    }
+    if (wants("ingest_otlp")) {
+      say(`ingest_otlp over ${log}: OTLP/HTTP protobuf, ${options.batchSize} Claude Code api_request events a request`)
+      const { result, serverCpuMs } = await bench.measured(service.pid, {
+        port: service.port,
+        path: "/engine/v1/otlp/v1/logs",
+        keys: tenant.keys,
+        durationS: options.durationS,
+        concurrency: options.batchConcurrency,
+        batch: options.batchSize,
+        warmupS: options.warmupS,
+        otlp: true
+      })
+      bench.record({
+        scenario: "ingest_otlp",
+        log,
+        figures: {
+          batch_size: options.batchSize,
+          ...throughputFigures(result, serverCpuMs),
+          server_cpu_us_per_record: result.signals === 0 ? "n/a" : round((serverCpuMs * 1000) / result.signals, 1)
+        }
+      })
     }
     if (wants("lag") && maxRate !== undefined) {
       for (const percent of [50, 80] as const) {

@@ -140,6 +140,12 @@ export interface DirectRoute {
   readonly method: string
   readonly path: string
   readonly handler: Effect.Effect<HttpServerResponse.HttpServerResponse, unknown, HttpServerRequest.HttpServerRequest>
+  /**
+   * The route reads its body and answers its errors itself, in a protocol of its own (OTLP:
+   * binary and gzipped bodies, error bodies that are not the envelope): the body and text checks
+   * and the envelope completion are left out.
+   */
+  readonly raw?: boolean
 }
 
 /**
@@ -285,9 +291,10 @@ export const gateway = <E = never, R = never, E2 = never, R2 = never>(
           // What handlers add to the response (the engine's rate-limit headers), kept for errors too.
           const extraHeaders: Record<string, string> = {}
           const reads = isManagementPath(request.url) || (request.method === "GET" && isEnginePath(path))
-          const serve = checkBody.pipe(Effect.andThen(checkText), Effect.andThen(reads ? Effect.andThen(settle, route) : route)).pipe(
+          const checked = directRoute?.raw ? route : checkBody.pipe(Effect.andThen(checkText), Effect.andThen(reads ? Effect.andThen(settle, route) : route))
+          const serve = checked.pipe(
             Effect.catchCause((cause) => Cause.hasInterruptsOnly(cause) ? Effect.failCause(cause) : failureResponse(cause, requestId)),
-            Effect.map((response) => completeEnvelope(response, requestId)),
+            Effect.map((response) => (directRoute?.raw ? response : completeEnvelope(response, requestId))),
             Effect.map((response) => (Object.keys(extraHeaders).length === 0 ? response : HttpServerResponse.setHeaders(response, extraHeaders))),
             Effect.provideService(RequestId, requestId),
             Effect.provideService(ResponseHeaders, extraHeaders),

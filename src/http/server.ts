@@ -23,6 +23,7 @@ import { EngineApi } from "./engine/api.ts"
 import { EngineHandlers } from "./engine/handlers.ts"
 import { SignalLimits } from "./engine/signal-limits.ts"
 import { ingestRoute, makeIngestRoute } from "./engine/ingest-route.ts"
+import { makeOtlpRoutes, otlpRoutes } from "./engine/otlp-route.ts"
 import { DashboardRoutes, dashboardRoutes, loadDashboardAssets } from "./dashboard.ts"
 import { EnvelopeLive } from "./envelope.ts"
 import { AuditTrailLive } from "./audit-trail.ts"
@@ -159,8 +160,8 @@ export const AppRoutes = Layer.mergeAll(
   InternalRoutes,
   DashboardRoutes(dashboardAssets),
   gateway(
-    makeRouteTable([ManagementApi, EngineApi], [...healthRoutes, ...internalRoutes, ...dashboardRoutes(dashboardAssets)]),
-    Effect.map(makeIngestRoute, (handler) => [{ ...ingestRoute, handler }]),
+    makeRouteTable([ManagementApi, EngineApi], [...healthRoutes, ...internalRoutes, ...dashboardRoutes(dashboardAssets), ...otlpRoutes]),
+    Effect.zipWith(makeIngestRoute, makeOtlpRoutes, (handler, otlp) => [{ ...ingestRoute, handler }, ...otlp]),
     Effect.map(Processor, (processor) => processor.settled)
   )
 ).pipe(Layer.provide([ManagementAuthLive, EngineAuthLive, EnvelopeLive, AuditTrailLive, SignalLimits.layer]))

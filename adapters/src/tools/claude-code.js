@@ -28,8 +28,8 @@ const events = [...claudeStyleEvents(Object.keys(claudeStyleTypes)), { event: "P
 
 /**
  * The model calls the transcript gained since the last hook: assistant messages with their usage,
- * once per message id (Claude Code writes one line per content block, each with the usage).
- * Summed per model; the state keeps the offset and the ids already counted.
+ * once per message id (Claude Code writes one line per content block, each with the usage), one
+ * entry per model request; the state keeps the offset and the ids already counted.
  */
 const newUsage = (/** @type {any} */ input, /** @type {Record<string, any>} */ state) => {
   const { lines, offset } = readNewLines(input.transcript_path, Number(state.offset ?? 0))
@@ -54,24 +54,29 @@ const newUsage = (/** @type {any} */ input, /** @type {Record<string, any>} */ s
     }
     const m = line?.message
     if (line?.type !== "assistant" || !m?.usage || typeof m.id !== "string" || seen.has(m.id)) continue
-    messages.set(m.id, m) // the last line of a message carries its final usage
+    // The last line of a message carries its final usage; its requestId names the model request.
+    messages.set(m.id, { message: m, requestId: typeof line.requestId === "string" ? line.requestId : undefined })
   }
-  /** @type {Map<string, { model?: string, input: number, output: number, cacheRead: number, cacheWrite: number }>} */
-  const byModel = new Map()
+  /** @type {Array<{ model?: string, input: number, output: number, cacheRead: number, cacheWrite: number, key: string }>} */
+  const usage = []
   let model = state.model
-  for (const m of messages.values()) {
+  for (const [id, { message: m, requestId }] of messages) {
     if (m.model === "<synthetic>") continue
     model = m.model ?? model
     const u = m.usage
-    const sum = byModel.get(m.model) ?? { model: m.model, input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }
-    sum.input += Number(u.input_tokens ?? 0)
-    sum.output += Number(u.output_tokens ?? 0)
-    sum.cacheRead += Number(u.cache_read_input_tokens ?? 0)
-    sum.cacheWrite += Number(u.cache_creation_input_tokens ?? 0)
-    byModel.set(m.model, sum)
+    usage.push({
+      model: m.model,
+      input: Number(u.input_tokens ?? 0),
+      output: Number(u.output_tokens ?? 0),
+      cacheRead: Number(u.cache_read_input_tokens ?? 0),
+      cacheWrite: Number(u.cache_creation_input_tokens ?? 0),
+      // Claude Code's OpenTelemetry export names the same request by this id (api_request's
+      // request_id): the engine keys both alike, so a request reported by both counts once.
+      key: requestId ? `request:${requestId}` : `usage:${id}`
+    })
   }
   const ids = [...messages.keys()]
-  return { usage: [...byModel.values()], ids, offset, model, switched, state: { ...state, offset, model, answeredAt, ids: rememberIds(state.ids, ids) } }
+  return { usage, ids, offset, model, switched, state: { ...state, offset, model, answeredAt, ids: rememberIds(state.ids, ids) } }
 }
 
 /**
@@ -167,20 +172,18 @@ export const claudeCode = {
     if (type === "session-start") metadata = { ...metadata, source: input.source }
     if (type === "session-end") metadata = { ...metadata, reason: input.reason }
     if (type === "pre-compact") metadata = { ...metadata, trigger: input.trigger }
-    // The usage the transcript gained rides on the event's own signal, except on pre-tool (judged,
-    // never counted): there, and for a second model in the same stretch (rare, so every model is
-    // priced as itself), it goes as a token-milestone of its own, keyed by the message ids so that
-    // reading the same calls twice never counts them twice.
-    const [first, ...others] = read.usage
-    const own = type === "pre-tool" ? undefined : first
-    const milestones = (own ? others : read.usage).map((u) => ({
+    // Each model request the transcript gained is a token-milestone of its own, before the event's
+    // signal, keyed by the request: reading the same calls twice, or Claude Code's telemetry
+    // reporting them too (OTLP ingest), never counts them twice.
+    const milestones = read.usage.map((u) => ({
       type: "token-milestone",
       session_id: sessionId,
       metadata: compact({ ...usageFields(u), cwd: input.cwd }),
-      idempotency_key: keyFor(name, sessionId, `usage:${read.ids.join(",")}:${u.model}`)
+      idempotency_key: keyFor(name, sessionId, u.key)
     }))
-    const signal = compact({ ...metadata, ...(own ? usageFields(own) : {}) })
-    return { signals: [...milestones, { type, session_id: sessionId, metadata: signal, idempotency_key: newKey() }] }
+    // A tool run is keyed by its tool_use_id, as the telemetry's tool_result is.
+    const key = type === "post-tool" && typeof input.tool_use_id === "string" ? keyFor(name, sessionId, `tool:${input.tool_use_id}`) : newKey()
+    return { signals: [...milestones, { type, session_id: sessionId, metadata: compact(metadata), idempotency_key: key }] }
   },
   reply: (decision, input, ctx) => {
     const event = String(input.hook_event_name ?? ctx.event)

@@ -45,6 +45,25 @@ const totalsOf = (/** @type {any} */ u) =>
     : undefined
 
 /**
+ * Whether Codex's own telemetry goes to the service (`[otel]` in config.toml: an OTLP exporter's
+ * endpoint under `<url>/engine/v1/otlp`): the service then counts every model request from it, and
+ * the hooks send no usage, which would count them twice.
+ */
+const telemetryToService = (/** @type {NodeJS.ProcessEnv} */ env, /** @type {string | undefined} */ url) => {
+  if (!url) return false
+  let config = ""
+  try {
+    config = readFileSync(join(env.CODEX_HOME || join(env.HOME || homedir(), ".codex"), "config.toml"), "utf8")
+  } catch {
+    return false
+  }
+  const otel = config.split(/^\s*\[/m).find((section) => /^otel[\].]/.test(section))
+  if (otel === undefined) return false
+  const base = `${url.replace(/\/+$/, "")}/engine/v1/otlp`
+  return [...otel.matchAll(/endpoint\s*=\s*"([^"]*)"/g)].some((m) => m[1] === base || m[1]?.startsWith(`${base}/`))
+}
+
+/**
  * The usage the rollout gained since the last hook. Codex writes each model call's usage twice:
  * a `token_usage_record` line (with `thread_token_usage`, newer versions) and an `event_msg` of
  * type `token_count` (with `info.total_token_usage` and `info.last_token_usage`). Both carry the
@@ -150,7 +169,9 @@ export const codex = {
     const { event, type, sessionId, before } = hook
     // Before a tool runs the rollout is not read: a pre-tool signal is judged, never counted, and
     // what the model call that asked for the tool used is counted by the PostToolUse that follows.
-    const read = type === "pre-tool" ? { usage: [], model: before.model ?? input.model, state: before } : newUsage(input, before)
+    const read = type === "pre-tool" || telemetryToService(ctx.env, ctx.settings.url)
+      ? { usage: [], model: before.model ?? input.model, state: before }
+      : newUsage(input, before)
     const model = input.model ?? read.model
     /** @type {Record<string, any>} */
     const state = { ...read.state, ...(model ? { model } : {}) }

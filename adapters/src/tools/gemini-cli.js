@@ -5,7 +5,7 @@ import { homedir } from "node:os"
 import { newKey } from "../client.js"
 import { compact, keyFor, promptFields, toolFields } from "./common.js"
 import { geminiProcess, isAuto, promptModels } from "./gemini-model.js"
-import { installTelemetry, ourOutfile, readRecords, startReading, telemetryFile, uninstallTelemetry } from "./gemini-usage.js"
+import { installTelemetry, ourOutfile, readRecords, startReading, telemetryFile, telemetryToService, uninstallTelemetry } from "./gemini-usage.js"
 import { installHooks, missingHooks, uninstallHooks } from "./hooks-settings.js"
 import { readNewLines, rememberIds } from "./transcript.js"
 
@@ -79,7 +79,11 @@ const newUsage = (/** @type {any} */ input, /** @type {Record<string, any>} */ s
   /** @type {Array<{ id: string } & Usage>} */
   const calls = []
   let next
-  if (state.telemetry) {
+  if (state.viaOtlp) {
+    // The CLI's telemetry reaches the service itself (OTLP ingest), every call with it: counting
+    // the transcript's main-loop calls too would count them twice.
+    next = state
+  } else if (state.telemetry) {
     const read = readRecords(state.telemetry, sessionId)
     calls.push(...read.calls)
     next = { ...state, telemetry: read.cursor }
@@ -143,13 +147,18 @@ const modelCheck = (/** @type {string} */ sessionId, /** @type {string} */ model
   idempotency_key: newKey()
 })
 
-/** Where the session's usage is read: its telemetry file from where it stood at the start, else the transcript. */
-const usageSource = (/** @type {any} */ input, /** @type {NodeJS.ProcessEnv} */ env) => {
+/**
+ * Where the session's usage is read: its telemetry file from where it stood at the start, else
+ * nowhere when its telemetry goes to the service over OTLP, else the transcript.
+ */
+const usageSource = (/** @type {any} */ input, /** @type {import("../hook.js").HookContext} */ ctx) => {
   const gemini = geminiProcess()
-  const file = telemetryFile(typeof input.cwd === "string" ? input.cwd : undefined, env, gemini.argv)
+  const cwd = typeof input.cwd === "string" ? input.cwd : undefined
+  const file = telemetryFile(cwd, ctx.env, gemini.argv)
   // null (kept in the state, unlike undefined): this session has no telemetry file.
   const start = file ? startReading(file) : null
-  return { pid: gemini.pid, telemetry: start, ...(start ? { switches: start } : {}) }
+  const viaOtlp = !start && telemetryToService(cwd, ctx.env, gemini.argv, ctx.settings.url)
+  return { pid: gemini.pid, telemetry: start, ...(start ? { switches: start } : {}), ...(viaOtlp ? { viaOtlp } : {}) }
 }
 
 /** Gemini CLI names MCP tools `mcp_<server>_<tool>` and says the server in `mcp_context`. */
@@ -205,7 +214,7 @@ export const geminiCli = {
     const sessionId = String(input.session_id ?? ctx.env.GEMINI_SESSION_ID ?? "unknown")
     let before = ctx.state.read(name, sessionId, ctx.env)
     // Chosen once per session: a cursor set again would skip what the file gained meanwhile.
-    if (!("telemetry" in before)) before = { ...before, ...usageSource(input, ctx.env) }
+    if (!("telemetry" in before)) before = { ...before, ...usageSource(input, ctx) }
     if (event === "BeforeAgent") {
       // Judged before the CLI sends anything (its router's classifier goes first under auto), as
       // every model the prompt may reach: the first names the prompt, the others are checks.

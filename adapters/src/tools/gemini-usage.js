@@ -42,10 +42,10 @@ export const uninstallTelemetry = (/** @type {any} */ config) => {
 }
 
 /**
- * The file this session's telemetry goes to, if it goes to a file: the CLI's precedence (flags,
- * then GEMINI_TELEMETRY_* variables, then the settings, system over project over user).
+ * The session's telemetry setting as the CLI resolves it: flags, then GEMINI_TELEMETRY_*
+ * variables, then the settings, system over project over user.
  */
-export const telemetryFile = (/** @type {string | undefined} */ cwd, /** @type {NodeJS.ProcessEnv} */ env, /** @type {string[]} */ argv) => {
+const telemetrySetting = (/** @type {string | undefined} */ cwd, /** @type {NodeJS.ProcessEnv} */ env, /** @type {string[]} */ argv) => {
   const settings = mergedTelemetry(cwd, env)
   /** A flag's last value before `--`: `--name v`, `--name=v`; `--name`/`--no-name` for a switch. */
   const flag = (/** @type {string} */ name, switchFlag = false) => {
@@ -61,9 +61,31 @@ export const telemetryFile = (/** @type {string | undefined} */ cwd, /** @type {
   const bool = (/** @type {string | undefined} */ v) => (v === undefined ? undefined : v === "true" || v === "1")
   const enabled = bool(flag("telemetry", true)) ?? bool(env.GEMINI_TELEMETRY_ENABLED) ?? settings.enabled === true
   const outfile = flag("telemetry-outfile") ?? env.GEMINI_TELEMETRY_OUTFILE ?? settings.outfile
+  const endpoint = flag("telemetry-otlp-endpoint") ?? env.GEMINI_TELEMETRY_OTLP_ENDPOINT ?? settings.otlpEndpoint
+  return { settings, enabled, outfile, endpoint }
+}
+
+/** The file this session's telemetry goes to, if it goes to a file. */
+export const telemetryFile = (/** @type {string | undefined} */ cwd, /** @type {NodeJS.ProcessEnv} */ env, /** @type {string[]} */ argv) => {
+  const { settings, enabled, outfile } = telemetrySetting(cwd, env, argv)
   if (!enabled || typeof outfile !== "string" || outfile === "") return undefined
   const path = typeof settings.outfile === "string" && outfile === settings.outfile ? expand(outfile, env) : outfile
   return isAbsolute(path) ? path : resolve(cwd ?? ".", path)
+}
+
+/**
+ * Whether this session's telemetry goes over OTLP to the service's own endpoint (`<url>/engine/v1/otlp`):
+ * the service then has every model call from it, and the hooks send none.
+ */
+export const telemetryToService = (
+  /** @type {string | undefined} */ cwd,
+  /** @type {NodeJS.ProcessEnv} */ env,
+  /** @type {string[]} */ argv,
+  /** @type {string | undefined} */ url
+) => {
+  const { settings, enabled, outfile, endpoint } = telemetrySetting(cwd, env, argv)
+  if (!enabled || !url || typeof endpoint !== "string" || (typeof outfile === "string" && outfile !== "") || settings.target === "gcp") return false
+  return endpoint.replace(/\/+$/, "") === `${url.replace(/\/+$/, "")}/engine/v1/otlp`
 }
 
 /** `$VAR`, `${VAR}` and `${VAR:-default}` in a settings value, as the CLI expands them. */

@@ -4,6 +4,7 @@ import { Environment } from "../../domain/environments.ts"
 import { EngineFeature, Plan } from "../../domain/plans.ts"
 import { EngineAuth, Envelope, RequiredFeature } from "../contract.ts"
 import { GoalsGroup } from "./goals-api.ts"
+import { withOtlpPaths } from "./otlp-openapi.ts"
 import { EngineSessionsGroup } from "./sessions-api.ts"
 import { SignalsGroup } from "./signals-api.ts"
 
@@ -33,6 +34,7 @@ export class EngineApi extends HttpApi.make("engine")
   .annotateMerge(OpenApi.annotations({
     title: "signal-engine engine API",
     version: "1.0.0",
-    description: "Signal ingestion, sessions and goals for adapters. Authenticated with license keys."
+    description: "Signal ingestion, sessions and goals for adapters. Authenticated with license keys.",
+    transform: withOtlpPaths
   }))
 {}

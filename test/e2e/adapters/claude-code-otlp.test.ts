@@ -1,0 +1,102 @@
+import { existsSync, mkdirSync, writeFileSync } from "node:fs"
+import { join } from "node:path"
+import { afterEach, describe, expect, it } from "vitest"
+import { claudeConfigDir, claudeUserSettings, installClaudeHooks, runClaude } from "./claude.ts"
+import { startWorld, type World } from "./support.ts"
+
+/**
+ * The real `claude` CLI exporting its own OpenTelemetry logs and metrics to the engine's OTLP
+ * endpoint (no adapter installed on the machine), against the fake model server; and with the
+ * hook adapter installed as well, where every model request and tool run must count once.
+ */
+const model = "claude-sonnet-4-5"
+const usage = { input: 1200, output: 300, cacheRead: 5000, cacheWrite: 800 }
+const perTest = { timeout: 240_000 }
+
+/** What an admin pushes to every machine: telemetry on, to the engine, with the user's key. */
+const telemetryEnv = (w: World, protocol?: "http/json" | "http/protobuf") => ({
+  CLAUDE_CODE_ENABLE_TELEMETRY: "1",
+  OTEL_LOGS_EXPORTER: "otlp",
+  OTEL_METRICS_EXPORTER: "otlp",
+  OTEL_EXPORTER_OTLP_ENDPOINT: `${w.server.baseUrl}/engine/v1/otlp`,
+  OTEL_EXPORTER_OTLP_HEADERS: `Authorization=Bearer ${w.org.license_key}`,
+  ...(protocol ? { OTEL_EXPORTER_OTLP_PROTOCOL: protocol } : {})
+})
+
+describe("Claude Code's own telemetry over OTLP, with the real claude CLI", () => {
+  let world: World | undefined
+  afterEach(async () => {
+    await world?.stop()
+    world = undefined
+  })
+
+  const setUp = async () => {
+    const w = await startWorld({ finalText: "All done.", usage })
+    world = w
+    mkdirSync(claudeConfigDir(w), { recursive: true })
+    writeFileSync(claudeUserSettings(w), JSON.stringify({ model }))
+    return w
+  }
+
+  /** What the service charges for `calls` model calls of the fake's usage, sent as plain signals. */
+  const referenceCost = (w: World, calls: number) =>
+    w.costOf(Array.from({ length: calls }, () => ({
+      model,
+      tokens_in: usage.input + usage.cacheRead + usage.cacheWrite,
+      tokens_out: usage.output,
+      cache_read_tokens: usage.cacheRead,
+      cache_write_tokens: usage.cacheWrite
+    })))
+
+  it("telemetry alone (its default protocol, http/protobuf) makes the session, with the fake's tokens and cost", perTest, async () => {
+    const w = await setUp()
+    const made = join(w.workdir, "made.txt")
+    w.model.script = { shell: `touch ${made}`, finalText: "All done.", usage }
+    const ran = await runClaude(w, ["-p", "create made.txt", "--allowedTools", "Bash"], { env: telemetryEnv(w) })
+    expect(ran.code, ran.stderr).toBe(0)
+    expect(existsSync(made)).toBe(true)
+    const calls = w.model.modelCalls().length
+    expect(calls).toBeGreaterThanOrEqual(2) // the shell call, then the answer
+    const session = await w.sessionWhere(
+      "claude-code",
+      (s) => s.signals.filter((x: any) => x.type === "token-milestone").length === calls,
+      "the session of the telemetry"
+    )
+    expect(session.tokens_in).toBe(calls * (usage.input + usage.cacheRead + usage.cacheWrite))
+    expect(session.tokens_out).toBe(calls * usage.output)
+    expect(session.model).toBe(model)
+    expect(session.cost_usd).toBeGreaterThan(0)
+    expect(session.cost_usd).toBeCloseTo(await referenceCost(w, calls), 9)
+    const types = session.signals.map((x: any) => x.type)
+    expect(types).toEqual(expect.arrayContaining(["user-prompt", "post-tool", "token-milestone"]))
+    expect(session.signals.find((x: any) => x.type === "post-tool").metadata).toMatchObject({ tool_name: "Bash", source: "otel" })
+    for (const milestone of session.signals.filter((x: any) => x.type === "token-milestone")) {
+      expect(milestone.metadata.request_id).toMatch(/^req_/)
+      expect(milestone.metadata.latency_ms).toBeGreaterThanOrEqual(0)
+    }
+  })
+
+  it("telemetry (http/json) and the hook adapter together count each model request and tool run once", perTest, async () => {
+    const w = await setUp()
+    await installClaudeHooks(w)
+    const made = join(w.workdir, "made.txt")
+    w.model.script = { shell: `touch ${made}`, finalText: "All done.", usage }
+    const ran = await runClaude(w, ["-p", "create made.txt", "--allowedTools", "Bash"], { env: telemetryEnv(w, "http/json") })
+    expect(ran.code, ran.stderr).toBe(0)
+    const calls = w.model.modelCalls().length
+    // Both have arrived: the hooks' session-end, and the telemetry's prompt (which has no hook twin).
+    const session = await w.sessionWhere(
+      "claude-code",
+      (s) =>
+        s.signals.some((x: any) => x.type === "session-end") &&
+        s.signals.some((x: any) => x.type === "user-prompt" && x.metadata.source === "otel"),
+      "the session of both"
+    )
+    expect(session.tokens_in).toBe(calls * (usage.input + usage.cacheRead + usage.cacheWrite))
+    expect(session.tokens_out).toBe(calls * usage.output)
+    expect(session.cost_usd).toBeCloseTo(await referenceCost(w, calls), 9)
+    expect(session.signals.filter((x: any) => x.type === "token-milestone")).toHaveLength(calls)
+    expect(session.signals.filter((x: any) => x.type === "post-tool")).toHaveLength(1)
+    expect(session.signals.filter((x: any) => x.type === "pre-tool")).toHaveLength(1)
+  })
+})
