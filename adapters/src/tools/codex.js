@@ -113,6 +113,22 @@ const newUsage = (/** @type {any} */ input, /** @type {Record<string, any>} */ s
   return { usage: [...byModel.values()], model, state: { ...state, offset, model, totals: reported, ...(exec === undefined ? {} : { exec }) } }
 }
 
+/** The Codex process that runs this hook (its ancestor named codex*), through /proc; undefined where there is none. */
+const codexPid = () => {
+  try {
+    let pid = hookParentPid()
+    for (let depth = 0; depth < 4 && pid > 1; depth++) {
+      const stat = readFileSync(`/proc/${pid}/stat`, "utf8")
+      const comm = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"))
+      if (comm.startsWith("codex")) return pid
+      pid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1])
+    }
+  } catch {
+    // No /proc (macOS), or the process is gone.
+  }
+  return undefined
+}
+
 /**
  * `codex exec` prints a hook's outcome as "hook: UserPromptSubmit Blocked" and nothing of its
  * reason or system message (the TUI shows them). So in an exec session the message is also
@@ -121,26 +137,31 @@ const newUsage = (/** @type {any} */ input, /** @type {Record<string, any>} */ s
  * terminal). Where there is no /proc (macOS) only the TUI shows it.
  */
 const tellExecUser = (/** @type {string} */ message) => {
+  const pid = codexPid()
+  if (pid === undefined) return
   try {
-    let pid = hookParentPid()
-    for (let depth = 0; depth < 4 && pid > 1; depth++) {
-      const stat = readFileSync(`/proc/${pid}/stat`, "utf8")
-      const comm = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"))
-      if (comm.startsWith("codex")) {
-        const fd = openSync(`/proc/${pid}/fd/2`, "a")
-        try {
-          writeSync(fd, `${message}\n`)
-        } finally {
-          closeSync(fd)
-        }
-        return
-      }
-      pid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1])
+    const fd = openSync(`/proc/${pid}/fd/2`, "a")
+    try {
+      writeSync(fd, `${message}\n`)
+    } finally {
+      closeSync(fd)
     }
   } catch {
-    // No /proc, or Codex's stderr is gone: the JSON answer still carries the message.
+    // Codex's stderr is gone: the JSON answer still carries the message.
   }
 }
+
+const alive = (/** @type {number} */ pid) => {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch {
+    return false
+  }
+}
+
+/** How long a settle waits for Codex to exit (it exports its last telemetry as it does). */
+const settleWithinMs = 30_000
 
 /** @type {import("../hook.js").Tool} */
 export const codex = {
@@ -197,10 +218,26 @@ export const codex = {
     }))
     const own = compact({ ...metadata, ...(main ? usageFields(main) : {}) })
     const signals = [...extra, { type, session_id: sessionId, metadata: own, idempotency_key: newKey() }]
+    // With its telemetry going to the service, Codex exports the session's usage as it exits,
+    // after this hook: the session ends once Codex is gone (settle), so that usage lands in it.
+    if (type === "session-end" && telemetryToService(ctx.env, ctx.settings.url)) {
+      const pid = codexPid()
+      if (pid !== undefined) {
+        ctx.state.write(name, sessionId, { ...state, ending: signals[signals.length - 1], pid }, ctx.env)
+        return { signals: extra, settle: sessionId }
+      }
+    }
     // Codex kills a SessionEnd hook after its 3 s: give up on the service a second earlier, so
     // the signals are spooled rather than lost with the process.
     const cap = timeouts[event]
     return cap === undefined ? { signals } : { signals, timeoutMs: (cap - 1) * 1000 }
+  },
+  settle: async (sessionId, ctx) => {
+    const { pid, ending, ...rest } = ctx.state.read(name, sessionId, ctx.env)
+    const deadline = Date.now() + settleWithinMs
+    while (typeof pid === "number" && alive(pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100))
+    ctx.state.write(name, sessionId, rest, ctx.env)
+    return { signals: ending ? [ending] : [] }
   },
   reply: (decision, input, ctx) => {
     const event = String(input.hook_event_name ?? ctx.event)

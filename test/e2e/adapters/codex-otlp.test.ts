@@ -73,18 +73,21 @@ describe("Codex's own telemetry over OTLP, with the real codex CLI", () => {
     world = w
     await installInto(w, codex)
     const calls = await runWith(w, "json")
-    // Codex exports its telemetry as it exits, after its SessionEnd hook: the usage arrives in a
-    // session of the same Codex session id opened after the hooks' one ended.
+    // Codex exports its telemetry as it exits, after its SessionEnd hook: the adapter ends the
+    // session once Codex is gone, so the usage lands in the hooks' session, before its end.
     const milestones = (all: ReadonlyArray<any>) =>
       all.flatMap((s) => s.signals).filter((x: any) => x.type === "token-milestone" && x.metadata.source === "otel").length
     const sessions = await waitFor(
       () => w.sessions("codex"),
       (all) => all.some((s) => s.signals.some((x: any) => x.type === "session-end")) && milestones(all) === calls.length,
-      { what: "the hooks' session and the telemetry's usage", timeoutMs: 30_000 }
+      { what: "the hooks' session, ended, with the telemetry's usage", timeoutMs: 45_000 }
     )
-    expect(new Set(sessions.map((s) => s.client_session_id)).size).toBe(1)
-    expect(sessions.reduce((n, s) => n + s.tokens_in, 0)).toBe(total(calls, tokensInOf))
-    expect(sessions.reduce((n, s) => n + s.tokens_out, 0)).toBe(total(calls, (u) => u.output))
-    expect(sessions.reduce((n, s) => n + s.cost_usd, 0)).toBeCloseTo(await reference(w, calls), 9)
+    expect(sessions).toHaveLength(1)
+    const [session] = sessions
+    expect(session.end_reason).toBe("session-end")
+    expect(session.signals.map((x: any) => x.type).at(-1)).toBe("session-end")
+    expect(session.tokens_in).toBe(total(calls, tokensInOf))
+    expect(session.tokens_out).toBe(total(calls, (u) => u.output))
+    expect(session.cost_usd).toBeCloseTo(await reference(w, calls), 9)
   })
 })
