@@ -1,0 +1,109 @@
+import { existsSync, mkdirSync, writeFileSync } from "node:fs"
+import { join } from "node:path"
+import pg from "pg"
+import { afterEach, describe, expect, it } from "vitest"
+import { kindSpecs, seeded } from "../../secrets/positives.ts"
+import { claudeConfigDir, claudeEnv, claudeUserSettings } from "./claude.ts"
+import { cli, run, startWorld, type World } from "./support.ts"
+
+/**
+ * Secrets in a coding tool, with the real `claude` CLI against the fake model server: the adapter
+ * finds them on the developer's machine, sends what it found (kind, where, a keyed fingerprint)
+ * and never the secret, and org_policy rules decide.
+ */
+const model = "claude-sonnet-4-5"
+const usage = { input: 100, output: 20, cacheRead: 0, cacheWrite: 0 }
+const perTest = { timeout: 180_000 }
+const awsKey = kindSpecs.find((k) => k.kind === "aws_access_token")!.make(seeded(Date.now() % 100_000))
+
+/** Rows of every table of the service's database whose text holds `needle`, by table. */
+const rowsHolding = async (databaseUrl: string, needle: string) => {
+  const client = new pg.Client({ connectionString: databaseUrl })
+  await client.connect()
+  try {
+    const tables = await client.query<{ name: string }>(
+      "SELECT format('%I.%I', schemaname, tablename) AS name FROM pg_tables WHERE schemaname NOT IN ('pg_catalog', 'information_schema')"
+    )
+    const found: Record<string, number> = {}
+    for (const { name } of tables.rows) {
+      const r = await client.query<{ n: string }>(`SELECT count(*) AS n FROM ${name} t WHERE strpos(t::text, $1) > 0`, [needle])
+      if (Number(r.rows[0]!.n) > 0) found[name] = Number(r.rows[0]!.n)
+    }
+    return { tables: tables.rows.length, found }
+  } finally {
+    await client.end()
+  }
+}
+
+describe("secrets with the real claude CLI", () => {
+  let world: World | undefined
+  afterEach(async () => {
+    await world?.stop()
+    world = undefined
+  })
+
+  const claude = (w: World, prompt: string, env: Record<string, string | undefined> = {}) =>
+    run(cli("claude"), ["-p", prompt, "--allowedTools", "Bash"], { env: claudeEnv(w, env), cwd: w.workdir, timeoutMs: 150_000 })
+
+  const setUp = async () => {
+    const w = await startWorld({ finalText: "All done.", usage })
+    world = w
+    mkdirSync(claudeConfigDir(w), { recursive: true })
+    writeFileSync(claudeUserSettings(w), JSON.stringify({ model }))
+    const installed = await w.adapter(["install", "claude-code", "--url", w.server.baseUrl, "--license-key", w.org.license_key], {
+      env: { CLAUDE_CONFIG_DIR: claudeConfigDir(w) }
+    })
+    expect(installed.code, installed.stderr).toBe(0)
+    return w
+  }
+
+  it("a prompt with a cloud key is blocked before any model request, and no byte of the key is stored", perTest, async () => {
+    const w = await setUp()
+    const message = "Secrets must not be sent to a model: take the key out of the prompt"
+    const rule = await w.rule({ name: "no secrets", type: "org_policy", condition: { secret_kinds: ["*"] }, action: "block", action_config: { message } })
+    await w.ruleInForce(rule.id, {
+      type: "user-prompt",
+      metadata: { findings: [{ kind: "aws_access_token", where: "prompt", fingerprint: "0".repeat(32) }] }
+    })
+    const calls = w.model.modelCalls().length
+    // Prompts sent as text (--send-prompts), so the service is given the prompt itself: with the key taken out.
+    const ran = await claude(w, `deploy to staging with AWS_ACCESS_KEY_ID=${awsKey} and tell me what fails`, { SIGNAL_ENGINE_SEND_PROMPTS: "1" })
+    expect(ran.stdout + ran.stderr).toContain(message)
+    expect(ran.stdout).not.toContain("All done.")
+    expect(w.model.modelCalls()).toHaveLength(calls)
+
+    const session = await w.sessionWhere("claude-code", (s) => s.signals.some((x: any) => x.type === "user-prompt"), "the blocked prompt")
+    const prompt = session.signals.find((x: any) => x.type === "user-prompt")
+    expect(prompt.metadata.findings).toEqual([{ kind: "aws_access_token", where: "prompt", fingerprint: expect.stringMatching(/^[0-9a-f]{32}$/) }])
+    expect(prompt.metadata.prompt).toBe("deploy to staging with AWS_ACCESS_KEY_ID=[REDACTED:aws_access_token] and tell me what fails")
+    // The whole key, and its random part alone, in no row of any table.
+    const stored = await rowsHolding(w.server.databaseUrl, awsKey)
+    expect(stored.tables).toBeGreaterThan(10)
+    expect(stored.found).toEqual({})
+    expect((await rowsHolding(w.server.databaseUrl, awsKey.slice(4))).found).toEqual({})
+    expect(Object.keys((await rowsHolding(w.server.databaseUrl, "[REDACTED:aws_access_token]")).found).length).toBeGreaterThan(0)
+  })
+
+  it("cat .env under a protected-paths rule never runs", perTest, async () => {
+    const w = await setUp()
+    writeFileSync(join(w.workdir, ".env"), "DATABASE_URL=postgres://app:hunter2@db/app\n")
+    const leaked = join(w.workdir, "leaked.txt")
+    const message = "Reading .env files is not allowed"
+    const rule = await w.rule({
+      name: "protected files",
+      type: "org_policy",
+      condition: { protected_paths: ["**/.env", "~/.ssh/*"] },
+      action: "block",
+      action_config: { message }
+    })
+    await w.ruleInForce(rule.id, { type: "pre-tool", metadata: { tool_name: "Bash", command: "cat .env", paths: ["/srv/app/.env"] } })
+    w.model.script = { shell: `cat .env > ${leaked}`, finalText: "All done.", usage }
+    const ran = await claude(w, "show me the database settings")
+    expect(ran.code, ran.stderr).toBe(0)
+    expect(existsSync(leaked)).toBe(false)
+    const session = await w.sessionWhere("claude-code", (s) => s.signals.some((x: any) => x.type === "stop"), "the session's stop")
+    const pre = session.signals.find((x: any) => x.type === "pre-tool")
+    expect(pre.metadata).toMatchObject({ tool_name: "Bash", command: `cat .env > ${leaked}`, paths: [join(w.workdir, ".env"), leaked] })
+    expect(session.signals.some((x: any) => x.type === "post-tool")).toBe(false)
+  })
+})
