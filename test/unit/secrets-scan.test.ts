@@ -25,6 +25,11 @@ describe("the secret scanner", () => {
     ])
   })
 
+  it("reports a secret a specific rule knows by that kind alone, not as a generic one too", () => {
+    expect(scanText(`GITHUB_TOKEN=${github}\napi_key = "q8Fk29Dk3lQpZ7xW0vN5bM1c"`).map((h) => h.kind).sort()).toEqual(["generic_api_key", "github_pat"])
+    expect(scanText(`GITHUB_TOKEN=${github}`).map((h) => h.kind)).toEqual(["github_pat"])
+  })
+
   it("fingerprints a secret by key: the same secret and key agree, another key does not, and the secret is not in it", () => {
     const a = fingerprintOf("k".repeat(64), "aws_access_token", aws)
     expect(a).toBe(fingerprintOf("k".repeat(64), "aws_access_token", aws))

@@ -65,7 +65,18 @@ export const scanText = (/** @type {string} */ text) => {
   for (const { rule, stretches } of candidateRules(text)) {
     for (const [from, to] of stretches) scanStretch(rule, text, from, text.slice(from, to), hits)
   }
-  return hits
+  return withoutGenericOverlaps(hits)
+}
+
+/**
+ * As gitleaks does: a generic finding over a secret a specific rule also found (`TOKEN=ghp_…`) is
+ * the same secret, reported once, by its specific kind.
+ */
+const withoutGenericOverlaps = (/** @type {Hit[]} */ hits) => {
+  const specific = hits.filter((h) => h.kind !== "generic_api_key")
+  if (specific.length === hits.length) return hits
+  const overlaps = (/** @type {Hit} */ a, /** @type {Hit} */ b) => a.start < b.start + b.secret.length && b.start < a.start + a.secret.length
+  return hits.filter((h) => h.kind !== "generic_api_key" || !specific.some((s) => overlaps(h, s)))
 }
 
 const scanStretch = (

@@ -4,6 +4,7 @@ import pg from "pg"
 import { afterEach, describe, expect, it } from "vitest"
 import { kindSpecs, seeded } from "../../secrets/positives.ts"
 import { claudeConfigDir, claudeEnv, claudeUserSettings } from "./claude.ts"
+import { call } from "../../support/harness.ts"
 import { cli, run, startWorld, type World } from "./support.ts"
 
 /**
@@ -15,6 +16,7 @@ const model = "claude-sonnet-4-5"
 const usage = { input: 100, output: 20, cacheRead: 0, cacheWrite: 0 }
 const perTest = { timeout: 180_000 }
 const awsKey = kindSpecs.find((k) => k.kind === "aws_access_token")!.make(seeded(Date.now() % 100_000))
+const githubToken = kindSpecs.find((k) => k.kind === "github_pat")!.make(seeded(Date.now() % 100_000))
 
 /** Rows of every table of the service's database whose text holds `needle`, by table. */
 const rowsHolding = async (databaseUrl: string, needle: string) => {
@@ -105,5 +107,56 @@ describe("secrets with the real claude CLI", () => {
     const pre = session.signals.find((x: any) => x.type === "pre-tool")
     expect(pre.metadata).toMatchObject({ tool_name: "Bash", command: `cat .env > ${leaked}`, paths: [join(w.workdir, ".env"), leaked] })
     expect(session.signals.some((x: any) => x.type === "post-tool")).toBe(false)
+  })
+
+  it("a key in what a tool read is reported, warned and never stored; the events list shows the finding", perTest, async () => {
+    const w = await setUp()
+    writeFileSync(join(w.workdir, "notes.txt"), `ci setup\nGITHUB_TOKEN=${githubToken}\n`)
+    const message = "A secret reached the model's context: rotate it"
+    const rule = await w.rule({
+      name: "secrets read",
+      type: "org_policy",
+      condition: { secret_kinds: ["github_pat"] },
+      action: "warn",
+      action_config: { message }
+    })
+    await w.ruleInForce(rule.id, {
+      type: "post-tool",
+      metadata: { findings: [{ kind: "github_pat", where: "tool_response.stdout", fingerprint: "0".repeat(32) }] }
+    })
+    w.model.script = { shell: "cat notes.txt", finalText: "All done.", usage }
+    const ran = await claude(w, "what is in notes.txt?")
+    expect(ran.code, ran.stderr).toBe(0)
+    expect(ran.stdout).toContain("All done.")
+    const session = await w.sessionWhere("claude-code", (s) => s.signals.some((x: any) => x.type === "stop"), "the session's stop")
+    const post = session.signals.find((x: any) => x.type === "post-tool")
+    expect(post.metadata.findings).toEqual([{ kind: "github_pat", where: "tool_response.stdout", fingerprint: expect.stringMatching(/^[0-9a-f]{32}$/) }])
+    const events = await call(w.server, "GET", `/api/v1/events?type=post-tool&adapter=claude-code`, { key: w.apiKey })
+    const found = (events.body.data as Array<any>).filter((e) => e.findings !== undefined)
+    expect(found).toHaveLength(1)
+    expect(found[0]).toMatchObject({ findings: post.metadata.findings, verdict: { action: "warn", rule_id: rule.id } })
+    expect((await rowsHolding(w.server.databaseUrl, githubToken)).found).toEqual({})
+  })
+
+  it("refuses content lists that cannot work, with the error envelope", perTest, async () => {
+    const w = await startWorld({ finalText: "All done.", usage })
+    world = w
+    const create = (condition: Record<string, unknown>) =>
+      call(w.server, "POST", "/api/v1/rules", {
+        key: w.apiKey,
+        body: { name: "x", type: "org_policy", scope: "org", scope_id: w.org.org_id, condition, action: "log", action_config: {} }
+      })
+    const badKind = await create({ secret_kinds: ["AWS keys"] })
+    expect(badKind.status).toBe(422)
+    expect(badKind.body).toMatchObject({ code: "validation_error", error: expect.stringContaining("condition.secret_kinds") })
+    const everything = await create({ protected_paths: ["**/*"] })
+    expect(everything.status).toBe(422)
+    expect(everything.body.error).toContain("would match every file")
+    const tooMany = await create({ protected_paths: Array.from({ length: 101 }, (_, i) => `**/secret-${i}.txt`) })
+    expect(tooMany.status).toBe(422)
+    const shape = await create({ secret_kinds: "aws_access_token" })
+    expect(shape.status).toBe(400)
+    const fine = await create({ secret_kinds: ["aws_access_token", "*"], protected_paths: ["**/.env", "~/.ssh/*"] })
+    expect(fine.status, JSON.stringify(fine.body)).toBe(201)
   })
 })
