@@ -1,10 +1,10 @@
 import { existsSync, mkdirSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
-import pg from "pg"
 import { afterEach, describe, expect, it } from "vitest"
 import { kindSpecs, seeded } from "../../secrets/positives.ts"
 import { claudeConfigDir, claudeEnv, claudeUserSettings } from "./claude.ts"
 import { call } from "../../support/harness.ts"
+import { rowsHolding } from "./stored-text.ts"
 import { cli, run, startWorld, type World } from "./support.ts"
 
 /**
@@ -17,25 +17,6 @@ const usage = { input: 100, output: 20, cacheRead: 0, cacheWrite: 0 }
 const perTest = { timeout: 180_000 }
 const awsKey = kindSpecs.find((k) => k.kind === "aws_access_token")!.make(seeded(Date.now() % 100_000))
 const githubToken = kindSpecs.find((k) => k.kind === "github_pat")!.make(seeded(Date.now() % 100_000))
-
-/** Rows of every table of the service's database whose text holds `needle`, by table. */
-const rowsHolding = async (databaseUrl: string, needle: string) => {
-  const client = new pg.Client({ connectionString: databaseUrl })
-  await client.connect()
-  try {
-    const tables = await client.query<{ name: string }>(
-      "SELECT format('%I.%I', schemaname, tablename) AS name FROM pg_tables WHERE schemaname NOT IN ('pg_catalog', 'information_schema')"
-    )
-    const found: Record<string, number> = {}
-    for (const { name } of tables.rows) {
-      const r = await client.query<{ n: string }>(`SELECT count(*) AS n FROM ${name} t WHERE strpos(t::text, $1) > 0`, [needle])
-      if (Number(r.rows[0]!.n) > 0) found[name] = Number(r.rows[0]!.n)
-    }
-    return { tables: tables.rows.length, found }
-  } finally {
-    await client.end()
-  }
-}
 
 describe("secrets with the real claude CLI", () => {
   let world: World | undefined
