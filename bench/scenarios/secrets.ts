@@ -47,7 +47,7 @@ export const secretsScenario = async (record: (row: Row) => void, smoke: boolean
         signals: [{ type: "post-tool", session_id: "s", idempotency_key: "k", metadata: { tool_name: "Read", tool_input: stdout.slice(0, 2000) } }]
       }
       const t = performance.now()
-      applySecrets(plan, input, ctx)
+      await applySecrets(plan, input, ctx)
       if (i >= 2) times.push(performance.now() - t)
       found = ((plan.signals[0]!.metadata as { findings?: Array<unknown> }).findings ?? []).length
     }

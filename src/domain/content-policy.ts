@@ -1,4 +1,5 @@
 import { matchesGlob } from "node:path"
+import { RE2JS } from "re2js"
 
 /**
  * The content side of an org_policy (an additive v1 extension): `secret_kinds` acts on a signal
@@ -45,4 +46,34 @@ export const globProblem = (glob: string): string | undefined => {
     return e instanceof Error ? e.message : String(e)
   }
   return glob.replaceAll("*", "").replaceAll("/", "").trim().length === 0 ? "it would match every file" : undefined
+}
+
+/**
+ * An org's own patterns (`custom_patterns`: {kind, pattern}), matched by the adapters on the
+ * developer's machine with re2js, an RE2 port: its time is linear in the text whatever the
+ * pattern, so no pattern can make a hook blow up. Bounded all the same, and refused at creation
+ * when RE2 cannot take it (backreferences, lookaround, repeats over 1000), when its compiled
+ * program is large, or when it matches the empty string (it would match everywhere).
+ */
+export const maxCustomPatterns = 20
+export const maxPatternLength = 200
+export const maxPatternProgram = 2_000
+
+export const patternProblem = (pattern: string): string | undefined => {
+  let compiled: RE2JS
+  try {
+    compiled = RE2JS.compile(pattern)
+  } catch (e) {
+    return e instanceof Error ? e.message : String(e)
+  }
+  if (compiled.programSize() > maxPatternProgram) return `its program is over ${maxPatternProgram} instructions`
+  if (compiled.matches("")) return "it matches the empty string (so every text)"
+  return undefined
+}
+
+/** The kinds a rule acts on: its secret_kinds and its own patterns' kinds. */
+export const kindsActedOn = (c: Readonly<Record<string, unknown>>): ReadonlyArray<string> | undefined => {
+  const kinds = c.secret_kinds as ReadonlyArray<string> | undefined
+  const custom = (c.custom_patterns as ReadonlyArray<{ readonly kind: string }> | undefined)?.map((p) => p.kind)
+  return kinds === undefined && custom === undefined ? undefined : [...(kinds ?? []), ...(custom ?? [])]
 }

@@ -1,5 +1,5 @@
 import type { Rule, RuleAction } from "./rules.ts"
-import { kindsMatch, pathsMatch } from "./content-policy.ts"
+import { kindsActedOn, kindsMatch, pathsMatch } from "./content-policy.ts"
 import { toolPolicyOf } from "./tool-policy.ts"
 
 /**
@@ -86,7 +86,7 @@ export interface SignalFacts {
 export const policyMatches = (c: Readonly<Record<string, unknown>>, facts: SignalFacts, projectKnown = true): boolean => {
   if (c.require_project_id === true && facts.projectId === null && projectKnown) return true
   if (c.block_unknown_models === true && facts.model !== null && !facts.modelKnown) return true
-  if (kindsMatch(c.secret_kinds as ReadonlyArray<string> | undefined, facts.findingKinds ?? [])) return true
+  if (kindsMatch(kindsActedOn(c), facts.findingKinds ?? [])) return true
   if (pathsMatch(c.protected_paths as ReadonlyArray<string> | undefined, facts.paths ?? [])) return true
   if (c.blocked_tools === undefined && c.blocked_commands === undefined && c.blocked_mcp_servers === undefined) return false
   const policy = toolPolicyOf(c)

@@ -1,5 +1,5 @@
 import { Schema } from "effect"
-import { findingKind, globProblem } from "./content-policy.ts"
+import { findingKind, globProblem, maxCustomPatterns, maxPatternLength, patternProblem } from "./content-policy.ts"
 import { NotFoundRefusal, Refusal } from "./refusal.ts"
 
 /**
@@ -78,6 +78,12 @@ export const OrgPolicyCondition = Schema.Struct({
       description: "glob patterns (**/.env, ~/.ssh/*, **/*.pem) matched against metadata.paths, the files a tool call names " +
         "(absolute, the user's home as ~)"
     })
+  ),
+  custom_patterns: Schema.optionalKey(
+    Schema.Array(Schema.Struct({ kind: Schema.String, pattern: Schema.String })).annotate({
+      description: "the org's own patterns (RE2 syntax, at most 20 of 200 characters), matched by the adapters on the developer's " +
+        "machine (GET /engine/v1/content-policy): a match is a finding of `kind`, which this rule acts on"
+    })
   )
 })
 
@@ -154,15 +160,16 @@ export const semanticProblems = (rule: {
     if (list.some((m) => m.trim().length === 0)) problems.push(`condition.model.${key}: model names must not be blank`)
   }
   if (rule.type === "org_policy") {
-    const lists = ["blocked_tools", "blocked_commands", "blocked_mcp_servers", "secret_kinds", "protected_paths"] as const
+    const lists = ["blocked_tools", "blocked_commands", "blocked_mcp_servers", "secret_kinds", "protected_paths", "custom_patterns"] as const
     if (c.require_project_id !== true && c.block_unknown_models !== true && lists.every((k) => c[k] === undefined)) {
       problems.push(
         "condition: an org_policy must enable require_project_id or block_unknown_models, or name blocked_tools, blocked_commands, " +
-          "blocked_mcp_servers, secret_kinds or protected_paths"
+          "blocked_mcp_servers, secret_kinds, protected_paths or custom_patterns"
       )
     }
     problems.push(...contentProblems(c))
     for (const key of lists) {
+      if (key === "custom_patterns") continue
       const list = c[key] as ReadonlyArray<string> | undefined
       if (list === undefined) continue
       if (list.length === 0) problems.push(`condition.${key}: must name at least one entry (leave it out instead)`)
@@ -196,6 +203,20 @@ const contentProblems = (c: Record<string, unknown>): Array<string> => {
   const bad = kinds?.find((k) => k.trim().length > 0 && !findingKind.test(k))
   if (bad !== undefined) {
     problems.push(`condition.secret_kinds: ${JSON.stringify(bad.slice(0, 100))} is not a finding kind (lowercase letters, digits and _, or *)`)
+  }
+  const patterns = c.custom_patterns as ReadonlyArray<{ readonly kind: string; readonly pattern: string }> | undefined
+  if (patterns !== undefined) {
+    if (patterns.length === 0) problems.push("condition.custom_patterns: must name at least one pattern (leave it out instead)")
+    if (patterns.length > maxCustomPatterns) problems.push(`condition.custom_patterns: at most ${maxCustomPatterns} patterns`)
+    for (const [i, p] of patterns.slice(0, maxCustomPatterns).entries()) {
+      if (!findingKind.test(p.kind) || p.kind === "*") problems.push(`condition.custom_patterns[${i}].kind: lowercase letters, digits and _`)
+      if (p.pattern.length === 0 || p.pattern.length > maxPatternLength) {
+        problems.push(`condition.custom_patterns[${i}].pattern: 1 to ${maxPatternLength} characters`)
+        continue
+      }
+      const why = patternProblem(p.pattern)
+      if (why) problems.push(`condition.custom_patterns[${i}].pattern: refused: ${why}`)
+    }
   }
   for (const glob of (c.protected_paths as ReadonlyArray<string> | undefined) ?? []) {
     if (glob.trim().length === 0 || glob.length > maxPolicyEntryLength) continue

@@ -1,4 +1,5 @@
 // @ts-check
+import { customPatterns } from "./custom-patterns.js"
 import { fingerprintKey, fingerprintOf } from "./fingerprint.js"
 import { scanHookInput } from "./hook-input.js"
 import { pathsOf } from "./paths.js"
@@ -13,14 +14,14 @@ import { redactValue } from "./redact.js"
 const scanned = new Set(["user-prompt", "pre-tool", "post-tool"])
 const maxFindings = 50
 
-export const applySecrets = (
+export const applySecrets = async (
   /** @type {import("../hook.js").Plan} */ plan,
   /** @type {any} */ input,
   /** @type {import("../hook.js").HookContext} */ ctx
 ) => {
   const own = plan.signals[plan.signals.length - 1]
   if (!own || !scanned.has(own.type)) return
-  const { found, truncated } = scanHookInput(input)
+  const { found, truncated } = scanHookInput(input, await customPatterns(ctx.settings, ctx.env))
   const metadata = /** @type {Record<string, unknown>} */ (own.metadata ?? {})
   const command = typeof metadata.command === "string" ? metadata.command : undefined
   const cwd = typeof input.cwd === "string" ? input.cwd : undefined

@@ -1,4 +1,5 @@
 // @ts-check
+import { scanCustom } from "./custom-patterns.js"
 import { scanText } from "./scan.js"
 
 /**
@@ -20,7 +21,7 @@ const maxWhere = 200
 /** Keys of a hook input that are the tool's own bookkeeping, never content. */
 const bookkeeping = new Set(["session_id", "transcript_path", "hook_event_name", "cwd", "tool_use_id", "permission_mode", "model"])
 
-export const scanHookInput = (/** @type {unknown} */ input) => {
+export const scanHookInput = (/** @type {unknown} */ input, /** @type {import("./custom-patterns.js").CustomPattern[]} */ custom = []) => {
   /** @type {Found[]} */
   const found = []
   let budget = maxScanned
@@ -35,7 +36,7 @@ export const scanHookInput = (/** @type {unknown} */ input) => {
       const text = value.length > budget ? value.slice(0, budget) : value
       if (text.length < value.length) truncated = true
       budget -= text.length
-      for (const hit of scanText(text)) found.push({ kind: hit.kind, where: where.slice(0, maxWhere), secret: hit.secret })
+      for (const hit of [...scanText(text), ...scanCustom(text, custom)]) found.push({ kind: hit.kind, where: where.slice(0, maxWhere), secret: hit.secret })
       return
     }
     if (value === null || typeof value !== "object" || depth > maxDepth) return

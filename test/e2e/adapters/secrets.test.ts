@@ -67,6 +67,30 @@ describe("secrets with the real claude CLI", () => {
     expect(Object.keys((await rowsHolding(w.server.databaseUrl, "[REDACTED:aws_access_token]")).found).length).toBeGreaterThan(0)
   })
 
+  it("an org's own pattern is matched on the machine: its prompt is blocked and the token stored nowhere", perTest, async () => {
+    const w = await setUp()
+    const token = `acme_${Date.now().toString(36).padEnd(24, "q7").slice(0, 24)}`
+    const message = "ACME deploy tokens stay out of prompts"
+    const rule = await w.rule({
+      name: "acme tokens",
+      type: "org_policy",
+      condition: { custom_patterns: [{ kind: "acme_deploy_token", pattern: "acme_[a-z0-9]{24}" }] },
+      action: "block",
+      action_config: { message }
+    })
+    await w.ruleInForce(rule.id, { type: "user-prompt", metadata: { findings: [{ kind: "acme_deploy_token", where: "prompt", fingerprint: "0".repeat(32) }] } })
+    const policy = await call(w.server, "GET", "/engine/v1/content-policy", { key: w.org.license_key })
+    expect(policy.body).toEqual({ custom_patterns: [{ kind: "acme_deploy_token", pattern: "acme_[a-z0-9]{24}" }] })
+    const calls = w.model.modelCalls().length
+    const ran = await claude(w, `redeploy with ${token} please`, { SIGNAL_ENGINE_SEND_PROMPTS: "1" })
+    expect(ran.stdout + ran.stderr).toContain(message)
+    expect(w.model.modelCalls()).toHaveLength(calls)
+    const session = await w.sessionWhere("claude-code", (s) => s.signals.some((x: any) => x.type === "user-prompt"), "the blocked prompt")
+    const prompt = session.signals.find((x: any) => x.type === "user-prompt")
+    expect(prompt.metadata.prompt).toBe("redeploy with [REDACTED:acme_deploy_token] please")
+    expect((await rowsHolding(w.server.databaseUrl, token)).found).toEqual({})
+  })
+
   it("cat .env under a protected-paths rule never runs", perTest, async () => {
     const w = await setUp()
     writeFileSync(join(w.workdir, ".env"), "DATABASE_URL=postgres://app:hunter2@db/app\n")
@@ -135,6 +159,11 @@ describe("secrets with the real claude CLI", () => {
     expect(everything.body.error).toContain("would match every file")
     const tooMany = await create({ protected_paths: Array.from({ length: 101 }, (_, i) => `**/secret-${i}.txt`) })
     expect(tooMany.status).toBe(422)
+    const backtracking = await create({ custom_patterns: [{ kind: "evil", pattern: "(x+)+\\1" }] })
+    expect(backtracking.status).toBe(422)
+    expect(backtracking.body.error).toContain("condition.custom_patterns[0].pattern: refused")
+    const everywhere = await create({ custom_patterns: [{ kind: "any", pattern: ".*" }] })
+    expect(everywhere.body.error).toContain("matches the empty string")
     const shape = await create({ secret_kinds: "aws_access_token" })
     expect(shape.status).toBe(400)
     const fine = await create({ secret_kinds: ["aws_access_token", "*"], protected_paths: ["**/.env", "~/.ssh/*"] })
