@@ -2,7 +2,7 @@
 import { parseArgs } from "node:util"
 
 export const allScenarios = ["http_baseline", "ingest", "ingest_batch", "lag", "slo", "ingest_keyed", "ingest_rules", "replay", "memory", "hook", "flood",
-  "drift", "ingest_otlp"] as const
+  "drift", "ingest_otlp", "secrets"] as const
 export type Scenario = (typeof allScenarios)[number]
 export type LogName = "pg" | "kafka"
 
@@ -77,4 +77,4 @@ for (const l of options.logs) if (l !== "pg" && l !== "kafka") throw new Error(`
 export const wants = (s: Scenario) => options.scenarios.includes(s)
 
 /** Scenarios measured in the harness's own process: no database, broker or service. */
-export const inProcess: ReadonlyArray<Scenario> = ["drift"]
+export const inProcess: ReadonlyArray<Scenario> = ["drift", "secrets"]

@@ -22,6 +22,7 @@ import { makeProfiles } from "./profiles.ts"
 import { jsonLine, machine, type Report, type Row, table } from "./report.ts"
 import { say } from "./say.ts"
 import { driftScenario } from "./scenarios/drift.ts"
+import { secretsScenario } from "./scenarios/secrets.ts"
 import { flood } from "./scenarios/flood.ts"
 import { hookScenario } from "./scenarios/hook.ts"
 import { httpBaseline } from "./scenarios/http-baseline.ts"
@@ -45,6 +46,10 @@ const finish = (failed: boolean, taken: Report["profiles"]): never => {
 if (wants("drift")) {
   say("drift: the detector on the corpus, its cost and its state")
   driftScenario((row) => rows.push(row), smoke)
+}
+if (wants("secrets")) {
+  say("secrets: the adapter's scanner on its corpus, and what it adds to a hook")
+  await secretsScenario((row) => rows.push(row), smoke)
 }
 if (options.scenarios.every((s) => inProcess.includes(s))) finish(false, [])
 

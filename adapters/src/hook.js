@@ -110,6 +110,11 @@ export const runHook = async (
       return tool.reply(noVerdict(settings, `${productName} is not configured (run signal-engine-adapter install)`), input, ctx)
     }
     const plan = await tool.plan(input, ctx)
+    // Secrets are found (and taken out) before anything is sent; the scanner loads only for the
+    // events that carry content.
+    if (plan.signals.some((s) => s.type === "user-prompt" || s.type === "pre-tool" || s.type === "post-tool")) {
+      await (await import("./secrets/findings.js")).applySecrets(plan, input, ctx)
+    }
     if (plan.settle) await inBackground(["settle", tool.name, plan.settle], env)
     if (plan.signals.length === 0) return tool.reply({ kind: "allow" }, input, ctx)
     const outcome = await deliver(tool, plan, input, settings, env)

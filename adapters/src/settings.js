@@ -12,6 +12,7 @@ import { readJson, writeJsonPrivate } from "./json-file.js"
  * @property {boolean} send_prompts              whether prompt text is sent (goal drift needs it)
  * @property {number} timeout_ms                 how long a hook waits for the verdict
  * @property {string | undefined} project_id     sent with every signal when set
+ * @property {string | undefined} [fingerprint_key]  the key of secrets' fingerprints (else one per install)
  */
 
 /** The adapter's own folder: its settings (with the license key, mode 0600), spool and session state. */
@@ -35,7 +36,8 @@ export const loadSettings = (env = process.env) => {
     fail_mode: failMode === "closed" ? "closed" : "open",
     send_prompts: prompts === true || prompts === "true" || prompts === "1",
     timeout_ms: Number.isFinite(timeout) && timeout > 0 ? timeout : defaultTimeoutMs,
-    project_id: str(env.SIGNAL_ENGINE_PROJECT_ID) ?? str(file.project_id)
+    project_id: str(env.SIGNAL_ENGINE_PROJECT_ID) ?? str(file.project_id),
+    fingerprint_key: str(env.SIGNAL_ENGINE_FINGERPRINT_KEY) ?? str(file.fingerprint_key)
   }
   return settings
 }

@@ -67,6 +67,14 @@ export const EventVerdict = Schema.Struct({
   message: Schema.optionalKey(Schema.String)
 }).annotate({ identifier: "EventVerdict" })
 
+/** A secret or sensitive datum an adapter found in a signal's content: never the datum itself. */
+export const Finding = Schema.Struct({
+  kind: Schema.String.annotate({ description: "aws_access_token, github_pat, private_key, generic_api_key, …" }),
+  where: Schema.String.annotate({ description: "where in the hook's input: prompt, tool_input.command, tool_response.stdout, …" }),
+  fingerprint: Schema.String.annotate({ description: "a keyed hash of the secret: the same secret, the same fingerprint" })
+}).annotate({ identifier: "Finding" })
+export type Finding = typeof Finding.Type
+
 export const Event = Schema.Struct({
   id: Schema.String.annotate({ description: "prefix evt_" }),
   signal_id: Schema.String.annotate({ description: "the signal this event records, prefix sig_" }),
@@ -85,7 +93,13 @@ export const Event = Schema.Struct({
   verdict: Schema.NullOr(EventVerdict).annotate({
     description:
       "what a rule decided on the signal; null when no rule decided (allowed) or the signal was sent without an idempotency key (the adapters always send one)"
-  })
+  }),
+  findings: Schema.optionalKey(
+    Schema.Array(Finding).annotate({
+      description: "extension: the secrets and sensitive data the adapter found in the signal's prompt, tool input or tool output " +
+        "(metadata.findings); absent when none"
+    })
+  )
 }).annotate({ identifier: "Event" })
 export type Event = typeof Event.Type
 

@@ -1,3 +1,4 @@
+import { findingKindsOf, pathsOf } from "./content-policy.ts"
 import type { Environment } from "./environments.ts"
 import type { SignalRecord } from "./records.ts"
 import { type Crossing, evaluate, noUsage, type SignalFacts, type Usage } from "./rule-evaluation.ts"
@@ -40,7 +41,9 @@ export const signalFacts = (r: SignalRecord, projectId: string | null): SignalFa
     usage: usageOf(r),
     toolName: text(m.tool_name),
     command: text(m.command),
-    mcpServer: text(m.mcp_server)
+    mcpServer: text(m.mcp_server),
+    findingKinds: findingKindsOf(m.findings),
+    paths: pathsOf(m.paths)
   }
 }
 

@@ -1,4 +1,5 @@
 import type { Rule, RuleAction } from "./rules.ts"
+import { kindsActedOn, kindsMatch, pathsMatch } from "./content-policy.ts"
 import { toolPolicyOf } from "./tool-policy.ts"
 
 /**
@@ -76,12 +77,17 @@ export interface SignalFacts {
   readonly toolName?: string | null | undefined
   readonly command?: string | null | undefined
   readonly mcpServer?: string | null | undefined
+  /** The kinds of metadata.findings and metadata.paths (org_policy secret_kinds, protected_paths). */
+  readonly findingKinds?: ReadonlyArray<string> | undefined
+  readonly paths?: ReadonlyArray<string> | undefined
 }
 
 /** Whether an org_policy condition blocks this signal: stateless, so it can be judged anywhere. */
 export const policyMatches = (c: Readonly<Record<string, unknown>>, facts: SignalFacts, projectKnown = true): boolean => {
   if (c.require_project_id === true && facts.projectId === null && projectKnown) return true
   if (c.block_unknown_models === true && facts.model !== null && !facts.modelKnown) return true
+  if (kindsMatch(kindsActedOn(c), facts.findingKinds ?? [])) return true
+  if (pathsMatch(c.protected_paths as ReadonlyArray<string> | undefined, facts.paths ?? [])) return true
   if (c.blocked_tools === undefined && c.blocked_commands === undefined && c.blocked_mcp_servers === undefined) return false
   const policy = toolPolicyOf(c)
   return (facts.toolName != null && policy.tool(facts.toolName)) ||

@@ -1,4 +1,5 @@
 import { Schema } from "effect"
+import { findingKind, globProblem, maxCustomPatterns, maxPatternLength, patternProblem } from "./content-policy.ts"
 import { NotFoundRefusal, Refusal } from "./refusal.ts"
 
 /**
@@ -65,6 +66,24 @@ export const OrgPolicyCondition = Schema.Struct({
     Schema.Array(Schema.String).annotate({
       description: "MCP server names matched case-insensitively against metadata.mcp_server"
     })
+  ),
+  secret_kinds: Schema.optionalKey(
+    Schema.Array(Schema.String).annotate({
+      description: "finding kinds (aws_access_token, github_pat, private_key, generic_api_key, …; * any kind) matched " +
+        "against the kinds of metadata.findings: what the adapter found in a prompt, a tool's input or its output"
+    })
+  ),
+  protected_paths: Schema.optionalKey(
+    Schema.Array(Schema.String).annotate({
+      description: "glob patterns (**/.env, ~/.ssh/*, **/*.pem) matched against metadata.paths, the files a tool call names " +
+        "(absolute, the user's home as ~)"
+    })
+  ),
+  custom_patterns: Schema.optionalKey(
+    Schema.Array(Schema.Struct({ kind: Schema.String, pattern: Schema.String })).annotate({
+      description: "the org's own patterns (RE2 syntax, at most 20 of 200 characters), matched by the adapters on the developer's " +
+        "machine (GET /engine/v1/content-policy): a match is a finding of `kind`, which this rule acts on"
+    })
   )
 })
 
@@ -72,8 +91,9 @@ export const Condition = Schema.Union([BudgetCondition, ModelFilterCondition, Us
   .annotate({
     description: "shape depends on type: budget {window, metric, threshold}; model_filter {model: {in} | {not_in}}; " +
       "user_limit {window, metric, per_user}; org_policy {require_project_id?, block_unknown_models?, blocked_tools?, " +
-      "blocked_commands?, blocked_mcp_servers?} (at least one enabled; the lists match metadata.tool_name, " +
-      "metadata.command and metadata.mcp_server of any signal carrying them, in practice pre-tool)"
+      "blocked_commands?, blocked_mcp_servers?, secret_kinds?, protected_paths?} (at least one enabled; the lists match " +
+      "metadata.tool_name, metadata.command, metadata.mcp_server, the kinds of metadata.findings and metadata.paths of " +
+      "any signal carrying them, in practice user-prompt, pre-tool and post-tool)"
   })
 export type Condition = typeof Condition.Type
 
@@ -140,19 +160,22 @@ export const semanticProblems = (rule: {
     if (list.some((m) => m.trim().length === 0)) problems.push(`condition.model.${key}: model names must not be blank`)
   }
   if (rule.type === "org_policy") {
-    const lists = ["blocked_tools", "blocked_commands", "blocked_mcp_servers"] as const
+    const lists = ["blocked_tools", "blocked_commands", "blocked_mcp_servers", "secret_kinds", "protected_paths", "custom_patterns"] as const
     if (c.require_project_id !== true && c.block_unknown_models !== true && lists.every((k) => c[k] === undefined)) {
       problems.push(
-        "condition: an org_policy must enable require_project_id or block_unknown_models, or name blocked_tools, blocked_commands or blocked_mcp_servers"
+        "condition: an org_policy must enable require_project_id or block_unknown_models, or name blocked_tools, blocked_commands, " +
+          "blocked_mcp_servers, secret_kinds, protected_paths or custom_patterns"
       )
     }
+    problems.push(...contentProblems(c))
     for (const key of lists) {
+      if (key === "custom_patterns") continue
       const list = c[key] as ReadonlyArray<string> | undefined
       if (list === undefined) continue
       if (list.length === 0) problems.push(`condition.${key}: must name at least one entry (leave it out instead)`)
       if (list.length > maxPolicyEntries) problems.push(`condition.${key}: at most ${maxPolicyEntries} entries`)
       if (list.some((e) => e.trim().length === 0)) problems.push(`condition.${key}: entries must not be blank`)
-      else if (key !== "blocked_mcp_servers" && list.some((e) => e.replaceAll("*", "").trim().length === 0)) {
+      else if ((key === "blocked_tools" || key === "blocked_commands") && list.some((e) => e.replaceAll("*", "").trim().length === 0)) {
         problems.push(`condition.${key}: an entry must have more than * and spaces (it would match everything)`)
       }
       if (list.some((e) => e.length > maxPolicyEntryLength)) problems.push(`condition.${key}: entries are at most ${maxPolicyEntryLength} characters`)
@@ -168,6 +191,39 @@ export const semanticProblems = (rule: {
   if (rule.action === "block") {
     if (typeof message !== "string" || message.trim().length === 0) {
       problems.push("action_config.message: required for block (shown when the tool call is aborted)")
+    }
+  }
+  return problems
+}
+
+/** The content lists of an org_policy: kinds as the adapters name them, globs Node can match. */
+const contentProblems = (c: Record<string, unknown>): Array<string> => {
+  const problems: Array<string> = []
+  const kinds = c.secret_kinds as ReadonlyArray<string> | undefined
+  const bad = kinds?.find((k) => k.trim().length > 0 && !findingKind.test(k))
+  if (bad !== undefined) {
+    problems.push(`condition.secret_kinds: ${JSON.stringify(bad.slice(0, 100))} is not a finding kind (lowercase letters, digits and _, or *)`)
+  }
+  const patterns = c.custom_patterns as ReadonlyArray<{ readonly kind: string; readonly pattern: string }> | undefined
+  if (patterns !== undefined) {
+    if (patterns.length === 0) problems.push("condition.custom_patterns: must name at least one pattern (leave it out instead)")
+    if (patterns.length > maxCustomPatterns) problems.push(`condition.custom_patterns: at most ${maxCustomPatterns} patterns`)
+    for (const [i, p] of patterns.slice(0, maxCustomPatterns).entries()) {
+      if (!findingKind.test(p.kind) || p.kind === "*") problems.push(`condition.custom_patterns[${i}].kind: lowercase letters, digits and _`)
+      if (p.pattern.length === 0 || p.pattern.length > maxPatternLength) {
+        problems.push(`condition.custom_patterns[${i}].pattern: 1 to ${maxPatternLength} characters`)
+        continue
+      }
+      const why = patternProblem(p.pattern)
+      if (why) problems.push(`condition.custom_patterns[${i}].pattern: refused: ${why}`)
+    }
+  }
+  for (const glob of (c.protected_paths as ReadonlyArray<string> | undefined) ?? []) {
+    if (glob.trim().length === 0 || glob.length > maxPolicyEntryLength) continue
+    const why = globProblem(glob)
+    if (why) {
+      problems.push(`condition.protected_paths: ${JSON.stringify(glob)}: ${why}`)
+      break
     }
   }
   return problems

@@ -36,7 +36,7 @@ export const countsAsUsage = (type: SignalType): boolean => type !== "pre-tool"
 /**
  * Arbitrary JSON object; known keys: model, tokens_in, tokens_out, cache_read_tokens,
  * cache_write_tokens, cost_usd, latency_ms, error_code, project_id, prompt, tool_name, command,
- * mcp_server.
+ * mcp_server, findings, paths, scan_truncated.
  */
 export const Metadata = Schema.Record(Schema.String, Schema.Unknown)
 export type Metadata = typeof Metadata.Type

@@ -124,7 +124,7 @@ export class Activity extends Context.Service<Activity, {
         ${sortAt("started_at")}`
 
       const eventColumns = sql`id, signal_id, type, session_id, user_id, project_id, ts, adapter, model,
-        tokens_in, tokens_out, latency_ms, cost_usd, error_code, verdict, ${sortAt("ts")}`
+        tokens_in, tokens_out, latency_ms, cost_usd, error_code, verdict, metadata->'findings' AS findings, ${sortAt("ts")}`
 
       const inTenant = (tenant: Tenant) => sql`org_id = ${tenant.orgId} AND environment = ${tenant.environment}`
 

@@ -1,4 +1,4 @@
-import type { Event, Session, StoredSignal } from "../domain/activity.ts"
+import type { Event, Finding, Session, StoredSignal } from "../domain/activity.ts"
 import type { StoredVerdict } from "../domain/verdict.ts"
 
 /** The rows of sessions and events as the activity queries read them, and what the API shows of them. */
@@ -42,6 +42,8 @@ export interface EventRow {
   readonly cost_usd: number
   readonly error_code: string | null
   readonly verdict: StoredVerdict | null
+  /** metadata.findings: what the adapter found (never the secret). */
+  readonly findings: unknown
   readonly sort_at: string
 }
 
@@ -94,8 +96,20 @@ export const toEvent = (r: EventRow): Event => ({
   latency_ms: r.latency_ms === null ? null : Number(r.latency_ms),
   cost_usd: Number(r.cost_usd),
   error_code: r.error_code,
-  verdict: r.verdict ?? null
+  verdict: r.verdict ?? null,
+  ...findingsOf(r.findings)
 })
+
+/** Only well-formed findings are shown (the engine schema types them; the log may hold older ones). */
+const findingsOf = (raw: unknown): { readonly findings?: ReadonlyArray<Finding> } => {
+  if (!Array.isArray(raw) || raw.length === 0) return {}
+  const findings = raw.flatMap((f) =>
+    typeof f?.kind === "string" && typeof f?.where === "string" && typeof f?.fingerprint === "string"
+      ? [{ kind: f.kind as string, where: f.where as string, fingerprint: f.fingerprint as string }]
+      : []
+  )
+  return findings.length > 0 ? { findings } : {}
+}
 
 export const toSignal = (r: SignalRow): StoredSignal => ({
   id: r.signal_id,

@@ -258,7 +258,7 @@ describe("rules the management API refuses", () => {
     expect(problems({ type: "model_filter", condition: { model: { in: [] } } })).toEqual(["condition.model.in: must name at least one model"])
     expect(problems({ type: "model_filter", condition: { model: { not_in: ["o3", " "] } } })).toEqual(["condition.model.not_in: model names must not be blank"])
     expect(problems({ type: "org_policy", condition: { require_project_id: false, block_unknown_models: false } })).toEqual([
-      "condition: an org_policy must enable require_project_id or block_unknown_models, or name blocked_tools, blocked_commands or blocked_mcp_servers"
+      "condition: an org_policy must enable require_project_id or block_unknown_models, or name blocked_tools, blocked_commands, blocked_mcp_servers, secret_kinds, protected_paths or custom_patterns"
     ])
     expect(problems({ type: "org_policy", condition: { blocked_tools: [], blocked_commands: ["* *"], blocked_mcp_servers: [" "] } })).toEqual([
       "condition.blocked_tools: must name at least one entry (leave it out instead)",

@@ -33,10 +33,13 @@ const conditionOf = (type, f) => {
       const c = {}
       if (f.get("require_project_id")) c.require_project_id = true
       if (f.get("block_unknown_models")) c.block_unknown_models = true
-      for (const name of ["blocked_tools", "blocked_commands", "blocked_mcp_servers"]) {
+      for (const name of ["blocked_tools", "blocked_commands", "blocked_mcp_servers", "secret_kinds"]) {
         const values = list(str(name))
         if (values.length) c[name] = values
       }
+      // One glob a line: a glob may hold commas ({.env,.npmrc}).
+      const globs = str("protected_paths").split("\n").map((s) => s.trim()).filter(Boolean)
+      if (globs.length) c.protected_paths = globs
       return c
     }
   }
@@ -142,6 +145,12 @@ export const RuleForm = ({ org, rule, onSaved, onCancel }) => {
       } /></label>
         <label class="wide"><span>Blocked MCP servers</span><textarea name="blocked_mcp_servers" rows="2" defaultValue=${
         (c.blocked_mcp_servers ?? []).join(", ")
+      } /></label>
+        <label class="wide"><span>Secrets found (kinds, e.g. aws_access_token, github_pat; * any)</span><textarea name="secret_kinds" rows="2" defaultValue=${
+        (c.secret_kinds ?? []).join(", ")
+      } /></label>
+        <label class="wide"><span>Protected files (globs, one a line, e.g. **/.env)</span><textarea name="protected_paths" rows="3" defaultValue=${
+        (c.protected_paths ?? []).join("\n")
       } /></label>` :
       null
   }

@@ -3,6 +3,7 @@ import { HttpApi, HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api
 import { Environment } from "../../domain/environments.ts"
 import { EngineFeature, Plan } from "../../domain/plans.ts"
 import { EngineAuth, Envelope, RequiredFeature } from "../contract.ts"
+import { ContentPolicyGroup } from "./content-policy-api.ts"
 import { GoalsGroup } from "./goals-api.ts"
 import { withOtlpPaths } from "./otlp-openapi.ts"
 import { EngineSessionsGroup } from "./sessions-api.ts"
@@ -29,7 +30,7 @@ export class IdentityGroup extends HttpApiGroup.make("identity")
 {}
 
 export class EngineApi extends HttpApi.make("engine")
-  .add(IdentityGroup, SignalsGroup, EngineSessionsGroup, GoalsGroup)
+  .add(IdentityGroup, SignalsGroup, EngineSessionsGroup, GoalsGroup, ContentPolicyGroup)
   .prefix("/engine/v1")
   .annotateMerge(OpenApi.annotations({
     title: "signal-engine engine API",

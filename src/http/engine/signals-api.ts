@@ -1,6 +1,7 @@
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import { Conflict, ServiceUnavailable, TooManyRequests } from "../../domain/errors.ts"
+import { maxFindingsJudged, maxPathsJudged } from "../../domain/content-policy.ts"
 import { SignalType } from "../../domain/signals.ts"
 import { documentedEnum, matching, storableJson } from "../../domain/text.ts"
 import { EngineAuth, Envelope, RequiredFeature } from "../contract.ts"
@@ -34,7 +35,23 @@ export const SignalMetadata = Schema.StructWithRest(
     prompt: Schema.optionalKey(Schema.String),
     tool_name: Schema.optionalKey(bounded(200).annotate({ description: "the tool a pre-tool or post-tool signal is about (org_policy blocked_tools)" })),
     command: Schema.optionalKey(Schema.String.annotate({ description: "the shell command the tool is about to run (org_policy blocked_commands)" })),
-    mcp_server: Schema.optionalKey(bounded(200).annotate({ description: "the MCP server the tool belongs to (org_policy blocked_mcp_servers)" }))
+    mcp_server: Schema.optionalKey(bounded(200).annotate({ description: "the MCP server the tool belongs to (org_policy blocked_mcp_servers)" })),
+    findings: Schema.optionalKey(
+      Schema.Array(Schema.Struct({
+        kind: bounded(100).annotate({ description: "what was found: aws_access_token, github_pat, private_key, generic_api_key, …" }),
+        where: bounded(200).annotate({ description: "where in the hook's input: prompt, tool_input.command, tool_response.stdout, …" }),
+        fingerprint: bounded(64).annotate({ description: "a keyed hash (HMAC) of the secret: the same secret, the same fingerprint; never the secret" })
+      })).pipe(Schema.check(Schema.isMaxLength(maxFindingsJudged))).annotate({
+        description: "secrets and sensitive data the adapter found in a prompt, a tool's input or its output (org_policy secret_kinds); " +
+          "the adapter takes each one out of everything it sends"
+      })
+    ),
+    paths: Schema.optionalKey(
+      Schema.Array(bounded(1000)).pipe(Schema.check(Schema.isMaxLength(maxPathsJudged))).annotate({
+        description: "the files a tool call names, absolute, the user's home as ~ (org_policy protected_paths)"
+      })
+    ),
+    scan_truncated: Schema.optionalKey(Schema.Boolean.annotate({ description: "true when the input was larger than the adapter scans (1 MiB)" }))
   }),
   [Schema.Record(Schema.String, Schema.Unknown)]
 )

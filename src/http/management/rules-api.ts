@@ -23,7 +23,10 @@ const ConditionInput = Schema.Record(Schema.String, Schema.Unknown).annotate({
     "of at most 200 characters): blocked_tools matches metadata.tool_name case-insensitively, whole name, * a wildcard " +
     "(mcp__*); blocked_commands matches metadata.command where the pattern occurs anywhere in it, * any run of " +
     "characters, runs of whitespace equal (rm -rf matches sudo rm  -rf /tmp/x); blocked_mcp_servers matches " +
-    "metadata.mcp_server case-insensitively"
+    "metadata.mcp_server case-insensitively; secret_kinds (extension) names finding kinds (* any) matched against the kinds of " +
+    "metadata.findings; protected_paths (extension) names globs (**/.env, ~/.ssh/*) matched against metadata.paths; " +
+    "custom_patterns (extension) [{kind, pattern}], at most 20 RE2 patterns of 200 characters, matched by the adapters " +
+    "(a match is a finding of kind, which the rule acts on); refused (422) when RE2 cannot take one, it is large or it matches the empty string"
 })
 
 /** A schema's JSON Schema with every object closed, as the strict decoding of conditions is. */
