@@ -11,6 +11,7 @@ import { EventsGroup, SessionsGroup, UsageGroupApi } from "./activity-api.ts"
 import { AlertsGroup, WebhookEventsGroup, WebhooksGroup } from "./webhooks-api.ts"
 import { ChannelsGroup } from "./channels-api.ts"
 import { GoalsGroup } from "./goals-api.ts"
+import { UsageExportGroup } from "./usage-export-api.ts"
 import { BudgetsGroup, RulesGroup } from "./rules-api.ts"
 import { getEndpoint, IdParams, listEndpoint, managementGroup, Name, requires } from "./endpoints.ts"
 
@@ -200,6 +201,7 @@ export class ManagementApi extends HttpApi.make("management")
   .add(WebhooksGroup, AlertsGroup, WebhookEventsGroup, ChannelsGroup)
   .add(RulesGroup, BudgetsGroup)
   .add(UsageGroupApi, GoalsGroup)
+  .add(UsageExportGroup)
   .prefix("/api/v1")
   // A field this API does not know is a mistake to point out (a typo answered 200 and changed
   // nothing), so every management body refuses unknown fields with 400.

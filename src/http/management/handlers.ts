@@ -18,6 +18,7 @@ import { Channels } from "../../store/channels-repo.ts"
 import { ManagementApi } from "./api.ts"
 import { BudgetsHandlers, RulesHandlers } from "./rules-handlers.ts"
 import { GoalsHandlers } from "./goals-handlers.ts"
+import { UsageExportHandlers } from "./usage-export-handlers.ts"
 
 const page = (query: { readonly limit?: number | undefined; readonly cursor?: string | undefined }) => ({
   limit: query.limit ?? defaultPageSize,
@@ -204,5 +205,6 @@ export const ManagementHandlers = Layer.mergeAll(
   SessionsHandlers,
   EventsHandlers,
   UsageHandlers,
-  GoalsHandlers
+  GoalsHandlers,
+  UsageExportHandlers
 )
