@@ -2,7 +2,7 @@
 import { parseArgs } from "node:util"
 
 export const allScenarios = ["http_baseline", "ingest", "ingest_batch", "lag", "slo", "ingest_keyed", "ingest_rules", "replay", "memory", "hook", "flood",
-  "drift", "ingest_otlp", "secrets"] as const
+  "drift", "ingest_otlp", "secrets", "export"] as const
 export type Scenario = (typeof allScenarios)[number]
 export type LogName = "pg" | "kafka"
 
@@ -22,6 +22,7 @@ const { values: flags } = parseArgs({
     "batch-concurrency": { type: "string" },
     "replay-records": { type: "string" },
     "memory-users": { type: "string" },
+    "export-events": { type: "string" },
     "hook-runs": { type: "string" },
     "hook-adapter": { type: "string" },
     partitions: { type: "string", default: "8" },
@@ -46,6 +47,7 @@ export const options = {
   batchConcurrency: num(flags["batch-concurrency"], 8, 2),
   replayRecords: num(flags["replay-records"], 1_000_000, 5_000),
   memoryUsers: num(flags["memory-users"], 100_000, 2_000),
+  exportEvents: num(flags["export-events"], 1_000_000, 20_000),
   hookRuns: num(flags["hook-runs"], 50, 5),
   /** hook: the adapters/ folder installed and measured (another version's, to compare in one run); default this repository's. */
   hookAdapter: flags["hook-adapter"],

@@ -23,6 +23,7 @@ import { jsonLine, machine, type Report, type Row, table } from "./report.ts"
 import { say } from "./say.ts"
 import { driftScenario } from "./scenarios/drift.ts"
 import { secretsScenario } from "./scenarios/secrets.ts"
+import { exportScenario } from "./scenarios/export.ts"
 import { flood } from "./scenarios/flood.ts"
 import { hookScenario } from "./scenarios/hook.ts"
 import { httpBaseline } from "./scenarios/http-baseline.ts"
@@ -85,6 +86,11 @@ try {
     if (wants("memory")) await memory(context, log)
     if (wants("hook")) await hookScenario(context, log)
     if (wants("flood")) await flood(context, log)
+  }
+  // Reads only PostgreSQL's projections: the same over either log, so measured once.
+  if (wants("export")) {
+    say("export")
+    await exportScenario(context)
   }
 } catch (error) {
   failed = true

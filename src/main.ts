@@ -8,6 +8,7 @@ import { checkPortsFree } from "./http/listen-ports.ts"
 import { HttpServerLive, serveApp } from "./http/server.ts"
 import { DatabaseHealth } from "./store/database-health.ts"
 import { Activity } from "./store/activity-repo.ts"
+import { UsageExports } from "./store/usage-export-repo.ts"
 import { Budgets } from "./store/budgets-repo.ts"
 import { DatabaseInfo, DatabaseLive, migrate } from "./store/database.ts"
 import { RateLimiter } from "./store/rate-limits.ts"
@@ -74,6 +75,7 @@ export const StoreLive = Layer.unwrap(
       Layer.mergeAll(
         Tenancy.layer({ apiKeyPrefix: config.apiKeyPrefix }),
         Activity.layer,
+        UsageExports.layer,
         Rules.layer,
         Budgets.layer,
         Goals.layer,

@@ -101,3 +101,37 @@ export async function listAll(path, max = 500) {
   } while (cursor && all.length < max)
   return all
 }
+
+/**
+ * Fetches a file the API streams (a usage export) with the signed-in key, and hands it to the
+ * browser as a download. The key travels in a header, which a plain link cannot send, so the file
+ * is gathered in the tab first; the service streams it all the same.
+ * @param {string} path under /api/v1
+ * @param {Record<string, string>} query
+ * @returns {Promise<string>} the file name it was saved as
+ */
+export async function download(path, query) {
+  const url = new URL(`/api/v1${path}`, location.origin)
+  for (const [name, value] of Object.entries(query)) if (value !== "") url.searchParams.set(name, value)
+  let response
+  try {
+    response = await fetch(url, { headers: { authorization: `Bearer ${auth.key() ?? ""}` } })
+  } catch {
+    throw new ApiError("The service cannot be reached. Check your connection and try again.", 0, "network")
+  }
+  if (!response.ok) {
+    const body = await response.json().catch(() => null)
+    throw new ApiError(body?.error ?? `The request failed (${response.status}).`, response.status, body?.code ?? "error")
+  }
+  const name = /filename="([^"]+)"/.exec(response.headers.get("content-disposition") ?? "")?.[1] ?? "export"
+  const href = URL.createObjectURL(await response.blob())
+  const link = document.createElement("a")
+  link.href = href
+  link.download = name
+  document.body.append(link)
+  link.click()
+  link.remove()
+  // The click has handed the file over; the browser keeps its own copy.
+  setTimeout(() => URL.revokeObjectURL(href), 60_000)
+  return name
+}

@@ -1,5 +1,5 @@
 // Overview: spend and tokens today and this month, by user, team, project and model; the last
-// 30 days as charts; budgets toward their thresholds; the latest blocks and warnings.
+// 30 days as charts; a usage download; budgets toward their thresholds; the latest blocks and warnings.
 import { html } from "htm/preact"
 import { api } from "../api.js"
 import { TimeChart } from "../chart.js"
@@ -8,6 +8,7 @@ import { hrefOf } from "../route.js"
 import { Badge, Loaded, Table, useLoad } from "../ui.js"
 import { Breakdown } from "./breakdown.js"
 import { Budgets } from "./budgets.js"
+import { UsageExport } from "./usage-export.js"
 
 /** @typedef {{ key: string, signals: number, sessions: number, tokens_in: number, tokens_out: number, cost_usd: number, error_count: number }} Group */
 
@@ -46,6 +47,7 @@ export const Overview = ({ org }) => {
       </section>`
   }}<//>
     <${Breakdown} tz=${tz} />
+    <${UsageExport} tz=${tz} />
     <h2>Budgets and limits</h2>
     <${Budgets} />
     <h2>Recent blocks and warnings</h2>

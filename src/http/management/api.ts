@@ -12,6 +12,7 @@ import { AlertsGroup, WebhookEventsGroup, WebhooksGroup } from "./webhooks-api.t
 import { ChannelsGroup } from "./channels-api.ts"
 import { GoalsGroup } from "./goals-api.ts"
 import { AuditLogGroup } from "./audit-api.ts"
+import { UsageExportGroup } from "./usage-export-api.ts"
 import { BudgetsGroup, RulesGroup } from "./rules-api.ts"
 import { getEndpoint, IdParams, listEndpoint, managementGroup, Name, requires } from "./endpoints.ts"
 
@@ -202,6 +203,7 @@ export class ManagementApi extends HttpApi.make("management")
   .add(RulesGroup, BudgetsGroup)
   .add(UsageGroupApi, GoalsGroup)
   .add(AuditLogGroup)
+  .add(UsageExportGroup)
   .prefix("/api/v1")
   // A field this API does not know is a mistake to point out (a typo answered 200 and changed
   // nothing), so every management body refuses unknown fields with 400.

@@ -19,6 +19,7 @@ import { ManagementApi } from "./api.ts"
 import { BudgetsHandlers, RulesHandlers } from "./rules-handlers.ts"
 import { GoalsHandlers } from "./goals-handlers.ts"
 import { AuditLogHandlers } from "./audit-handlers.ts"
+import { UsageExportHandlers } from "./usage-export-handlers.ts"
 
 const page = (query: { readonly limit?: number | undefined; readonly cursor?: string | undefined }) => ({
   limit: query.limit ?? defaultPageSize,
@@ -206,5 +207,6 @@ export const ManagementHandlers = Layer.mergeAll(
   EventsHandlers,
   UsageHandlers,
   GoalsHandlers,
-  AuditLogHandlers
+  AuditLogHandlers,
+  UsageExportHandlers
 )

@@ -15,10 +15,12 @@ export const chromiumPath = process.env.CHROMIUM_PATH || "/usr/bin/chromium"
 
 export const artifactsDir = join(process.cwd(), ".data", "artifacts", "dashboard")
 
-export const launchBrowser = (): Promise<Browser> =>
+/** `downloadPath`: where the browser saves downloads (none are allowed without it). */
+export const launchBrowser = (downloadPath?: string): Promise<Browser> =>
   puppeteer.launch({
     executablePath: chromiumPath,
     headless: true,
+    ...(downloadPath === undefined ? {} : { downloadBehavior: { policy: "allow" as const, downloadPath } }),
     // No sandbox: CI runs as root in a container, where Chromium's sandbox cannot start.
     args: ["--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu"]
   })
