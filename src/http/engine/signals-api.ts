@@ -37,11 +37,15 @@ export const SignalMetadata = Schema.StructWithRest(
     command: Schema.optionalKey(Schema.String.annotate({ description: "the shell command the tool is about to run (org_policy blocked_commands)" })),
     mcp_server: Schema.optionalKey(bounded(200).annotate({ description: "the MCP server the tool belongs to (org_policy blocked_mcp_servers)" })),
     findings: Schema.optionalKey(
-      Schema.Array(Schema.Struct({
-        kind: bounded(100).annotate({ description: "what was found: aws_access_token, github_pat, private_key, generic_api_key, …" }),
-        where: bounded(200).annotate({ description: "where in the hook's input: prompt, tool_input.command, tool_response.stdout, …" }),
-        fingerprint: bounded(64).annotate({ description: "a keyed hash (HMAC) of the secret: the same secret, the same fingerprint; never the secret" })
-      })).pipe(Schema.check(Schema.isMaxLength(maxFindingsJudged))).annotate({
+      // Open, like the metadata it is in: a later adapter may say more of a finding (kept as sent, not judged).
+      Schema.Array(Schema.StructWithRest(
+        Schema.Struct({
+          kind: bounded(100).annotate({ description: "what was found: aws_access_token, github_pat, private_key, generic_api_key, …" }),
+          where: bounded(200).annotate({ description: "where in the hook's input: prompt, tool_input.command, tool_response.stdout, …" }),
+          fingerprint: bounded(64).annotate({ description: "a keyed hash (HMAC) of the secret: the same secret, the same fingerprint; never the secret" })
+        }),
+        [Schema.Record(Schema.String, Schema.Unknown)]
+      )).pipe(Schema.check(Schema.isMaxLength(maxFindingsJudged))).annotate({
         description: "secrets and sensitive data the adapter found in a prompt, a tool's input or its output (org_policy secret_kinds); " +
           "the adapter takes each one out of everything it sends"
       })
