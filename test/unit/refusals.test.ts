@@ -19,6 +19,18 @@ import {
   withRequestId
 } from "../../src/domain/errors.ts"
 import { isRefusal, NotFoundRefusal, Refusal } from "../../src/domain/refusal.ts"
+import {
+  KeyNotFound,
+  LiveKeysNotOnPlan,
+  NameTaken,
+  OrgNotFound,
+  ProjectNotFound,
+  TeamInUse as TenancyTeamInUse,
+  TeamNotFound as TenancyTeamNotFound,
+  UnknownReference,
+  UserDeactivated,
+  UserNotFound
+} from "../../src/domain/tenancy.ts"
 
 /** What a client is told when a request fails (spec §7), and how a delivery attempt is judged (spec §6.4). */
 describe("the error envelope", () => {
@@ -92,6 +104,42 @@ describe("refusals raised by domain and store code", () => {
       [new Error("x"), { _tag: "X", status: 404, code: "c" }, Object.assign(new Error("x"), { _tag: "X", status: "404", code: "c" }), null].some(isRefusal)
     )
       .toBe(false)
+  })
+})
+
+describe("the tenancy refusals", () => {
+  it("say what was refused, with the status and code the management API answers", () => {
+    const table = [
+      new OrgNotFound("org_1"),
+      new OrgNotFound("acme", "name"),
+      new UserNotFound("usr_1"),
+      new TenancyTeamNotFound("team_1"),
+      new ProjectNotFound("proj_1"),
+      new KeyNotFound("key_1"),
+      new NameTaken("a user with e-mail ada@example.com"),
+      new UnknownReference("team_ids", ["team_x", "team_y"]),
+      UserDeactivated.asMembers(["usr_1", "usr_2"]),
+      UserDeactivated.inTeams("usr_1"),
+      UserDeactivated.forKey("usr_1"),
+      new TenancyTeamInUse("team_1", ["rule_1", "rule_2"]),
+      new LiveKeysNotOnPlan("developer")
+    ]
+    expect(table.map((e) => [e.status, e.code, e.message])).toEqual([
+      [404, "not_found", "org org_1 not found"],
+      [404, "not_found", "no org with id or name acme"],
+      [404, "not_found", "user usr_1 not found"],
+      [404, "not_found", "team team_1 not found"],
+      [404, "not_found", "project proj_1 not found"],
+      [404, "not_found", "key key_1 not found"],
+      [409, "already_exists", "a user with e-mail ada@example.com already exists"],
+      [422, "unknown_reference", "unknown team_ids: team_x, team_y"],
+      [409, "user_deactivated", "deactivated user(s) cannot be team members: usr_1, usr_2"],
+      [409, "user_deactivated", "user usr_1 is deactivated and can be in no team; reactivate it first"],
+      [409, "user_deactivated", "user usr_1 is deactivated; reactivate it before giving it a key"],
+      [409, "team_in_use", "rules are scoped to team team_1: rule_1, rule_2; delete or re-scope them first"],
+      [422, "plan_requires_test_keys", "live keys require the team plan or higher; this org is on developer"]
+    ])
+    expect(table.every(isRefusal)).toBe(true)
   })
 })
 
