@@ -22,6 +22,7 @@ import { EngineAuthLive, ManagementAuthLive } from "./auth.ts"
 import { EngineApi } from "./engine/api.ts"
 import { EngineHandlers } from "./engine/handlers.ts"
 import { SignalLimits } from "./engine/signal-limits.ts"
+import { claudeCodeHookRoute, makeClaudeCodeHookRoute } from "./engine/claude-code-hook-route.ts"
 import { ingestRoute, makeIngestRoute } from "./engine/ingest-route.ts"
 import { DashboardRoutes, dashboardRoutes, loadDashboardAssets } from "./dashboard.ts"
 import { EnvelopeLive } from "./envelope.ts"
@@ -158,8 +159,11 @@ export const AppRoutes = Layer.mergeAll(
   InternalRoutes,
   DashboardRoutes(dashboardAssets),
   gateway(
-    makeRouteTable([ManagementApi, EngineApi], [...healthRoutes, ...internalRoutes, ...dashboardRoutes(dashboardAssets)]),
-    Effect.map(makeIngestRoute, (handler) => [{ ...ingestRoute, handler }]),
+    makeRouteTable([ManagementApi, EngineApi], [...healthRoutes, ...internalRoutes, ...dashboardRoutes(dashboardAssets), claudeCodeHookRoute]),
+    Effect.map(
+      Effect.all([makeIngestRoute, makeClaudeCodeHookRoute]),
+      ([ingest, claudeCodeHook]) => [{ ...ingestRoute, handler: ingest }, { ...claudeCodeHookRoute, handler: claudeCodeHook }]
+    ),
     Effect.map(Processor, (processor) => processor.settled)
   )
 ).pipe(Layer.provide([ManagementAuthLive, EngineAuthLive, EnvelopeLive, SignalLimits.layer]))
