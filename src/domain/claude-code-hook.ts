@@ -82,7 +82,9 @@ export const hookSignal = (input: any, options: { readonly model?: string | unde
   if (type === "user-prompt" && typeof input.prompt === "string") {
     metadata = { ...metadata, prompt: options.sendPrompts ? clip(input.prompt, 8000) : undefined, prompt_chars: input.prompt.length }
   }
-  if (type === "pre-tool" || type === "post-tool") metadata = { ...metadata, ...toolFields(str(input.tool_name), input.tool_input), tool_use_id: input.tool_use_id }
+  if (type === "pre-tool" || type === "post-tool") {
+    metadata = { ...metadata, ...toolFields(str(input.tool_name), input.tool_input), tool_use_id: input.tool_use_id }
+  }
   if (type === "post-tool") metadata = { ...metadata, duration_ms: input.duration_ms, ...toolError(input) }
   if (type === "session-start") metadata = { ...metadata, source: input.source }
   if (type === "session-end") metadata = { ...metadata, reason: input.reason }
