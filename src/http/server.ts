@@ -159,7 +159,7 @@ export const AppRoutes = Layer.mergeAll(
   InternalRoutes,
   DashboardRoutes(dashboardAssets),
   gateway(
-    makeRouteTable([ManagementApi, EngineApi], [...healthRoutes, ...internalRoutes, ...dashboardRoutes(dashboardAssets), claudeCodeHookRoute]),
+    makeRouteTable([ManagementApi, EngineApi], [...healthRoutes, ...internalRoutes, ...dashboardRoutes(dashboardAssets)]),
     Effect.map(
       Effect.all([makeIngestRoute, makeClaudeCodeHookRoute]),
       ([ingest, claudeCodeHook]) => [{ ...ingestRoute, handler: ingest }, { ...claudeCodeHookRoute, handler: claudeCodeHook }]

@@ -4,6 +4,7 @@ import { Environment } from "../../domain/environments.ts"
 import { EngineFeature, Plan } from "../../domain/plans.ts"
 import { EngineAuth, Envelope, RequiredFeature } from "../contract.ts"
 import { GoalsGroup } from "./goals-api.ts"
+import { HooksGroup } from "./hooks-api.ts"
 import { EngineSessionsGroup } from "./sessions-api.ts"
 import { SignalsGroup } from "./signals-api.ts"
 
@@ -28,7 +29,7 @@ export class IdentityGroup extends HttpApiGroup.make("identity")
 {}
 
 export class EngineApi extends HttpApi.make("engine")
-  .add(IdentityGroup, SignalsGroup, EngineSessionsGroup, GoalsGroup)
+  .add(IdentityGroup, SignalsGroup, EngineSessionsGroup, GoalsGroup, HooksGroup)
   .prefix("/engine/v1")
   .annotateMerge(OpenApi.annotations({
     title: "signal-engine engine API",

@@ -2,6 +2,7 @@ import { Effect, Result, Schema, SchemaIssue } from "effect"
 import { HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HttpApiError } from "effect/http-api"
 import { hookOutput, hookSignal } from "../../domain/claude-code-hook.ts"
+import type { LicensePrincipal } from "../../domain/principal.ts"
 import { Authenticator, authorizeEngine } from "../auth.ts"
 import { bearerCredential } from "../bearer.ts"
 import { describeSchemaError } from "../envelope.ts"
@@ -16,19 +17,40 @@ const decodePayload = Schema.decodeUnknownResult(BatchSignalInput)
 
 const refused = (cause: Schema.SchemaError) => Effect.fail(describeSchemaError(new HttpApiError.HttpApiSchemaError({ kind: "Payload", cause })))
 
+export interface HookOptions {
+  readonly model: string | undefined
+  readonly sendPrompts: boolean
+  readonly failClosed: boolean
+}
+
 /**
- * POST /engine/v1/hooks/claude-code: the hook input JSON Claude Code posts becomes a signal,
- * judged on the same path as POST /engine/v1/signals (the same key check, limits, record and
- * ingress: makeIngestOne), and the verdict is answered in Claude Code's hook protocol. A refused
- * key or a bad body is the API's error envelope with its status: Claude Code counts any non-2xx
- * as the hook failing, and its `onFailure` then decides (continue, or block).
- * Options, as the URL's query: `send_prompts=true` (the prompt's text is kept; otherwise its
- * length), `fail_mode=closed` (no verdict in time blocks). The `X-Signal-Engine-Model` header
- * names the model when the hook input does not (Claude Code's -p hooks never do).
+ * One hook input of an authenticated caller, answered in Claude Code's hook protocol: its signal
+ * judged on the same path as POST /engine/v1/signals (limits, record, ingress: makeIngestOne).
+ */
+export const makeAnswerHook = Effect.gen(function*() {
+  const ingestOne = yield* makeIngestOne
+  return (principal: LicensePrincipal, input: unknown, options: HookOptions) =>
+    Effect.gen(function*() {
+      const signal = hookSignal(input, options)
+      // An event that makes no signal (a notification, say): nothing to judge, go on.
+      if (signal === undefined) return {}
+      const payload = decodePayload({ type: signal.type, adapter: "claude-code", session_id: signal.session_id, metadata: signal.metadata })
+      if (Result.isFailure(payload)) return yield* refused(payload.failure)
+      // No idempotency key is given, so the two that could disagree (Conflict) never exist.
+      const answer = yield* ingestOne(principal, undefined, payload.success).pipe(Effect.catchTag("Conflict", Effect.die))
+      return hookOutput(signal.event, answer, options.failClosed)
+    })
+})
+
+/**
+ * POST /engine/v1/hooks/claude-code, served directly as POST /engine/v1/signals is
+ * (ingest-route.ts; the HttpApi endpoint in hooks-api.ts documents it and serves the path's other
+ * spellings). A refused key or a bad body is the API's error envelope with its status: Claude
+ * Code counts any non-2xx as the hook failing, and its `onFailure` then decides.
  */
 export const makeClaudeCodeHookRoute = Effect.gen(function*() {
   const authenticator = yield* Authenticator
-  const ingestOne = yield* makeIngestOne
+  const answerHook = yield* makeAnswerHook
   const limits = yield* SignalLimits
   return Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest
@@ -43,12 +65,11 @@ export const makeClaudeCodeHookRoute = Effect.gen(function*() {
       return yield* refused(new Schema.SchemaError(new SchemaIssue.InvalidValue({ message: "Expected a valid JSON body" })))
     }
     const model = request.headers["x-signal-engine-model"]
-    const signal = hookSignal(input, { model: model === "" ? undefined : model, sendPrompts: query.get("send_prompts") === "true" })
-    // An event that makes no signal (a notification, say): nothing to judge, go on.
-    if (signal === undefined) return HttpServerResponse.jsonUnsafe({})
-    const payload = decodePayload({ type: signal.type, adapter: "claude-code", session_id: signal.session_id, metadata: signal.metadata })
-    if (Result.isFailure(payload)) return yield* refused(payload.failure)
-    const answer = yield* ingestOne(principal, undefined, payload.success)
-    return HttpServerResponse.jsonUnsafe(hookOutput(signal.event, answer, query.get("fail_mode") === "closed"))
+    const output = yield* answerHook(principal, input, {
+      model: model === "" ? undefined : model,
+      sendPrompts: query.get("send_prompts") === "true",
+      failClosed: query.get("fail_mode") === "closed"
+    })
+    return HttpServerResponse.jsonUnsafe(output)
   })
 })

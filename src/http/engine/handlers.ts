@@ -4,6 +4,7 @@ import { EngineFeature, planHasFeature } from "../../domain/plans.ts"
 import { EnginePrincipal } from "../contract.ts"
 import { EngineApi } from "./api.ts"
 import { GoalsHandlers } from "./goals-handlers.ts"
+import { HooksHandlers } from "./hooks-handlers.ts"
 import { SignalsHandlers } from "./signals-handlers.ts"
 import { EngineSessionsHandlers } from "./sessions-handlers.ts"
 
@@ -23,4 +24,4 @@ export const IdentityHandlers = HttpApiBuilder.group(
       )))
 )
 
-export const EngineHandlers = Layer.mergeAll(IdentityHandlers, SignalsHandlers, EngineSessionsHandlers, GoalsHandlers)
+export const EngineHandlers = Layer.mergeAll(IdentityHandlers, SignalsHandlers, EngineSessionsHandlers, GoalsHandlers, HooksHandlers)
