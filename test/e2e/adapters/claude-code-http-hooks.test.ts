@@ -3,6 +3,7 @@ import { join } from "node:path"
 import { afterEach, describe, expect, it } from "vitest"
 import { blockMarkerCommand, blockModel, markerMessage } from "./blocks.ts"
 import { claudeConfigDir, claudeEnv } from "./claude.ts"
+import { call } from "../../support/harness.ts"
 import { cli, run, startWorld, type World } from "./support.ts"
 
 /**
@@ -76,6 +77,27 @@ describe("Claude Code governed by managed-settings HTTP hooks, no adapter", () =
     expect(preTool[0].metadata).toMatchObject({ tool_name: "Bash", command: `touch ${marker}`, model })
   })
 
+  it("a warn rule's message is a system message, and the prompt goes on", perTest, async () => {
+    const w = await setUp()
+    const rule = await w.rule({
+      name: "sonnet warning",
+      type: "model_filter",
+      condition: { model: { in: [model] } },
+      action: "warn",
+      action_config: { message: "Sonnet 4.5 retires soon" }
+    })
+    await w.ruleInForce(rule.id, { type: "user-prompt", metadata: { model } })
+    const ran = await run(cli("claude"), ["-p", "hello there", "--settings", managedSettings(w), "--output-format", "stream-json", "--verbose"], {
+      env: claudeEnv(w, { SIGNAL_ENGINE_LICENSE_KEY: w.org.license_key, ANTHROPIC_MODEL: model }),
+      cwd: w.workdir,
+      timeoutMs: 150_000
+    })
+    expect(ran.code, ran.stderr).toBe(0)
+    const shown = ran.stdout.split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l))
+    expect(shown.some((m) => m.type === "system" && m.content === "UserPromptSubmit says: Sonnet 4.5 retires soon")).toBe(true)
+    expect(w.model.modelCalls().length).toBeGreaterThan(0)
+  })
+
   it("a refused key fails open by default, and closed with onFailure: block", perTest, async () => {
     const w = await setUp()
     const open = await claude(w, "hello there", managedSettings(w), "lic_revoked0000000000000")
@@ -86,5 +108,18 @@ describe("Claude Code governed by managed-settings HTTP hooks, no adapter", () =
     const closed = await claude(w, "hello there", managedSettings(w, "block"), "lic_revoked0000000000000")
     expect(closed.stdout + closed.stderr).toContain("HTTP 401")
     expect(w.model.modelCalls()).toHaveLength(calls)
+  })
+
+  it("answers a bad body with the error envelope, an event without a signal with {}", perTest, async () => {
+    const w = await setUp()
+    const path = "/engine/v1/hooks/claude-code"
+    const bad = await call(w.server, "POST", path, { key: w.org.license_key, rawBody: "{not json", contentType: "application/json" })
+    expect(bad.status).toBe(400)
+    expect(bad.body).toMatchObject({ code: expect.any(String), status: 400, request_id: expect.any(String) })
+    const unkeyed = await call(w.server, "POST", path, { body: { hook_event_name: "UserPromptSubmit", session_id: "s" } })
+    expect(unkeyed.status).toBe(401)
+    const other = await call(w.server, "POST", path, { key: w.org.license_key, body: { hook_event_name: "Notification", session_id: "s" } })
+    expect(other.status).toBe(200)
+    expect(other.body).toEqual({})
   })
 })
