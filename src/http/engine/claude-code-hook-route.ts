@@ -6,6 +6,7 @@ import type { LicensePrincipal } from "../../domain/principal.ts"
 import { Authenticator, authorizeEngine } from "../auth.ts"
 import { bearerCredential } from "../bearer.ts"
 import { describeSchemaError } from "../envelope.ts"
+import { ClaudeCodeHookInput, ClaudeCodeHookQuery } from "./hooks-api.ts"
 import { BatchSignalInput } from "./signals-api.ts"
 import { SignalLimits } from "./signal-limits.ts"
 import { makeIngestOne } from "./signals-handlers.ts"
@@ -14,8 +15,13 @@ import { makeIngestOne } from "./signals-handlers.ts"
 export const claudeCodeHookRoute = { method: "POST", path: "/engine/v1/hooks/claude-code" } as const
 
 const decodePayload = Schema.decodeUnknownResult(BatchSignalInput)
+const decodeInput = Schema.decodeUnknownResult(ClaudeCodeHookInput)
+const decodeQuery = Schema.decodeUnknownResult(Schema.Struct(ClaudeCodeHookQuery))
 
-const refused = (cause: Schema.SchemaError) => Effect.fail(describeSchemaError(new HttpApiError.HttpApiSchemaError({ kind: "Payload", cause })))
+const refused = (cause: Schema.SchemaError, kind: "Payload" | "Query" = "Payload") =>
+  Effect.fail(describeSchemaError(new HttpApiError.HttpApiSchemaError({ kind, cause })))
+
+const mediaType = (contentType: string): string => contentType.toLowerCase().split(";")[0]!.trim()
 
 export interface HookOptions {
   readonly model: string | undefined
@@ -56,19 +62,25 @@ export const makeClaudeCodeHookRoute = Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest
     const principal = yield* authorizeEngine(authenticator, bearerCredential(request.headers.authorization), "signals")
     yield* limits.admit(principal)
-    const query = new URL(request.url, "http://internal").searchParams
+    // Checked as the HttpApi endpoint checks them (the document's contract): query, type, body.
+    const query = decodeQuery(Object.fromEntries(new URL(request.url, "http://internal").searchParams))
+    if (Result.isFailure(query)) return yield* refused(query.failure, "Query")
+    const contentType = mediaType(request.headers["content-type"] ?? "application/json")
+    if (contentType !== "application/json") return HttpServerResponse.text(`Unsupported content-type: ${contentType}`, { status: 415 })
     const text = yield* Effect.orDie(request.text)
-    let input: unknown
+    let body: unknown
     try {
-      input = JSON.parse(text)
+      body = JSON.parse(text)
     } catch {
       return yield* refused(new Schema.SchemaError(new SchemaIssue.InvalidValue({ message: "Expected a valid JSON body" })))
     }
+    const input = decodeInput(body)
+    if (Result.isFailure(input)) return yield* refused(input.failure)
     const model = request.headers["x-signal-engine-model"]
-    const output = yield* answerHook(principal, input, {
+    const output = yield* answerHook(principal, input.success, {
       model: model === "" ? undefined : model,
-      sendPrompts: query.get("send_prompts") === "true",
-      failClosed: query.get("fail_mode") === "closed"
+      sendPrompts: query.success.send_prompts === "true",
+      failClosed: query.success.fail_mode === "closed"
     })
     return HttpServerResponse.jsonUnsafe(output)
   })
