@@ -22,6 +22,7 @@ import { EngineAuthLive, ManagementAuthLive } from "./auth.ts"
 import { EngineApi } from "./engine/api.ts"
 import { EngineHandlers } from "./engine/handlers.ts"
 import { SignalLimits } from "./engine/signal-limits.ts"
+import { claudeCodeHookRoute, makeClaudeCodeHookRoute } from "./engine/claude-code-hook-route.ts"
 import { ingestRoute, makeIngestRoute } from "./engine/ingest-route.ts"
 import { makeOtlpRoutes, otlpRoutes } from "./engine/otlp-route.ts"
 import { DashboardRoutes, dashboardRoutes, loadDashboardAssets } from "./dashboard.ts"
@@ -161,7 +162,10 @@ export const AppRoutes = Layer.mergeAll(
   DashboardRoutes(dashboardAssets),
   gateway(
     makeRouteTable([ManagementApi, EngineApi], [...healthRoutes, ...internalRoutes, ...dashboardRoutes(dashboardAssets), ...otlpRoutes]),
-    Effect.zipWith(makeIngestRoute, makeOtlpRoutes, (handler, otlp) => [{ ...ingestRoute, handler }, ...otlp]),
+    Effect.map(
+      Effect.all([makeIngestRoute, makeClaudeCodeHookRoute, makeOtlpRoutes]),
+      ([ingest, claudeCodeHook, otlp]) => [{ ...ingestRoute, handler: ingest }, { ...claudeCodeHookRoute, handler: claudeCodeHook }, ...otlp]
+    ),
     Effect.map(Processor, (processor) => processor.settled)
   )
 ).pipe(Layer.provide([ManagementAuthLive, EngineAuthLive, EnvelopeLive, AuditTrailLive, SignalLimits.layer]))

@@ -77,7 +77,7 @@ describe("a budget", () => {
       scope: "team",
       scope_id: "team_platform",
       action: "notify",
-      condition: { window: "monthly", metric: "cost_usd", threshold: 10, warn_at_pct: 80 },
+      condition: { window: "monthly", metric: "cost_usd", threshold: 10 },
       ...over
     })
 

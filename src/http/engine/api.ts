@@ -6,6 +6,7 @@ import { EngineAuth, Envelope, RequiredFeature } from "../contract.ts"
 import { ContentPolicyGroup } from "./content-policy-api.ts"
 import { GoalsGroup } from "./goals-api.ts"
 import { withOtlpPaths } from "./otlp-openapi.ts"
+import { HooksGroup } from "./hooks-api.ts"
 import { EngineSessionsGroup } from "./sessions-api.ts"
 import { SignalsGroup } from "./signals-api.ts"
 
@@ -30,7 +31,7 @@ export class IdentityGroup extends HttpApiGroup.make("identity")
 {}
 
 export class EngineApi extends HttpApi.make("engine")
-  .add(IdentityGroup, SignalsGroup, EngineSessionsGroup, GoalsGroup, ContentPolicyGroup)
+  .add(IdentityGroup, SignalsGroup, EngineSessionsGroup, GoalsGroup, ContentPolicyGroup, HooksGroup)
   .prefix("/engine/v1")
   .annotateMerge(OpenApi.annotations({
     title: "signal-engine engine API",

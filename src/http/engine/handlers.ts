@@ -5,6 +5,7 @@ import { EnginePrincipal } from "../contract.ts"
 import { EngineApi } from "./api.ts"
 import { ContentPolicyHandlers } from "./content-policy-handlers.ts"
 import { GoalsHandlers } from "./goals-handlers.ts"
+import { HooksHandlers } from "./hooks-handlers.ts"
 import { SignalsHandlers } from "./signals-handlers.ts"
 import { EngineSessionsHandlers } from "./sessions-handlers.ts"
 
@@ -24,4 +25,11 @@ export const IdentityHandlers = HttpApiBuilder.group(
       )))
 )
 
-export const EngineHandlers = Layer.mergeAll(IdentityHandlers, SignalsHandlers, EngineSessionsHandlers, GoalsHandlers, ContentPolicyHandlers)
+export const EngineHandlers = Layer.mergeAll(
+  IdentityHandlers,
+  SignalsHandlers,
+  EngineSessionsHandlers,
+  GoalsHandlers,
+  ContentPolicyHandlers,
+  HooksHandlers
+)
