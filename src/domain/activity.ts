@@ -62,7 +62,7 @@ export type SessionDetail = typeof SessionDetail.Type
 /** A rule's decision on a signal, as its event keeps it. */
 export const EventVerdict = Schema.Struct({
   ok: Schema.Boolean.annotate({ description: "false when the signal was blocked" }),
-  action: Schema.optionalKey(Schema.Literals(["block", "warn", "log", "notify"])),
+  action: Schema.optionalKey(Schema.Literals(["block", "warn", "log", "notify", "redact"])),
   rule_id: Schema.optionalKey(Schema.String),
   message: Schema.optionalKey(Schema.String)
 }).annotate({ identifier: "EventVerdict" })

@@ -42,7 +42,7 @@ export interface SessionFilters {
 export interface EventFilters extends SessionFilters {
   readonly session_id?: string | undefined
   readonly error_only?: boolean | undefined
-  readonly action?: "block" | "warn" | "log" | "notify" | undefined
+  readonly action?: "block" | "warn" | "log" | "notify" | "redact" | undefined
   readonly type?: string | undefined
 }
 

@@ -18,7 +18,9 @@ const fields = [
   {
     name: "action",
     label: "Verdict",
-    options: /** @type {Array<[string, string]>} */ ([["", "Any"], ["block", "Blocked"], ["warn", "Warned"], ["notify", "Notified"], ["log", "Logged"]])
+    options:
+      /** @type {Array<[string, string]>} */ ([["", "Any"], ["block", "Blocked"], ["warn", "Warned"], ["notify", "Notified"], ["log", "Logged"], ["redact",
+        "Redacted"]])
   },
   { name: "error_only", label: "Errors only", type: "checkbox" }
 ]

@@ -64,7 +64,7 @@ export class EventsGroup extends HttpApiGroup.make("events")
         error_only: Schema.optional(BooleanParam.annotate({ description: "`true`: only events with a non-null error_code" })),
         type: optionalText("signal type, exact match (e.g. goal-drift)"),
         action: Schema.optional(
-          Schema.Literals(["block", "warn", "log", "notify"]).annotate({
+          Schema.Literals(["block", "warn", "log", "notify", "redact"]).annotate({
             description: "only events a rule gave this action (the verdict's `action`)"
           })
         ),
