@@ -80,7 +80,7 @@ describe("the redact action in the adapter", () => {
       .toEqual({ kind: "redact", message: "keys out" })
     expect(decide(answered(redacted, { ok: false, signal_id: "sig_2", action: "block", message: "no" }), settings))
       .toEqual({ kind: "block", message: "no" })
-    expect(decide({ kind: "unreachable", reason: "HTTP 503", blocked: { ...redacted, message: undefined } }, settings))
+    expect(decide({ kind: "unreachable", reason: "HTTP 503", blocked: { ok: false, action: "redact", rule_id: "rule_r" } }, settings))
       .toEqual({ kind: "redact", message: "Secrets taken out by signal-engine policy (rule_r)" })
   })
 
