@@ -11,9 +11,10 @@ import { redactValue } from "./redact.js"
  *   prompt (only additionalContext, sessionTitle, suppressOriginalPrompt).
  * - Gemini CLI: BeforeTool's `hookSpecificOutput.tool_input` (merged over the tool's input).
  *
- * Codex refuses `updatedInput` without `permissionDecision: "allow"` and refuses that decision;
- * Copilot CLI's preToolUse answer has no input field; Cursor's neither. There, and for prompts
- * and tool outputs everywhere, undefined: the caller blocks.
+ * Codex takes `updatedInput` only with `permissionDecision: "allow"`, which also approves the call
+ * past the user's own approval policy: a model could then get any command approved by putting a
+ * key-shaped string in it, so Codex blocks. Copilot CLI's preToolUse answer has no input field;
+ * Cursor's neither. There, and for prompts and tool outputs everywhere, undefined: the caller blocks.
  */
 const rewriters = /** @type {Record<string, Record<string, (input: any, message: string) => unknown>>} */ ({
   "claude-code": {
