@@ -11,7 +11,10 @@ export const RuleType = Schema.Literals(["budget", "model_filter", "user_limit",
 export type RuleType = typeof RuleType.Type
 export const RuleScope = Schema.Literals(["user", "team", "org", "project"])
 export type RuleScope = typeof RuleScope.Type
-export const RuleAction = Schema.Literals(["block", "warn", "log", "notify", "redact"])
+export const RuleAction = Schema.Literals(["block", "warn", "log", "notify", "redact"]).annotate({
+  description: "redact (extension): on an org_policy with secret_kinds or custom_patterns only; the verdict is ok: false, " +
+    "and the adapter runs the tool call with the secrets found replaced where the tool lets a hook rewrite its input, else blocks"
+})
 export type RuleAction = typeof RuleAction.Type
 export const Window = Schema.Literals(["daily", "monthly"])
 
