@@ -52,6 +52,9 @@ const all = {
 
 export const migrations = Migrator.fromRecord(all)
 
+/** Every migration's id, in order (a branch's migration may leave a gap until it is renumbered). */
+export const migrationIds = Object.keys(all).map((name) => Number.parseInt(name, 10)).sort((a, b) => a - b)
+
 /** The newest migration id (from the list, so it cannot lag it); /readyz reports not ready until the database has it. */
 export const latestMigrationId = Math.max(...Object.keys(all).map((name) => Number.parseInt(name, 10)))
 
