@@ -11,7 +11,7 @@ import { exchange } from "./http1.js"
  *   | { kind: "unreachable", reason: string, blocked?: Result }} Outcome
  *   rejected: the service refused the request itself (bad key, bad input): sending it again cannot help.
  *   unreachable: no answer, a timeout, 5xx or 429: the signals may or may not be stored, so they are
- *   spooled and sent again under the same idempotency keys. `blocked`: a block the service judged
+ *   spooled and sent again under the same idempotency keys. `blocked`: a block (or redact) the service judged
  *   from a signal alone before it failed to record it (a 503's `verdicts`), enforced all the same.
  */
 
@@ -89,7 +89,10 @@ export const sendSignals = async (
   const body = "body" in answer ? answer.body : undefined
   if (retryable(answer.status)) {
     const reason = `HTTP ${answer.status}${body?.code ? ` ${body.code}` : ""}`
-    const blocked = Array.isArray(body?.verdicts) ? body.verdicts.find((/** @type {any} */ v) => v?.ok === false && v.action === "block") : undefined
+    const verdicts = Array.isArray(body?.verdicts) ? body.verdicts : []
+    // A block first; a redact (which blocks where the tool cannot rewrite) otherwise.
+    const blocked = verdicts.find((/** @type {any} */ v) => v?.ok === false && v.action === "block") ??
+      verdicts.find((/** @type {any} */ v) => v?.ok === false && v.action === "redact")
     return blocked ? { kind: "unreachable", reason, blocked } : { kind: "unreachable", reason }
   }
   if (answer.status !== 200) {

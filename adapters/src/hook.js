@@ -16,8 +16,9 @@ import { sessionState } from "./state.js"
  * @property {number} [timeoutMs]  the most this event may wait for the service, where the tool
  *   gives its hook less time than the settings' timeout (what a killed hook had not spooled is lost)
  *
- * @typedef {object} Decision  what the tool is told
- * @property {"allow" | "warn" | "block"} kind
+ * @typedef {object} Decision  what the tool is told (`redact` never reaches a tool's reply: runHook
+ *   rewrites the tool's input where it can, else blocks; secrets/rewrite.js)
+ * @property {"allow" | "warn" | "block" | "redact"} kind
  * @property {string} [message]  the rule's message (warn, block), or why no verdict could be had
  *
  * @typedef {object} Reply  how the hook answers the tool
@@ -56,14 +57,16 @@ export const decide = (
   /** @type {Settings} */ settings
 ) => {
   // A block judged from the signal alone holds though the service could not record the signal.
-  if (outcome.kind === "unreachable" && outcome.blocked) return blockOf(outcome.blocked)
+  if (outcome.kind === "unreachable" && outcome.blocked) return outcome.blocked.action === "redact" ? redactOf(outcome.blocked) : blockOf(outcome.blocked)
   if (outcome.kind === "unreachable") return noVerdict(settings, `${productName} unreachable (${outcome.reason})`)
   if (outcome.kind === "rejected") {
     return noVerdict(settings, `${productName} refused the signal: ${outcome.status} ${outcome.code}${outcome.error ? `: ${outcome.error}` : ""}`)
   }
   const results = outcome.results
-  const blocked = results.find((r) => r.ok === false && !r.error)
+  const blocked = results.find((r) => r.ok === false && !r.error && r.action !== "redact")
   if (blocked) return blockOf(blocked)
+  const redacted = results.find((r) => r.ok === false && !r.error && r.action === "redact")
+  if (redacted) return redactOf(redacted)
   const pending = results.find((r) => r.action === "pending")
   if (pending) return noVerdict(settings, `${productName} has no verdict yet (pending${pending.reason ? `: ${pending.reason}` : ""})`)
   const warned = results.find((r) => r.action === "warn")
@@ -79,6 +82,11 @@ export const decide = (
 const blockOf = (/** @type {import("./client.js").Result} */ r) => /** @type {Decision} */ ({
   kind: "block",
   message: r.message ?? `Blocked by ${productName} policy${r.rule_id ? ` (${r.rule_id})` : ""}`
+})
+
+const redactOf = (/** @type {import("./client.js").Result} */ r) => /** @type {Decision} */ ({
+  kind: "redact",
+  message: r.message ?? `Secrets taken out by ${productName} policy${r.rule_id ? ` (${r.rule_id})` : ""}`
 })
 
 /** No verdict: the fail mode decides, and the user sees why either way. */
@@ -112,13 +120,20 @@ export const runHook = async (
     const plan = await tool.plan(input, ctx)
     // Secrets are found (and taken out) before anything is sent; the scanner loads only for the
     // events that carry content.
+    /** @type {{ kind: string, secret: string }[]} */
+    let found = []
     if (plan.signals.some((s) => s.type === "user-prompt" || s.type === "pre-tool" || s.type === "post-tool")) {
-      await (await import("./secrets/findings.js")).applySecrets(plan, input, ctx)
+      found = await (await import("./secrets/findings.js")).applySecrets(plan, input, ctx)
     }
     if (plan.settle) await inBackground(["settle", tool.name, plan.settle], env)
     if (plan.signals.length === 0) return tool.reply({ kind: "allow" }, input, ctx)
     const outcome = await deliver(tool, plan, input, settings, env)
-    return tool.reply(decide(outcome, settings), input, ctx)
+    const decision = decide(outcome, settings)
+    if (decision.kind !== "redact") return tool.reply(decision, input, ctx)
+    const { redactAsBlock, rewriteReply } = await import("./secrets/rewrite.js")
+    const message = decision.message ?? ""
+    return rewriteReply(tool.name, String(input.hook_event_name ?? event), input, found, message) ??
+      tool.reply(redactAsBlock(message, tool.title, String(input.hook_event_name ?? event)), input, ctx)
   } catch (e) {
     return tool.reply(noVerdict(settings, `${productName} adapter failed: ${e instanceof Error ? e.message : String(e)}`), input, ctx)
   }

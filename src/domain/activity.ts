@@ -62,7 +62,7 @@ export type SessionDetail = typeof SessionDetail.Type
 /** A rule's decision on a signal, as its event keeps it. */
 export const EventVerdict = Schema.Struct({
   ok: Schema.Boolean.annotate({ description: "false when the signal was blocked" }),
-  action: Schema.optionalKey(Schema.Literals(["block", "warn", "log", "notify"])),
+  action: Schema.optionalKey(Schema.Literals(["block", "warn", "log", "notify", "redact"])),
   rule_id: Schema.optionalKey(Schema.String),
   message: Schema.optionalKey(Schema.String)
 }).annotate({ identifier: "EventVerdict" })
@@ -140,7 +140,10 @@ const usageFigures = {
   tokens_in: Schema.Int,
   tokens_out: Schema.Int,
   cost_usd: Schema.Number.annotate({ description: "USD, to the nano-dollar" }),
-  error_count: Schema.Int.annotate({ description: "signals whose model call returned an error" })
+  error_count: Schema.Int.annotate({ description: "signals whose model call returned an error" }),
+  secret_findings: Schema.Int.annotate({
+    description: "Extension: secrets the adapters found (each finding of each signal's metadata.findings; never the secret)"
+  })
 }
 
 export const UsageTotals = Schema.Struct(usageFigures)

@@ -112,7 +112,7 @@ export class InternalError extends Schema.Error<InternalError>("InternalError")(
  */
 export const AcceptanceBlock = Schema.Struct({
   ok: Schema.Literal(false),
-  action: Schema.Literal("block"),
+  action: Schema.Literals(["block", "redact"]),
   rule_id: Schema.String,
   message: Schema.optionalKey(Schema.String)
 }).annotate({ identifier: "AcceptanceBlock" })

@@ -129,7 +129,7 @@ export interface Firing {
 
 export interface Evaluation {
   readonly ok: boolean
-  /** The rule that decides the answer: the first block, else the first rule that fired. */
+  /** The rule that decides the answer: the first block, else the first redact, else the first rule that fired. */
   readonly decisive: Firing | undefined
   readonly firings: ReadonlyArray<Firing>
   readonly crossings: ReadonlyArray<Crossing>
@@ -175,15 +175,18 @@ const filterMatches = (c: Readonly<Record<string, unknown>>, model: string | nul
 }
 
 /**
- * The first blocking rule among those that need no per-user state (model_filter, org_policy),
+ * The first blocking rule (a block, else a redact) among those that need no per-user state (model_filter, org_policy),
  * judged from the signal alone, as any node can at acceptance (DESIGN decision 8): what a signal
  * whose actor did not answer in time is answered, so an unowned or slow partition never turns a
  * block into an allow. The signal's own project_id stands for its event's, and require_project_id
  * is not judged on a signal naming none (its session may name one).
  */
-export const statelessBlock = (rules: ReadonlyArray<Rule>, facts: SignalFacts): Rule | undefined => {
+export const statelessBlock = (rules: ReadonlyArray<Rule>, facts: SignalFacts): Rule | undefined =>
+  firstStop(rules, facts, "block") ?? firstStop(rules, facts, "redact")
+
+const firstStop = (rules: ReadonlyArray<Rule>, facts: SignalFacts, action: RuleAction): Rule | undefined => {
   for (const rule of rules) {
-    if (!rule.enabled || rule.action !== "block" || !appliesTo(rule, facts)) continue
+    if (!rule.enabled || rule.action !== action || !appliesTo(rule, facts)) continue
     const c = rule.condition as Record<string, unknown>
     if (rule.type === "model_filter" ? filterMatches(c, facts.model) : rule.type === "org_policy" && policyMatches(c, facts, false)) {
       return rule
@@ -231,6 +234,8 @@ export const evaluate = (rules: ReadonlyArray<Rule>, facts: SignalFacts, usageBe
     }
     if (matched) firings.push({ rule, action: rule.action })
   }
-  const block = firings.find((f) => f.action === "block")
-  return { ok: block === undefined, decisive: block ?? firings[0], firings, crossings, reached }
+  // A redact stops the signal as it was sent (the adapter sends the tool a rewritten input or
+  // blocks), so it answers ok: false like a block, which an adapter unaware of redact enforces.
+  const stop = firings.find((f) => f.action === "block") ?? firings.find((f) => f.action === "redact")
+  return { ok: stop === undefined, decisive: stop ?? firings[0], firings, crossings, reached }
 }

@@ -11,7 +11,10 @@ export const RuleType = Schema.Literals(["budget", "model_filter", "user_limit",
 export type RuleType = typeof RuleType.Type
 export const RuleScope = Schema.Literals(["user", "team", "org", "project"])
 export type RuleScope = typeof RuleScope.Type
-export const RuleAction = Schema.Literals(["block", "warn", "log", "notify"])
+export const RuleAction = Schema.Literals(["block", "warn", "log", "notify", "redact"]).annotate({
+  description: "redact (extension): on an org_policy with secret_kinds or custom_patterns only; the verdict is ok: false, " +
+    "and the adapter runs the tool call with the secrets found replaced where the tool lets a hook rewrite its input, else blocks"
+})
 export type RuleAction = typeof RuleAction.Type
 export const Window = Schema.Literals(["daily", "monthly"])
 
@@ -187,6 +190,10 @@ export const semanticProblems = (rule: {
   }
   if (new TextEncoder().encode(JSON.stringify(rule.action_config)).length > maxActionConfigBytes) {
     problems.push(`action_config: at most ${maxActionConfigBytes} bytes of JSON`)
+  }
+  // Redact takes findings out of a tool's input: a rule that can produce none has nothing to redact.
+  if (rule.action === "redact" && (rule.type !== "org_policy" || (c.secret_kinds === undefined && c.custom_patterns === undefined))) {
+    problems.push("action: redact is for an org_policy naming secret_kinds or custom_patterns (it takes the secrets found out)")
   }
   if (rule.action === "block") {
     if (typeof message !== "string" || message.trim().length === 0) {

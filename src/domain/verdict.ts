@@ -6,7 +6,7 @@ export interface Verdict {
   readonly signal_id: string
   readonly session_id: string
   /** Where a rule fired: the deciding rule's action (the first block, else the first rule that fired). */
-  readonly action?: "block" | "warn" | "log" | "notify"
+  readonly action?: "block" | "warn" | "log" | "notify" | "redact"
   readonly rule_id?: string
   readonly message?: string
   /** A retry: the user sent a signal with this idempotency key before; this answers what that one got. */
@@ -22,7 +22,7 @@ export const outcomeId = (outcome: Outcome): string => ("signal_id" in outcome ?
 /** A verdict as an event keeps it: the signal's ids are the event's own. */
 export interface StoredVerdict {
   readonly ok: boolean
-  readonly action?: "block" | "warn" | "log" | "notify"
+  readonly action?: "block" | "warn" | "log" | "notify" | "redact"
   readonly rule_id?: string
   readonly message?: string
 }

@@ -154,7 +154,7 @@ export const WebhookPayload = Schema.Union([
     BudgetData.annotate({ identifier: "BudgetWarningData" }),
     "a budget reached 80% of its threshold (once per rule, scope and window)"
   ),
-  envelopeOf("rule.triggered", RuleTriggeredData, "a rule fired (block, warn, log or notify)"),
+  envelopeOf("rule.triggered", RuleTriggeredData, "a rule fired (block, warn, log, notify or redact)"),
   envelopeOf("anomaly.detected", AnomalyDetectedData, "unusual activity was detected: token_spike, a signal's tokens above SPIKE_FACTOR × the user's baseline"),
   envelopeOf("audit.recorded", AuditEntry, "a change was made through the management API: the audit log's entry (GET /audit-log)")
 ]).annotate({ identifier: "WebhookPayload" })

@@ -50,7 +50,7 @@ export class Ingress extends Context.Service<Ingress, {
         )
         if (rule === undefined) return undefined
         const message = rule.action_config.message
-        return { ok: false, signal_id: record.signal_id, action: "block", rule_id: rule.id, ...(typeof message === "string" ? { message } : {}) }
+        return { ok: false, signal_id: record.signal_id, action: rule.action, rule_id: rule.id, ...(typeof message === "string" ? { message } : {}) }
       }
 
       const accepted = childrenByKey<ReturnType<typeof metrics.signalsAccepted.labels>>()

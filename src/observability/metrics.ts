@@ -61,7 +61,7 @@ export const makeMetrics = (): EngineMetrics => {
     registry,
     signalsAccepted: counter(
       "signal_engine_signals_accepted_total",
-      "Signals accepted into the log, by signal type and the action answered (allow, block, warn, log, notify, pending)",
+      "Signals accepted into the log, by signal type and the action answered (allow, block, warn, log, notify, redact, pending)",
       ["type", "action"]
     ),
     verdictLatency: histogram(

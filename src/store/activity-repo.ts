@@ -42,7 +42,10 @@ export interface SessionFilters {
 export interface EventFilters extends SessionFilters {
   readonly session_id?: string | undefined
   readonly error_only?: boolean | undefined
-  readonly action?: "block" | "warn" | "log" | "notify" | undefined
+  readonly action?: "block" | "warn" | "log" | "notify" | "redact" | undefined
+  /** A finding kind: events whose metadata.findings holds one of it. */
+  readonly finding?: string | undefined
+  readonly has_findings?: boolean | undefined
   readonly type?: string | undefined
 }
 
@@ -209,7 +212,9 @@ export class Activity extends Context.Service<Activity, {
           ...(f.to !== undefined ? [sql`ts < ${f.to}::timestamptz`] : []),
           ...(f.error_only === true ? [sql`error_code IS NOT NULL`] : []),
           ...(f.action !== undefined ? [sql`verdict->>'action' = ${f.action}`] : []),
-          ...(f.type !== undefined ? [sql`type = ${f.type}`] : [])
+          ...(f.type !== undefined ? [sql`type = ${f.type}`] : []),
+          ...(f.finding !== undefined ? [sql`metadata->'findings' @> ${JSON.stringify([{ kind: f.finding }])}::jsonb`] : []),
+          ...(f.has_findings === true ? [sql`jsonb_typeof(metadata->'findings') = 'array' AND metadata->'findings' <> '[]'::jsonb`] : [])
         ])
         const ks = keyset("ts", order, after)
         const rows = yield* sql<EventRow>`SELECT ${eventColumns} FROM events WHERE ${where} AND ${ks.where}

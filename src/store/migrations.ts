@@ -20,6 +20,7 @@ import { m0016_rules_version } from "./migrations/0016_rules_version.ts"
 import { m0017_notification_channels } from "./migrations/0017_notification_channels.ts"
 import { m0018_log_identity } from "./migrations/0018_log_identity.ts"
 import { m0019_audit_log } from "./migrations/0019_audit_log.ts"
+import { m0020_redact_action } from "./migrations/0020_redact_action.ts"
 
 /**
  * Forward-only, numbered migrations, one module each in migrations/. Each runs once, in id order,
@@ -45,10 +46,14 @@ const all = {
   "0016_rules_version": m0016_rules_version,
   "0017_notification_channels": m0017_notification_channels,
   "0018_log_identity": m0018_log_identity,
-  "0019_audit_log": m0019_audit_log
+  "0019_audit_log": m0019_audit_log,
+  "0020_redact_action": m0020_redact_action
 }
 
 export const migrations = Migrator.fromRecord(all)
+
+/** Every migration's id, in order (a branch's migration may leave a gap until it is renumbered). */
+export const migrationIds = Object.keys(all).map((name) => Number.parseInt(name, 10)).sort((a, b) => a - b)
 
 /** The newest migration id (from the list, so it cannot lag it); /readyz reports not ready until the database has it. */
 export const latestMigrationId = Math.max(...Object.keys(all).map((name) => Number.parseInt(name, 10)))

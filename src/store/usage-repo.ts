@@ -56,6 +56,7 @@ interface UsageRow {
   readonly tokens_out: Count | null
   readonly cost_usd: string | number | null
   readonly error_count: Count
+  readonly secret_findings: Count | null
 }
 
 const toTotals = (r: UsageRow | undefined): UsageTotals => ({
@@ -64,7 +65,8 @@ const toTotals = (r: UsageRow | undefined): UsageTotals => ({
   tokens_in: num(r?.tokens_in ?? 0),
   tokens_out: num(r?.tokens_out ?? 0),
   cost_usd: Number(r?.cost_usd ?? 0),
-  error_count: num(r?.error_count ?? 0)
+  error_count: num(r?.error_count ?? 0),
+  secret_findings: num(r?.secret_findings ?? 0)
 })
 
 /** Usage in a time range, in total and by group (ordered by cost, or newest day first), a page of groups. */
@@ -90,7 +92,8 @@ export const makeUsage = (sql: SqlClient.SqlClient) => {
     // sum does not depend on the order rows are read in, and a page boundary compares exactly.
     const figures = sql`count(*) AS signals, count(DISTINCT session_id) AS sessions,
       sum(tokens_in) AS tokens_in, sum(tokens_out) AS tokens_out,
-      round(sum(cost_usd::numeric), 9) AS cost_usd, count(*) FILTER (WHERE error_code IS NOT NULL) AS error_count`
+      round(sum(cost_usd::numeric), 9) AS cost_usd, count(*) FILTER (WHERE error_code IS NOT NULL) AS error_count,
+      sum(jsonb_array_length(metadata->'findings')) FILTER (WHERE jsonb_typeof(metadata->'findings') = 'array') AS secret_findings`
     const key = q.group_by === "user"
       ? sql`user_id`
       : q.group_by === "model"

@@ -114,4 +114,42 @@ describe("while the signal log does not take appends", () => {
         expect(events.body.data.map((e: { signal_id: string }) => e.signal_id)).toEqual([next.body.signal_id])
       })
   )
+
+  it(
+    "a redact judged from the signal alone is answered as redact, which the adapter then enforces",
+    { timeout: 60_000 },
+    () =>
+      withServerAndDatabase({ LOG_PARTITIONS: "4" }, async (server, admin) => {
+        const org = await bootstrapOrg(server.databaseUrl, "log-refuses-redact", "team")
+        const created = await call(server, "POST", "/api/v1/rules", {
+          key: org.api_key_live!,
+          body: { name: "redact keys", type: "org_policy", scope: "org", scope_id: org.org_id, condition: { secret_kinds: ["*"] }, action: "redact" }
+        })
+        expect(created.status, JSON.stringify(created.body)).toBe(201)
+        const findings = [{ kind: "aws_access_token", where: "tool_input.command", fingerprint: "0".repeat(32) }]
+        const signal = { type: "pre-tool", adapter: "claude-code", session_id: "s1", metadata: { tool_name: "Bash", findings } }
+        await waitFor(
+          () => call(server, "POST", "/engine/v1/signals", { key: org.license_key, body: signal }),
+          (r) => r.body?.rule_id === created.body.id,
+          { what: "the redact rule in force" }
+        )
+        await admin.query("ALTER TABLE signal_log ADD CONSTRAINT refuse_all CHECK (false) NOT VALID")
+        const target = { url: server.baseUrl, license_key: org.license_key }
+        const [refused, adapter] = await Promise.all([
+          call(server, "POST", "/engine/v1/signals", { key: org.license_key, body: signal }),
+          sendSignals(target, [{ ...signal, idempotency_key: "a-redact" }], 30_000)
+        ])
+        await admin.query("ALTER TABLE signal_log DROP CONSTRAINT refuse_all")
+        expect(refused.body).toMatchObject({ code: "log_unavailable", verdicts: [{ ok: false, action: "redact", rule_id: created.body.id }] })
+        const settings = {
+          url: target.url,
+          license_key: org.license_key,
+          fail_mode: "open" as const,
+          send_prompts: false,
+          timeout_ms: 3000,
+          project_id: undefined
+        }
+        expect(decide(adapter, settings)).toEqual({ kind: "redact", message: `Secrets taken out by signal-engine policy (${created.body.id})` })
+      })
+  )
 })

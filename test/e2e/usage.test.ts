@@ -79,7 +79,14 @@ beforeAll(async () => {
     tokens_in: 1000,
     tokens_out: 500,
     cost_usd: 1.5,
-    error_code: "rate_limited"
+    error_code: "rate_limited",
+    // Two secrets in what a tool read: two findings.
+    metadata: {
+      findings: [
+        { kind: "aws_access_token", where: "tool_response.stdout", fingerprint: "a".repeat(32) },
+        { kind: "github_pat", where: "tool_response.stdout", fingerprint: "b".repeat(32) }
+      ]
+    }
   })
   // User C spends exactly as much as A, so the two tie on cost and are ordered by id.
   await event({
@@ -90,7 +97,8 @@ beforeAll(async () => {
     project_id: "proj_b",
     tokens_in: 5,
     tokens_out: 5,
-    cost_usd: 0.6
+    cost_usd: 0.6,
+    metadata: { findings: [{ kind: "aws_access_token", where: "prompt", fingerprint: "c".repeat(32) }] }
   })
   // Outside the range, in the test environment, and in another org: never counted.
   await event({ user_id: userC, session_id: sC, ts: "2025-03-04T00:00:00Z", cost_usd: 9 })
@@ -103,7 +111,7 @@ afterAll(async () => {
   await server?.stop()
 })
 
-const totals = { signals: 6, sessions: 4, tokens_in: 2305, tokens_out: 1035, cost_usd: 4.2, error_count: 1 }
+const totals = { signals: 6, sessions: 4, tokens_in: 2305, tokens_out: 1035, cost_usd: 4.2, error_count: 1, secret_findings: 3 }
 
 describe("GET /api/v1/usage", () => {
   it("by user (the default): every figure per user, most expensive first, ties by key, and totals over the range", async () => {
@@ -116,10 +124,10 @@ describe("GET /api/v1/usage", () => {
       time_zone: "America/New_York",
       totals,
       data: [
-        { key: userB, signals: 2, sessions: 1, tokens_in: 2000, tokens_out: 1000, cost_usd: 3, error_count: 1 },
+        { key: userB, signals: 2, sessions: 1, tokens_in: 2000, tokens_out: 1000, cost_usd: 3, error_count: 1, secret_findings: 2 },
         ...[
-          { key: acme.user_id, signals: 3, sessions: 2, tokens_in: 300, tokens_out: 30, cost_usd: 0.6, error_count: 0 },
-          { key: userC, signals: 1, sessions: 1, tokens_in: 5, tokens_out: 5, cost_usd: 0.6, error_count: 0 }
+          { key: acme.user_id, signals: 3, sessions: 2, tokens_in: 300, tokens_out: 30, cost_usd: 0.6, error_count: 0, secret_findings: 0 },
+          { key: userC, signals: 1, sessions: 1, tokens_in: 5, tokens_out: 5, cost_usd: 0.6, error_count: 0, secret_findings: 1 }
         ].sort((x, y) => (x.key < y.key ? -1 : 1))
       ],
       cursor: "",
@@ -143,6 +151,19 @@ describe("GET /api/v1/usage", () => {
     ])
     const adapters = (await get(server, live, "/api/v1/usage", { ...range, group_by: "adapter" })).body
     expect(adapters.data.map((g: any) => [g.key, g.signals])).toEqual([["cursor", 3], ["claude-code", 3]])
+  })
+
+  it("the events list filters by finding kind and by having findings", async () => {
+    const events = async (params: Record<string, string>) => {
+      const res = await get(server, live, "/api/v1/events", { ...range, ...params })
+      expect(res.status, JSON.stringify(res.body)).toBe(200)
+      return (res.body.data as Array<any>).map((e) => [e.user_id, e.findings.map((f: any) => f.kind)])
+    }
+    expect(await events({ finding: "aws_access_token" })).toEqual([[userC, ["aws_access_token"]], [userB, ["aws_access_token", "github_pat"]]])
+    expect(await events({ finding: "github_pat" })).toEqual([[userB, ["aws_access_token", "github_pat"]]])
+    expect(await events({ has_findings: "true", user_id: userC })).toEqual([[userC, ["aws_access_token"]]])
+    expect(await events({ finding: "private_key" })).toEqual([])
+    expectEnvelope(await get(server, live, "/api/v1/events", { finding: "AWS keys" }), 400, "invalid_parameters")
   })
 
   it("by day in the org's time zone, newest first", async () => {

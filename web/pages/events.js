@@ -1,4 +1,5 @@
-// Events with the API's filters (GET /events): error_only, the signal's type, the verdict's action.
+// Events with the API's filters (GET /events): error_only, the signal's type, the verdict's
+// action, a finding's kind or any finding.
 import { html } from "htm/preact"
 import { api } from "../api.js"
 import { money, shortId, time, tokens } from "../format.js"
@@ -18,9 +19,13 @@ const fields = [
   {
     name: "action",
     label: "Verdict",
-    options: /** @type {Array<[string, string]>} */ ([["", "Any"], ["block", "Blocked"], ["warn", "Warned"], ["notify", "Notified"], ["log", "Logged"]])
+    options:
+      /** @type {Array<[string, string]>} */ ([["", "Any"], ["block", "Blocked"], ["warn", "Warned"], ["notify", "Notified"], ["log", "Logged"], ["redact",
+        "Redacted"]])
   },
-  { name: "error_only", label: "Errors only", type: "checkbox" }
+  { name: "finding", label: "Finding kind" },
+  { name: "error_only", label: "Errors only", type: "checkbox" },
+  { name: "has_findings", label: "With findings", type: "checkbox" }
 ]
 
 /** @param {{ query: Record<string, string> }} props */
@@ -46,6 +51,7 @@ export const Events = ({ query }) => {
       { label: "Tokens", className: "num", cell: (/** @type {any} */ e) => `${tokens(e.tokens_in)} / ${tokens(e.tokens_out)}` },
       { label: "Cost", className: "num", cell: (/** @type {any} */ e) => money(e.cost_usd) },
       { label: "Verdict", cell: (/** @type {any} */ e) => (e.verdict?.action ? html`<${Badge} value=${e.verdict.action} />` : "—") },
+      { label: "Findings", cell: (/** @type {any} */ e) => (e.findings ?? []).map((/** @type {any} */ f) => f.kind).join(", ") || "—" },
       { label: "Error", cell: (/** @type {any} */ e) => (e.error_code ? html`<${Badge} value=${e.error_code} tone="error" />` : "—") }
     ]}
       />

@@ -28,6 +28,9 @@ export const Overview = ({ org }) => {
         <${Card} label="Tokens this month" value=${tokens(report.totals.tokens_in + report.totals.tokens_out)} />
         <${Card} label="Sessions this month" value=${count(report.totals.sessions)} />
         <${Card} label="Errors this month" value=${count(report.totals.error_count)} />
+        <a class="card" href=${hrefOf("/events", { has_findings: "true" })} title="Events with findings">
+          <span>Secrets found this month</span><strong>${count(report.totals.secret_findings ?? 0)}</strong>
+        </a>
       </section>`
   }}<//>
     <${Loaded} state=${days}>${(/** @type {any} */ report) => {

@@ -8,7 +8,7 @@ import { Loaded, options, useLoad } from "../ui.js"
 const types = ["budget", "model_filter", "user_limit", "org_policy"]
 const typeNames = { budget: "Budget", model_filter: "Model filter", user_limit: "Per-user limit", org_policy: "Org policy" }
 const scopes = ["org", "team", "user", "project"]
-const actions = ["block", "warn", "log", "notify"]
+const actions = ["block", "warn", "log", "notify", "redact"]
 
 /** @param {string} text */
 const list = (text) => text.split(/[\n,]/).map((s) => s.trim()).filter(Boolean)

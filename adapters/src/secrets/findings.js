@@ -9,7 +9,8 @@ import { redactValue } from "./redact.js"
  * What the adapter adds to a prompt's or a tool call's signal, and takes out of it, before it is
  * sent: `findings` ({kind, where, fingerprint}: never the secret), `paths` (the files a tool call
  * names, for protected-path rules), `scan_truncated` (more than the scan's cap), and every
- * secret found taken out of every string the signals carry.
+ * secret found taken out of every string the signals carry. Returns what was found (with the
+ * secrets), which never leaves the hook.
  */
 const scanned = new Set(["user-prompt", "pre-tool", "post-tool"])
 const maxFindings = 50
@@ -20,7 +21,7 @@ export const applySecrets = async (
   /** @type {import("../hook.js").HookContext} */ ctx
 ) => {
   const own = plan.signals[plan.signals.length - 1]
-  if (!own || !scanned.has(own.type)) return
+  if (!own || !scanned.has(own.type)) return []
   const { found, truncated } = scanHookInput(input, await customPatterns(ctx.settings, ctx.env))
   const metadata = /** @type {Record<string, unknown>} */ (own.metadata ?? {})
   const command = typeof metadata.command === "string" ? metadata.command : undefined
@@ -42,4 +43,6 @@ export const applySecrets = async (
     ...(truncated ? { scan_truncated: true } : {})
   }
   for (const s of plan.signals) s.metadata = /** @type {Record<string, unknown>} */ (redactValue(s.metadata, found))
+  // Kept in memory only, for a redact verdict's rewrite of the tool's input.
+  return found
 }

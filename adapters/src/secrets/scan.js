@@ -1,5 +1,6 @@
 // @ts-check
-import { candidateRules, globalAllowlist } from "./rules.js"
+import { contextCandidates } from "./context.js"
+import { candidateRules, globalAllowlist, rules } from "./rules.js"
 
 /**
  * Finding secrets in text, as gitleaks does with its rules: a rule is tried where one of its
@@ -65,7 +66,24 @@ export const scanText = (/** @type {string} */ text) => {
   for (const { rule, stretches } of candidateRules(text)) {
     for (const [from, to] of stretches) scanStretch(rule, text, from, text.slice(from, to), hits)
   }
-  return withoutGenericOverlaps(hits)
+  return withoutGenericOverlaps(withContextHits(text, hits))
+}
+
+const generic = rules.find((r) => r.kind === "generic_api_key")
+
+/**
+ * The passwords named in prose or sent as `Bearer` (context.js), as generic_api_key findings where
+ * no finding covers them yet, held to the generic rule's entropy and allowlists.
+ */
+const withContextHits = (/** @type {string} */ text, /** @type {Hit[]} */ hits) => {
+  if (!generic) return hits
+  for (const c of contextCandidates(text)) {
+    if (hits.some((h) => h.start < c.start + c.secret.length && c.start < h.start + h.secret.length)) continue
+    if (generic.entropy !== undefined && entropy(c.secret) < generic.entropy) continue
+    if (allowed(generic, { secret: c.secret, match: c.match, line: () => lineAround(text, c.start, c.start + c.secret.length) })) continue
+    hits.push({ kind: "generic_api_key", secret: c.secret, start: c.start })
+  }
+  return hits
 }
 
 /**

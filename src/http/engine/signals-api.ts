@@ -115,12 +115,13 @@ export const IngestHeaders = Schema.Struct({
 
 /** Named so it can be refused: one header cannot be the key of many signals. */
 export const SignalAccepted = Schema.Struct({
-  ok: Schema.Boolean.annotate({ description: "false exactly when a rule blocked the signal" }),
+  ok: Schema.Boolean.annotate({ description: "false exactly when a rule blocked the signal, or told the adapter to redact it" }),
   signal_id: Schema.String,
   session_id: Schema.optional(Schema.String.annotate({ description: "the session the signal was counted in" })),
   action: Schema.optional(
-    Schema.Literals(["block", "warn", "log", "notify", "pending"]).annotate({
-      description: "the action of the rule that decided (the first block, else the first rule that fired); " +
+    Schema.Literals(["block", "warn", "log", "notify", "redact", "pending"]).annotate({
+      description: "the action of the rule that decided (the first block, else the first redact, else the first rule that fired); " +
+        "redact (extension): the adapter takes the secrets found out of the tool's input where the tool lets a hook rewrite it, and blocks elsewhere; " +
         "pending: the signal is durable but was not processed within the wait, no verdict yet"
     })
   ),

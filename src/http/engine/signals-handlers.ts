@@ -30,7 +30,12 @@ const logUnavailable = (e: NotAppended) => {
       j
     ) => (j === undefined
       ? null
-      : { ok: false as const, action: "block" as const, rule_id: j.rule_id!, ...(j.message !== undefined ? { message: j.message } : {}) })
+      : {
+        ok: false as const,
+        action: j.action === "redact" ? "redact" as const : "block" as const,
+        rule_id: j.rule_id!,
+        ...(j.message !== undefined ? { message: j.message } : {})
+      })
     )
     : undefined
   return Effect.fail(

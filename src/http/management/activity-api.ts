@@ -4,6 +4,7 @@ import { Event, Session, SessionDetail, UsageGroup, UsageGroupBy, UsageTotals } 
 import { NotFound, Unprocessable } from "../../domain/errors.ts"
 import { ActivityPageQuery, pageOf } from "../contract.ts"
 import { getEndpoint, IdParams, managementGroup, requires } from "./endpoints.ts"
+import { matching } from "../../domain/text.ts"
 import { BooleanParam, instantParam, OrderParam } from "../query.ts"
 
 const optionalText = (description: string) => Schema.optional(Schema.String.annotate({ description }))
@@ -63,8 +64,14 @@ export class EventsGroup extends HttpApiGroup.make("events")
         ...between("events"),
         error_only: Schema.optional(BooleanParam.annotate({ description: "`true`: only events with a non-null error_code" })),
         type: optionalText("signal type, exact match (e.g. goal-drift)"),
+        finding: Schema.optional(
+          Schema.String.pipe(Schema.check(matching(/^[a-z0-9][a-z0-9_]{0,99}$/, "a finding kind: lowercase letters, digits and _"))).annotate({
+            description: "Extension: only events with a finding of this kind (e.g. aws_access_token, an org's custom kind)"
+          })
+        ),
+        has_findings: Schema.optional(BooleanParam.annotate({ description: "Extension: `true`: only events with findings (secrets found)" })),
         action: Schema.optional(
-          Schema.Literals(["block", "warn", "log", "notify"]).annotate({
+          Schema.Literals(["block", "warn", "log", "notify", "redact"]).annotate({
             description: "only events a rule gave this action (the verdict's `action`)"
           })
         ),

@@ -60,7 +60,9 @@ export const EventsHandlers = HttpApiBuilder.group(
             ...commonFilters(query),
             error_only: query.error_only === "true",
             action: query.action,
-            type: query.type
+            type: query.type,
+            finding: query.finding,
+            has_findings: query.has_findings === "true"
           }, page(query))
         ))
       // By its id, or by the id of its signal (what the adapter was answered): one event per signal.
