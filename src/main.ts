@@ -36,6 +36,8 @@ import { WebhookDeliveries } from "./store/webhook-deliveries-repo.ts"
 import { WebhookEvents } from "./store/webhook-events-repo.ts"
 import { AuditLog } from "./store/audit-repo.ts"
 import { AuditRetention } from "./store/audit-retention.ts"
+import { ReportSchedules } from "./store/report-schedules-repo.ts"
+import { ReportJob } from "./notifications/report-job.ts"
 import { WebhookConfig } from "./webhooks/config.ts"
 import { WebhookDispatcher } from "./webhooks/dispatcher.ts"
 import { SecretBox, warnOfGeneratedKey } from "./store/secret-box.ts"
@@ -83,7 +85,8 @@ export const StoreLive = Layer.unwrap(
         WebhooksStore,
         WebhookDeliveries.layer,
         WebhookEvents.layer,
-        AuditLog.layer
+        AuditLog.layer,
+        ReportSchedules.layer
       ).pipe(
         Layer.provideMerge(Migrated)
       )
@@ -218,7 +221,8 @@ export const appLayer = <E, R>(database: Layer.Layer<DatabaseInfo | SqlClient.Sq
           ProcessingLive,
           WebhookDispatcher,
           NotificationDispatcher,
-          AuditRetention
+          AuditRetention,
+          ReportJob
         ).pipe(
           // Checked once migrated, before anything is consumed.
           Layer.provide(RefuseAfterUnfinishedReplay),

@@ -1,3 +1,6 @@
+import type { SpendReport } from "./report-schedules.ts"
+import { renderReport } from "./report-text.ts"
+
 /**
  * What a notification says, in words a person reads: a title, a few lines, and a link to the
  * dashboard when the service knows its public address. Pure: the chat and e-mail formats are
@@ -115,6 +118,8 @@ export const render = (ctx: NotificationContext): Rendered => {
       return { title: `Webhook failing: deliveries paused`, lines: [facts.message ?? ""], link: dashboard(baseUrl, "alerts") }
     case "channel.failing":
       return { title: `Notification channel failing: messages paused`, lines: [facts.message ?? ""], link: dashboard(baseUrl, "alerts") }
+    case "report.spend":
+      return renderReport(d as unknown as SpendReport, dashboard(baseUrl, "overview"))
     case "test":
       return {
         title: `Test message from signal-engine`,

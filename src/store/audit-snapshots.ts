@@ -15,7 +15,8 @@ const tables: Readonly<Record<AuditResource, string>> = {
   license_key: "license_keys",
   webhook: "webhooks",
   channel: "channels",
-  rule: "rules"
+  rule: "rules",
+  report_schedule: "report_schedules"
 }
 
 const extras: Partial<Record<AuditResource, string>> = {

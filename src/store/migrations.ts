@@ -21,6 +21,7 @@ import { m0017_notification_channels } from "./migrations/0017_notification_chan
 import { m0018_log_identity } from "./migrations/0018_log_identity.ts"
 import { m0019_audit_log } from "./migrations/0019_audit_log.ts"
 import { m0020_redact_action } from "./migrations/0020_redact_action.ts"
+import { m0021_report_schedules } from "./migrations/0021_report_schedules.ts"
 
 /**
  * Forward-only, numbered migrations, one module each in migrations/. Each runs once, in id order,
@@ -47,7 +48,8 @@ const all = {
   "0017_notification_channels": m0017_notification_channels,
   "0018_log_identity": m0018_log_identity,
   "0019_audit_log": m0019_audit_log,
-  "0020_redact_action": m0020_redact_action
+  "0020_redact_action": m0020_redact_action,
+  "0021_report_schedules": m0021_report_schedules
 }
 
 export const migrations = Migrator.fromRecord(all)

@@ -5,6 +5,7 @@ import { html } from "htm/preact"
 import { useState } from "preact/hooks"
 import { api } from "../api.js"
 import { Badge, ConfirmButton, ErrorBox, Loaded, Pager, Table, useAction, usePages } from "../ui.js"
+import { ReportSchedules } from "./report-schedules.js"
 
 const kinds = [["slack", "Slack (or Mattermost)"], ["teams", "Microsoft Teams"], ["discord", "Discord"], ["email", "E-mail"]]
 
@@ -82,7 +83,8 @@ export const Channels = ({ org, setOrg }) => {
       }
     ]}
       />
-      <${Pager} pages=${pages} label="Channels" />`}<//>`
+      <${Pager} pages=${pages} label="Channels" />`}<//>
+    <${ReportSchedules} tz=${org.time_zone} />`
 }
 
 /** @param {{ o: any }} props */

@@ -44,6 +44,8 @@ const channelUrl = (ctx: RecipeContext) => {
   return url
 }
 const channel = async (ctx: RecipeContext) => (await created(ctx, "/channels", { name: ctx.unique(), kind: "slack", url: channelUrl(ctx) })).body.id as string
+const scheduleBody = async (ctx: RecipeContext) => ({ name: ctx.unique(), period: "weekly", channels: [await channel(ctx)] })
+const schedule = async (ctx: RecipeContext) => (await created(ctx, "/report-schedules", await scheduleBody(ctx))).body.id as string
 const ruleBody = (ctx: RecipeContext, name: string) => ({
   name,
   type: "model_filter",
@@ -93,5 +95,11 @@ export const writeRecipes: Readonly<Record<string, Recipe>> = {
   "POST /api/v1/channels/:id/test": async (ctx) => ({ path: `/api/v1/channels/${await channel(ctx)}/test` }),
   "POST /api/v1/rules": async (ctx) => ({ path: "/api/v1/rules", body: ruleBody(ctx, ctx.unique()) }),
   "PUT /api/v1/rules/:id": async (ctx) => ({ path: `/api/v1/rules/${await rule(ctx)}`, body: { ...ruleBody(ctx, "Renamed"), action: "log" } }),
-  "DELETE /api/v1/rules/:id": async (ctx) => ({ path: `/api/v1/rules/${await rule(ctx)}` })
+  "DELETE /api/v1/rules/:id": async (ctx) => ({ path: `/api/v1/rules/${await rule(ctx)}` }),
+  "POST /api/v1/report-schedules": async (ctx) => ({ path: "/api/v1/report-schedules", body: await scheduleBody(ctx) }),
+  "PATCH /api/v1/report-schedules/:id": async (ctx) => ({
+    path: `/api/v1/report-schedules/${await schedule(ctx)}`,
+    body: { period: "monthly", enabled: false }
+  }),
+  "DELETE /api/v1/report-schedules/:id": async (ctx) => ({ path: `/api/v1/report-schedules/${await schedule(ctx)}` })
 }
