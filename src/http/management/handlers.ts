@@ -20,6 +20,7 @@ import { BudgetsHandlers, RulesHandlers } from "./rules-handlers.ts"
 import { GoalsHandlers } from "./goals-handlers.ts"
 import { AuditLogHandlers } from "./audit-handlers.ts"
 import { UsageExportHandlers } from "./usage-export-handlers.ts"
+import { SsoHandlers } from "./sso-handlers.ts"
 
 const page = (query: { readonly limit?: number | undefined; readonly cursor?: string | undefined }) => ({
   limit: query.limit ?? defaultPageSize,
@@ -208,5 +209,6 @@ export const ManagementHandlers = Layer.mergeAll(
   UsageHandlers,
   GoalsHandlers,
   AuditLogHandlers,
-  UsageExportHandlers
+  UsageExportHandlers,
+  SsoHandlers
 )
