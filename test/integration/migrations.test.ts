@@ -31,6 +31,7 @@ describe("migration 0009: an e-mail address names one user of an org in any lett
         yield* sql`DROP TABLE notifications, org_alert_channels, channels`
         yield* sql`DROP TABLE log_identity`
         yield* sql`DROP TABLE audit_log`
+        yield* sql`DROP TABLE org_sso, dashboard_sessions`
         yield* sql`DROP FUNCTION audit_log_refuse_change, audit_log_purge`
         yield* sql`ALTER TABLE events DROP COLUMN verdict`
         yield* sql`ALTER TABLE users DROP COLUMN deactivated_at`
@@ -49,7 +50,8 @@ describe("migration 0009: an e-mail address names one user of an org in any lett
       { id: 16 },
       { id: 17 },
       { id: 18 },
-      { id: 19 }
+      { id: 19 },
+      { id: 24 }
     ])
     expect(await index()).toHaveLength(0)
     expect(await withSql(databaseUrl, (sql) => sql`SELECT id FROM users WHERE lower(email) = 'twin@x.dev' ORDER BY id`)).toEqual([
