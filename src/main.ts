@@ -46,6 +46,7 @@ import { DeliveryPolicyLive } from "./notifications/delivery-policy.ts"
 import { NotificationDispatcher } from "./notifications/dispatcher.ts"
 import { Mailer } from "./notifications/mailer.ts"
 import { Channels } from "./store/channels-repo.ts"
+import { SsoSettingsStore } from "./store/sso-repo.ts"
 import { Notifications } from "./store/notifications-repo.ts"
 import { LogFormat, LoggingLive } from "./observability/logging.ts"
 import { makeMetrics, Metrics } from "./observability/metrics.ts"
@@ -64,7 +65,7 @@ const Migrated = Layer.effectDiscard(migrate.pipe(Effect.orDie)).pipe(Layer.prov
  * Webhooks, notification channels and their configuration; secrets (webhook secrets, chat URLs)
  * are sealed with the key SecretBox holds, and the repositories apply the delivery side's policy.
  */
-const WebhooksStore = Layer.mergeAll(Webhooks.layer, Channels.layer, Notifications.layer, Mailer.layer).pipe(
+const WebhooksStore = Layer.mergeAll(Webhooks.layer, Channels.layer, Notifications.layer, Mailer.layer, SsoSettingsStore.layer).pipe(
   Layer.provide(Layer.merge(SecretBox.layer, DeliveryPolicyLive)),
   Layer.provideMerge(Layer.merge(WebhookConfig.layer, NotificationConfig.layer))
 )

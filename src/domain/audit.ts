@@ -8,7 +8,7 @@ import { Environment } from "./environments.ts"
  */
 
 /** The kinds of resource the management API changes, as entries name them. */
-export const auditResources = ["org", "user", "team", "project", "api_key", "license_key", "webhook", "channel", "rule", "report_schedule"] as const
+export const auditResources = ["org", "user", "team", "project", "api_key", "license_key", "webhook", "channel", "rule", "report_schedule", "sso"] as const
 export type AuditResource = typeof auditResources[number]
 
 /** Who made a change: an API key today; a person once people sign in (SSO). */
@@ -74,7 +74,8 @@ export const secretFields: Readonly<Record<AuditResource, ReadonlyArray<string>>
   webhook: ["secret", "secret_ciphertext"],
   channel: ["url", "url_ciphertext"],
   rule: [],
-  report_schedule: []
+  report_schedule: [],
+  sso: ["client_secret_ciphertext"]
 }
 
 /** Bookkeeping columns that change without anyone changing the resource (delivery leases). */
@@ -104,7 +105,8 @@ const resourceBySegment: Readonly<Record<string, AuditResource>> = {
   webhooks: "webhook",
   channels: "channel",
   rules: "rule",
-  "report-schedules": "report_schedule"
+  "report-schedules": "report_schedule",
+  sso: "sso"
 }
 
 /** Endpoint names whose verb reads better otherwise in an action. */

@@ -53,7 +53,8 @@ export const AuditTrailLive = Layer.effect(
       const audited = Effect.gen(function*() {
         const principal = yield* ApiPrincipal
         const route = yield* HttpRouter.RouteContext
-        const pathId = target.resource === "org" ? principal.orgId : target.idInPath ? route.params.id ?? null : null
+        // The org and its SSO settings are one per org: their id is the org's.
+        const pathId = target.resource === "org" || target.resource === "sso" ? principal.orgId : target.idInPath ? route.params.id ?? null : null
         const before = pathId === null ? null : yield* audit.snapshot(principal.orgId, target.resource, pathId)
         const response = yield* httpEffect
         const id = pathId ?? createdId(response)

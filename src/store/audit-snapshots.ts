@@ -16,7 +16,8 @@ const tables: Readonly<Record<AuditResource, string>> = {
   webhook: "webhooks",
   channel: "channels",
   rule: "rules",
-  report_schedule: "report_schedules"
+  report_schedule: "report_schedules",
+  sso: "org_sso"
 }
 
 const extras: Partial<Record<AuditResource, string>> = {

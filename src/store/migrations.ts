@@ -22,6 +22,7 @@ import { m0018_log_identity } from "./migrations/0018_log_identity.ts"
 import { m0019_audit_log } from "./migrations/0019_audit_log.ts"
 import { m0020_redact_action } from "./migrations/0020_redact_action.ts"
 import { m0021_report_schedules } from "./migrations/0021_report_schedules.ts"
+import { m0022_sso } from "./migrations/0022_sso.ts"
 
 /**
  * Forward-only, numbered migrations, one module each in migrations/. Each runs once, in id order,
@@ -49,7 +50,8 @@ const all = {
   "0018_log_identity": m0018_log_identity,
   "0019_audit_log": m0019_audit_log,
   "0020_redact_action": m0020_redact_action,
-  "0021_report_schedules": m0021_report_schedules
+  "0021_report_schedules": m0021_report_schedules,
+  "0022_sso": m0022_sso
 }
 
 export const migrations = Migrator.fromRecord(all)

@@ -14,6 +14,7 @@ import { GoalsGroup } from "./goals-api.ts"
 import { AuditLogGroup } from "./audit-api.ts"
 import { UsageExportGroup } from "./usage-export-api.ts"
 import { ReportSchedulesGroup } from "./report-schedules-api.ts"
+import { SsoGroup } from "./sso-api.ts"
 import { BudgetsGroup, RulesGroup } from "./rules-api.ts"
 import { getEndpoint, IdParams, listEndpoint, managementGroup, Name, requires } from "./endpoints.ts"
 
@@ -206,6 +207,7 @@ export class ManagementApi extends HttpApi.make("management")
   .add(AuditLogGroup)
   .add(UsageExportGroup)
   .add(ReportSchedulesGroup)
+  .add(SsoGroup)
   .prefix("/api/v1")
   // A field this API does not know is a mistake to point out (a typo answered 200 and changed
   // nothing), so every management body refuses unknown fields with 400.

@@ -21,6 +21,7 @@ import { GoalsHandlers } from "./goals-handlers.ts"
 import { AuditLogHandlers } from "./audit-handlers.ts"
 import { UsageExportHandlers } from "./usage-export-handlers.ts"
 import { ReportSchedulesHandlers } from "./report-schedules-handlers.ts"
+import { SsoHandlers } from "./sso-handlers.ts"
 
 const page = (query: { readonly limit?: number | undefined; readonly cursor?: string | undefined }) => ({
   limit: query.limit ?? defaultPageSize,
@@ -210,5 +211,6 @@ export const ManagementHandlers = Layer.mergeAll(
   GoalsHandlers,
   AuditLogHandlers,
   UsageExportHandlers,
-  ReportSchedulesHandlers
+  ReportSchedulesHandlers,
+  SsoHandlers
 )

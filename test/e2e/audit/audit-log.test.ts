@@ -82,7 +82,7 @@ describe("an audit entry for every write endpoint", () => {
     expect(entry).toMatchObject({
       action: target.action,
       resource_type: target.resource,
-      resource_id: target.resource === "org" ? org.org_id : pathId ?? createdId,
+      resource_id: target.resource === "org" || target.resource === "sso" ? org.org_id : pathId ?? createdId,
       environment: "live",
       actor: { type: "api_key", id: keyId },
       user_agent: "audit-test/1.0",

@@ -54,6 +54,16 @@ const ruleBody = (ctx: RecipeContext, name: string) => ({
   condition: { model: { in: ["o3"] } },
   action: "warn"
 })
+const ssoBody = (ctx: RecipeContext) => {
+  const secret = `sso-secret-${ctx.unique()}-0123456789abcdef`
+  ctx.secrets.push(secret)
+  return { issuer: "https://idp.example.com", client_id: ctx.unique(), client_secret: secret, allowed_email_domains: ["example.com"] }
+}
+/** The org's SSO settings are one per org, set with PUT: set them so that the call audited changes them. */
+const sso = async (ctx: RecipeContext) => {
+  const response = await call(ctx.server, "PUT", "/api/v1/sso", { key: ctx.key, body: ssoBody(ctx) })
+  if (response.status !== 200) throw new Error(`setup PUT /sso: ${response.status} ${JSON.stringify(response.body)}`)
+}
 const rule = async (ctx: RecipeContext) => (await created(ctx, "/rules", ruleBody(ctx, ctx.unique()))).body.id as string
 const apiKey = async (ctx: RecipeContext) => {
   const response = await created(ctx, "/api-keys", { name: ctx.unique(), scopes: ["events:read"] })
@@ -101,5 +111,13 @@ export const writeRecipes: Readonly<Record<string, Recipe>> = {
     path: `/api/v1/report-schedules/${await schedule(ctx)}`,
     body: { period: "monthly", enabled: false }
   }),
-  "DELETE /api/v1/report-schedules/:id": async (ctx) => ({ path: `/api/v1/report-schedules/${await schedule(ctx)}` })
+  "DELETE /api/v1/report-schedules/:id": async (ctx) => ({ path: `/api/v1/report-schedules/${await schedule(ctx)}` }),
+  "PUT /api/v1/sso": async (ctx) => {
+    await sso(ctx)
+    return { path: "/api/v1/sso", body: ssoBody(ctx) }
+  },
+  "DELETE /api/v1/sso": async (ctx) => {
+    await sso(ctx)
+    return { path: "/api/v1/sso" }
+  }
 }
