@@ -20,6 +20,7 @@ import { m0016_rules_version } from "./migrations/0016_rules_version.ts"
 import { m0017_notification_channels } from "./migrations/0017_notification_channels.ts"
 import { m0018_log_identity } from "./migrations/0018_log_identity.ts"
 import { m0019_audit_log } from "./migrations/0019_audit_log.ts"
+import { m0025_tool_metric_points } from "./migrations/0025_tool_metric_points.ts"
 
 /**
  * Forward-only, numbered migrations, one module each in migrations/. Each runs once, in id order,
@@ -45,7 +46,8 @@ const all = {
   "0016_rules_version": m0016_rules_version,
   "0017_notification_channels": m0017_notification_channels,
   "0018_log_identity": m0018_log_identity,
-  "0019_audit_log": m0019_audit_log
+  "0019_audit_log": m0019_audit_log,
+  "0025_tool_metric_points": m0025_tool_metric_points
 }
 
 export const migrations = Migrator.fromRecord(all)
