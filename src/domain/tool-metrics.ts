@@ -28,7 +28,8 @@ type Attributes = ReadonlyMap<string, unknown>
 /**
  * Which figure a point of each known metric is (checked against Claude Code 2.1's export: every
  * counter is a monotonic sum, delta temporality by default, cumulative when the exporter is told
- * OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE=cumulative). Unknown metrics are not kept.
+ * OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE=cumulative). Codex's binary names no such counter.
+ * Unknown metrics are not kept.
  */
 const known: Record<string, { readonly tool: string; readonly figure: (a: Attributes) => ProductivityFigure | undefined }> = {
   "claude_code.lines_of_code.count": {
@@ -40,6 +41,11 @@ const known: Record<string, { readonly tool: string; readonly figure: (a: Attrib
   "claude_code.code_edit_tool.decision": {
     tool: "claude-code",
     figure: (a) => a.get("decision") === "accept" ? "edits_accepted" : a.get("decision") === "reject" ? "edits_rejected" : undefined
+  },
+  // Gemini CLI (0.x, from its bundle): a cumulative counter by the OTel SDK's default.
+  "gemini_cli.lines.changed": {
+    tool: "gemini-cli",
+    figure: (a) => a.get("type") === "added" ? "lines_added" : a.get("type") === "removed" ? "lines_removed" : undefined
   }
 }
 

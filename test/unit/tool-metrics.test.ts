@@ -36,6 +36,13 @@ describe("the tools' productivity counters", () => {
       ["edits_rejected", 1, "claude-code"]
     ])
     expect(new Set(points.map((p) => p.series)).size).toBe(points.length)
+    const gemini = productivityPoints(request([
+      sum("gemini_cli.lines.changed", CUMULATIVE, [point({ asInt: "7" }, { type: "added" }), point({ asInt: "2" }, { type: "removed" })])
+    ], "gemini-cli"))
+    expect(gemini.map((p) => [p.tool, p.figure, p.value, p.cumulative])).toEqual([
+      ["gemini-cli", "lines_added", 7, true],
+      ["gemini-cli", "lines_removed", 2, true]
+    ])
   })
 
   it("keeps the temporality, the window in nanoseconds and the series of a repeated export", () => {
