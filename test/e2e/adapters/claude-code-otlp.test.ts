@@ -102,11 +102,14 @@ describe("Claude Code's own telemetry over OTLP, with the real claude CLI", () =
     expect(session.signals.filter((x: any) => x.type === "pre-tool")).toHaveLength(1)
   })
 
-  it("its productivity counters (an accepted Write, a commit) become the user's figures beside spend", perTest, async () => {
+  it("its productivity counters (an accepted Write, cumulative; a commit, delta) become the user's figures beside spend", perTest, async () => {
     const w = await setUp()
     const written = join(w.workdir, "notes.txt")
     w.model.script = { tool: { name: "Write", input: { file_path: written, content: "one\ntwo\nthree\n" } }, finalText: "All done.", usage }
-    const wrote = await runClaude(w, ["-p", "write notes.txt", "--allowedTools", "Write"], { env: telemetryEnv(w) })
+    // Cumulative, exported every 100 ms: the same running totals arrive several times (Claude Code
+    // 2.1 sends the edit decision's total again at exit), and must count once.
+    const cumulative = { OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE: "cumulative", OTEL_METRIC_EXPORT_INTERVAL: "100" }
+    const wrote = await runClaude(w, ["-p", "write notes.txt", "--allowedTools", "Write"], { env: { ...telemetryEnv(w), ...cumulative } })
     expect(wrote.code, wrote.stderr).toBe(0)
     expect(existsSync(written)).toBe(true)
     const commit = "git init -q && git add notes.txt && git -c user.email=dev@example.test -c user.name=Dev commit -q -m notes"
