@@ -1,6 +1,7 @@
 import { Schema, SchemaTransformation } from "effect"
 import { HttpApiEndpoint, HttpApiGroup } from "effect/http-api"
 import { Unprocessable } from "../../domain/errors.ts"
+import { matching } from "../../domain/text.ts"
 import { CoverageSource, CoverageTotals, CoverageUser, ProductivityFigures, ProductivityGroup, ProductivityGroupBy } from "../../domain/telemetry-views.ts"
 import { ActivityPageQuery, pageOf } from "../contract.ts"
 import { BooleanParam, instantParam } from "../query.ts"
@@ -10,7 +11,7 @@ import { managementGroup, requires } from "./endpoints.ts"
 export const defaultStaleAfterDays = 7
 
 const StaleAfterDays = Schema.String.pipe(
-  Schema.check(Schema.isPattern(/^[1-9][0-9]{0,2}$/)),
+  Schema.check(matching(/^[1-9][0-9]{0,2}$/, "expected a number of days, 1 to 999")),
   Schema.decodeTo(Schema.Number, SchemaTransformation.numberFromString)
 ).annotate({ description: `days without a signal after which a seen user has stopped reporting, 1 to 999 (default ${defaultStaleAfterDays})` })
 
