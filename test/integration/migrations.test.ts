@@ -30,6 +30,9 @@ describe("migration 0009: an e-mail address names one user of an org in any lett
         yield* sql`DROP TABLE rules_version`
         yield* sql`DROP TABLE notifications, org_alert_channels, channels`
         yield* sql`DROP TABLE log_identity`
+        yield* sql`DROP TABLE audit_log`
+        yield* sql`DROP FUNCTION audit_log_refuse_change, audit_log_purge`
+        yield* sql`DROP TABLE tool_metric_points`
         yield* sql`ALTER TABLE events DROP COLUMN verdict`
         yield* sql`ALTER TABLE users DROP COLUMN deactivated_at`
         yield* sql`DELETE FROM effect_sql_migrations WHERE migration_id >= 9`
@@ -46,7 +49,9 @@ describe("migration 0009: an e-mail address names one user of an org in any lett
       { id: 15 },
       { id: 16 },
       { id: 17 },
-      { id: 18 }
+      { id: 18 },
+      { id: 19 },
+      { id: 25 }
     ])
     expect(await index()).toHaveLength(0)
     expect(await withSql(databaseUrl, (sql) => sql`SELECT id FROM users WHERE lower(email) = 'twin@x.dev' ORDER BY id`)).toEqual([
