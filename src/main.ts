@@ -1,3 +1,5 @@
+import { Coverage } from "./store/coverage-repo.ts"
+import { ToolMetrics } from "./store/tool-metrics-repo.ts"
 import { NodeServices } from "@effect/platform-node"
 import type { PgClient } from "@effect/sql-pg"
 import { Config, Console, Effect, Layer, Logger, Option } from "effect"
@@ -87,7 +89,9 @@ export const StoreLive = Layer.unwrap(
         WebhookDeliveries.layer,
         WebhookEvents.layer,
         AuditLog.layer,
-        ReportSchedules.layer
+        ReportSchedules.layer,
+        ToolMetrics.layer,
+        Coverage.layer
       ).pipe(
         Layer.provideMerge(Migrated)
       )

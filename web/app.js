@@ -16,6 +16,8 @@ import { Channels } from "./pages/channels.js"
 import { Settings } from "./pages/settings.js"
 import { Goals } from "./pages/goals.js"
 import { AuditLog } from "./pages/audit-log.js"
+import { Productivity } from "./pages/productivity.js"
+import { Coverage } from "./pages/coverage.js"
 
 const pages = [
   { path: "/overview", title: "Overview", view: Overview },
@@ -27,6 +29,8 @@ const pages = [
   { path: "/channels", title: "Channels", view: Channels },
   { path: "/goals", title: "Goals", view: Goals },
   { path: "/audit", title: "Audit log", view: AuditLog },
+  { path: "/productivity", title: "Productivity", view: Productivity },
+  { path: "/coverage", title: "Coverage", view: Coverage },
   { path: "/settings", title: "Settings", view: Settings }
 ]
 

@@ -46,7 +46,7 @@ const scalarOf = (value: unknown): unknown => {
   return v.stringValue ?? v.intValue ?? v.doubleValue ?? v.boolValue
 }
 
-const attributesOf = (list: unknown): Map<string, unknown> => {
+export const attributesOf = (list: unknown): Map<string, unknown> => {
   const map = new Map<string, unknown>()
   if (!Array.isArray(list)) return map
   for (const kv of list as Array<{ key?: unknown; value?: unknown }>) {

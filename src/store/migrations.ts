@@ -23,6 +23,7 @@ import { m0019_audit_log } from "./migrations/0019_audit_log.ts"
 import { m0020_redact_action } from "./migrations/0020_redact_action.ts"
 import { m0021_report_schedules } from "./migrations/0021_report_schedules.ts"
 import { m0022_sso } from "./migrations/0022_sso.ts"
+import { m0023_tool_metric_points } from "./migrations/0023_tool_metric_points.ts"
 
 /**
  * Forward-only, numbered migrations, one module each in migrations/. Each runs once, in id order,
@@ -51,7 +52,8 @@ const all = {
   "0019_audit_log": m0019_audit_log,
   "0020_redact_action": m0020_redact_action,
   "0021_report_schedules": m0021_report_schedules,
-  "0022_sso": m0022_sso
+  "0022_sso": m0022_sso,
+  "0023_tool_metric_points": m0023_tool_metric_points
 }
 
 export const migrations = Migrator.fromRecord(all)

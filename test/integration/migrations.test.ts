@@ -35,6 +35,7 @@ describe("migration 0009: an e-mail address names one user of an org in any lett
         yield* sql`DROP TABLE org_sso, dashboard_sessions`
         yield* sql`DROP FUNCTION audit_log_refuse_change, audit_log_purge`
         yield* sql`DROP TABLE report_schedules`
+        yield* sql`DROP TABLE tool_metric_points`
         yield* sql`ALTER TABLE events DROP COLUMN verdict`
         yield* sql`ALTER TABLE users DROP COLUMN deactivated_at`
         yield* sql`DELETE FROM effect_sql_migrations WHERE migration_id >= 9`

@@ -3,11 +3,13 @@ import { Cause, Clock, Config, Effect, Result, Schema } from "effect"
 import { HttpServerError, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { isApiError } from "../../domain/errors.ts"
 import { logRecordOutcomes } from "../../domain/otlp-events.ts"
+import { productivityPoints } from "../../domain/tool-metrics.ts"
 import type { SignalRecord } from "../../domain/records.ts"
 import { Ingress } from "../../engine/ingress.ts"
 import { Pricing } from "../../engine/pricing.ts"
 import { RuleCache } from "../../engine/rule-cache.ts"
 import { isDatabaseUnavailable } from "../../store/database-health.ts"
+import { ToolMetrics } from "../../store/tool-metrics-repo.ts"
 import { Authenticator } from "../auth.ts"
 import { retryAfterSeconds } from "../database-outage.ts"
 import type { DirectRoute } from "../gateway.ts"
@@ -100,9 +102,9 @@ const bodyBytes = (request: HttpServerRequest.HttpServerRequest) =>
  * binary or gzipped, and every answer is OTLP's own, never the engine API's envelope). Logs: the
  * coding tools' events become signals (src/domain/otlp-events.ts), checked and appended as a
  * batch of POST /signals/batch is, under their idempotency keys, so an exporter's retry counts
- * nothing twice; records the engine cannot take are reported as partial success. Metrics and
- * traces (Gemini CLI exports both with its logs) are read and acknowledged: the log events carry
- * every model request, which the counters only sum.
+ * nothing twice; records the engine cannot take are reported as partial success. Metrics: the
+ * productivity counters (src/domain/tool-metrics.ts) are kept point by point, the rest (usage
+ * counters the log events already carry request by request) acknowledged; traces acknowledged.
  */
 export const makeOtlpRoutes = Effect.gen(function*() {
   const authenticator = yield* Authenticator
@@ -110,6 +112,7 @@ export const makeOtlpRoutes = Effect.gen(function*() {
   const ingress = yield* Ingress
   const pricing = yield* Pricing
   const rules = yield* RuleCache
+  const toolMetrics = yield* ToolMetrics
   const maxMetadataBytes = yield* MaxMetadataBytes
 
   const appendSignals = Effect.fnUntraced(function*(request: Record<string, unknown>, principal: Parameters<typeof limits.take>[0]) {
@@ -155,6 +158,11 @@ export const makeOtlpRoutes = Effect.gen(function*() {
         }
         const decoded = decodeRequest(signal, encoding, yield* bodyBytes(request))
         if (!decoded.ok) return yield* fail(400, `invalid OTLP ${signal} request: ${decoded.error}`)
+        if (signal === "metrics") {
+          // The productivity counters are kept before the answer (a failure is a retryable 503).
+          const tenant = { orgId: principal.orgId, environment: principal.environment }
+          yield* toolMetrics.record(tenant, principal.userId, productivityPoints(decoded.value))
+        }
         if (signal !== "logs") return respond(200, encoding, encodeResponse(signal, encoding, 0, ""))
         const reasons = yield* appendSignals(decoded.value, principal)
         const message = reasons.length === 0 ? "" : `${reasons.length} log records rejected: ${[...new Set(reasons)].slice(0, 5).join("; ")}`

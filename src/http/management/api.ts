@@ -8,6 +8,7 @@ import { matching } from "../../domain/text.ts"
 import { ApiKey, LicenseKey, Org, Project, Role, Team, User, UserStatus } from "../../domain/tenancy.ts"
 import { KeyHousekeeping } from "../contract.ts"
 import { EventsGroup, SessionsGroup, UsageGroupApi } from "./activity-api.ts"
+import { TelemetryViewsGroup } from "./telemetry-views-api.ts"
 import { AlertsGroup, WebhookEventsGroup, WebhooksGroup } from "./webhooks-api.ts"
 import { ChannelsGroup } from "./channels-api.ts"
 import { GoalsGroup } from "./goals-api.ts"
@@ -208,6 +209,7 @@ export class ManagementApi extends HttpApi.make("management")
   .add(UsageExportGroup)
   .add(ReportSchedulesGroup)
   .add(SsoGroup)
+  .add(TelemetryViewsGroup)
   .prefix("/api/v1")
   // A field this API does not know is a mistake to point out (a typo answered 200 and changed
   // nothing), so every management body refuses unknown fields with 400.

@@ -12,6 +12,7 @@ import { type OrgRecord, Tenancy } from "../../store/tenancy-repo.ts"
 import { ApiPrincipal } from "../contract.ts"
 import { type OnTheWire, serviceOnTheWire } from "../refusals.ts"
 import { EventsHandlers, SessionsHandlers, UsageHandlers } from "./activity-handlers.ts"
+import { TelemetryViewsHandlers } from "./telemetry-views-handlers.ts"
 import { AlertsHandlers, WebhookEventsHandlers, WebhooksHandlers } from "./webhooks-handlers.ts"
 import { ChannelsHandlers } from "./channels-handlers.ts"
 import { Channels } from "../../store/channels-repo.ts"
@@ -212,5 +213,6 @@ export const ManagementHandlers = Layer.mergeAll(
   AuditLogHandlers,
   UsageExportHandlers,
   ReportSchedulesHandlers,
-  SsoHandlers
+  SsoHandlers,
+  TelemetryViewsHandlers
 )

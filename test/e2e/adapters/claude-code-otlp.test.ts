@@ -1,6 +1,8 @@
 import { existsSync, mkdirSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterEach, describe, expect, it } from "vitest"
+import { call } from "../../support/harness.ts"
+import { waitFor } from "../../support/wait.ts"
 import { claudeConfigDir, claudeUserSettings, installClaudeHooks, runClaude } from "./claude.ts"
 import { startWorld, type World } from "./support.ts"
 
@@ -98,5 +100,33 @@ describe("Claude Code's own telemetry over OTLP, with the real claude CLI", () =
     expect(session.signals.filter((x: any) => x.type === "token-milestone")).toHaveLength(calls)
     expect(session.signals.filter((x: any) => x.type === "post-tool")).toHaveLength(1)
     expect(session.signals.filter((x: any) => x.type === "pre-tool")).toHaveLength(1)
+  })
+
+  it("its productivity counters (an accepted Write, cumulative; a commit, delta) become the user's figures beside spend", perTest, async () => {
+    const w = await setUp()
+    const written = join(w.workdir, "notes.txt")
+    w.model.script = { tool: { name: "Write", input: { file_path: written, content: "one\ntwo\nthree\n" } }, finalText: "All done.", usage }
+    // Cumulative, exported every 100 ms: the same running totals arrive several times (Claude Code
+    // 2.1 sends the edit decision's total again at exit), and must count once.
+    const cumulative = { OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE: "cumulative", OTEL_METRIC_EXPORT_INTERVAL: "100" }
+    const wrote = await runClaude(w, ["-p", "write notes.txt", "--allowedTools", "Write"], { env: { ...telemetryEnv(w), ...cumulative } })
+    expect(wrote.code, wrote.stderr).toBe(0)
+    expect(existsSync(written)).toBe(true)
+    const commit = "git init -q && git add notes.txt && git -c user.email=dev@example.test -c user.name=Dev commit -q -m notes"
+    w.model.script = { shell: commit, finalText: "All done.", usage }
+    const committed = await runClaude(w, ["-p", "commit notes.txt", "--allowedTools", "Bash"], { env: telemetryEnv(w) })
+    expect(committed.code, committed.stderr).toBe(0)
+    const figures = await waitFor(
+      async () => {
+        const res = await call(w.server, "GET", `/api/v1/productivity?user_id=${w.org.user_id}`, { key: w.apiKey })
+        return res.body?.data?.[0]
+      },
+      (f) => f?.commits === 1 && f?.edits_accepted === 1 && f?.cost_usd > 0,
+      { what: "the counters of both runs" }
+    )
+    // The file's three lines (Claude Code counts the line the final newline opens too).
+    expect(figures.lines_added).toBeGreaterThanOrEqual(3)
+    expect(figures).toMatchObject({ key: w.org.user_id, lines_removed: 0, edits_rejected: 0, pull_requests: 0 })
+    expect(figures.tokens_out).toBe(w.model.modelCalls().length * usage.output)
   })
 })

@@ -58,7 +58,12 @@ const contentFor = (body: any, script: FakeScript): ReadonlyArray<Block> => {
   const messages: Array<any> = Array.isArray(body?.messages) ? body.messages : []
   const last = messages[messages.length - 1]
   const answered = Array.isArray(last?.content) && last.content.some((c: any) => c?.type === "tool_result")
-  const bash = Array.isArray(body?.tools) && body.tools.some((t: any) => t?.name === "Bash")
+  const offered = (name: string) => Array.isArray(body?.tools) && body.tools.some((t: any) => t?.name === name)
+  const bash = offered("Bash")
+  if (script.tool !== undefined && !answered && offered(script.tool.name)) {
+    const id = `toolu_${randomUUID().replace(/-/g, "").slice(0, 24)}`
+    return [{ type: "text", text: "Editing it." }, { type: "tool_use", id, name: script.tool.name, input: script.tool.input }]
+  }
   if (script.shell !== undefined && !answered && bash) {
     return [
       { type: "text", text: "Running it." },

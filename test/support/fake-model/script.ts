@@ -14,6 +14,8 @@ export interface FakeUsage {
 
 export interface FakeScript {
   readonly shell?: string
+  /** Claude Code only: a call of this tool (by name, with this input) instead of the shell's, when the request offers it. */
+  readonly tool?: { readonly name: string; readonly input: Record<string, unknown> }
   readonly finalText: string
   readonly usage: FakeUsage
 }
