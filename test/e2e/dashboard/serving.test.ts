@@ -8,7 +8,7 @@ import { call, startServer, type TestServer } from "../../support/harness.ts"
  * libraries included. As sent (gzip) is what a first visit costs; the raw size keeps the source
  * itself honest. Raise them only with a reason.
  */
-const budget = { rawBytes: 200_000, gzippedBytes: 80_000 }
+const budget = { rawBytes: 240_000, gzippedBytes: 96_000 }
 
 let server: TestServer
 beforeAll(async () => {
