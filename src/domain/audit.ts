@@ -8,7 +8,7 @@ import { Environment } from "./environments.ts"
  */
 
 /** The kinds of resource the management API changes, as entries name them. */
-export const auditResources = ["org", "user", "team", "project", "api_key", "license_key", "webhook", "channel", "rule"] as const
+export const auditResources = ["org", "user", "team", "project", "api_key", "license_key", "webhook", "channel", "rule", "fleet_credential"] as const
 export type AuditResource = typeof auditResources[number]
 
 /** Who made a change: an API key today; a person once people sign in (SSO). */
@@ -73,7 +73,8 @@ export const secretFields: Readonly<Record<AuditResource, ReadonlyArray<string>>
   license_key: ["key", "key_hash"],
   webhook: ["secret", "secret_ciphertext"],
   channel: ["url", "url_ciphertext"],
-  rule: []
+  rule: [],
+  fleet_credential: ["key", "key_hash"]
 }
 
 /** Bookkeeping columns that change without anyone changing the resource (delivery leases). */
@@ -102,7 +103,8 @@ const resourceBySegment: Readonly<Record<string, AuditResource>> = {
   "license-keys": "license_key",
   webhooks: "webhook",
   channels: "channel",
-  rules: "rule"
+  rules: "rule",
+  "fleet-credentials": "fleet_credential"
 }
 
 /** Endpoint names whose verb reads better otherwise in an action. */

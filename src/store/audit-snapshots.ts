@@ -15,7 +15,8 @@ const tables: Readonly<Record<AuditResource, string>> = {
   license_key: "license_keys",
   webhook: "webhooks",
   channel: "channels",
-  rule: "rules"
+  rule: "rules",
+  fleet_credential: "fleet_credentials"
 }
 
 const extras: Partial<Record<AuditResource, string>> = {

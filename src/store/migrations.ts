@@ -20,6 +20,7 @@ import { m0016_rules_version } from "./migrations/0016_rules_version.ts"
 import { m0017_notification_channels } from "./migrations/0017_notification_channels.ts"
 import { m0018_log_identity } from "./migrations/0018_log_identity.ts"
 import { m0019_audit_log } from "./migrations/0019_audit_log.ts"
+import { m0028_fleet_credentials } from "./migrations/0028_fleet_credentials.ts"
 
 /**
  * Forward-only, numbered migrations, one module each in migrations/. Each runs once, in id order,
@@ -45,13 +46,17 @@ const all = {
   "0016_rules_version": m0016_rules_version,
   "0017_notification_channels": m0017_notification_channels,
   "0018_log_identity": m0018_log_identity,
-  "0019_audit_log": m0019_audit_log
+  "0019_audit_log": m0019_audit_log,
+  "0028_fleet_credentials": m0028_fleet_credentials
 }
 
 export const migrations = Migrator.fromRecord(all)
 
 /** The newest migration id (from the list, so it cannot lag it); /readyz reports not ready until the database has it. */
 export const latestMigrationId = Math.max(...Object.keys(all).map((name) => Number.parseInt(name, 10)))
+
+/** Every migration's id, in order (numbers may be skipped while branches are merged). */
+export const migrationIds: ReadonlyArray<number> = Object.keys(all).map((name) => Number.parseInt(name, 10)).sort((a, b) => a - b)
 
 /**
  * The read indexes of `events` (as migration 0002 created them). A full replay drops them while

@@ -2,7 +2,9 @@ import { gunzipSync } from "node:zlib"
 import { Cause, Clock, Config, Effect, Result, Schema } from "effect"
 import { HttpServerError, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { isApiError } from "../../domain/errors.ts"
-import { logRecordOutcomes } from "../../domain/otlp-events.ts"
+import type { FleetPrincipal } from "../../domain/fleet.ts"
+import { logRecordOutcomes, type RecordOutcome } from "../../domain/otlp-events.ts"
+import type { LicensePrincipal } from "../../domain/principal.ts"
 import type { SignalRecord } from "../../domain/records.ts"
 import { Ingress } from "../../engine/ingress.ts"
 import { Pricing } from "../../engine/pricing.ts"
@@ -12,7 +14,8 @@ import { Authenticator } from "../auth.ts"
 import { retryAfterSeconds } from "../database-outage.ts"
 import type { DirectRoute } from "../gateway.ts"
 import { contentTypeOf, decodeRequest, encodeResponse, encodeStatus, encodingOf, type OtlpEncoding, type OtlpSignal } from "./otlp-codec.ts"
-import { otlpPrincipal } from "./otlp-identity.ts"
+import { type Claimed, makeFleetIdentities } from "./fleet-identity.ts"
+import { isFleet, otlpPrincipal } from "./otlp-identity.ts"
 import { BatchSignalInput, maxBatchSignals } from "./signals-api.ts"
 import { SignalLimits } from "./signal-limits.ts"
 import { toSignalRecord } from "./signals-records.ts"
@@ -111,36 +114,68 @@ export const makeOtlpRoutes = Effect.gen(function*() {
   const pricing = yield* Pricing
   const rules = yield* RuleCache
   const maxMetadataBytes = yield* MaxMetadataBytes
+  const identities = yield* makeFleetIdentities
 
-  const appendSignals = Effect.fnUntraced(function*(request: Record<string, unknown>, principal: Parameters<typeof limits.take>[0]) {
+  const appendSignals = Effect.fnUntraced(function*(request: Record<string, unknown>, caller: LicensePrincipal | FleetPrincipal) {
     const outcomes = logRecordOutcomes(request)
+    const claims = isFleet(caller) ? yield* claimsOf(caller, outcomes) : undefined
     const reasons: Array<string> = []
-    const records: Array<SignalRecord> = []
+    // The records of each user, in the batch's order (a fleet's batch may hold several users').
+    const groups = new Map<string, { readonly principal: LicensePrincipal; readonly records: Array<SignalRecord> }>()
     const now = yield* Clock.currentTimeMillis
-    const context = { principal, pricing, maxMetadataBytes, now, rulesVersion: rules.version() }
+    const rulesVersion = rules.version()
     for (const outcome of outcomes) {
       if (outcome._tag === "Rejected") reasons.push(outcome.reason)
       if (outcome._tag !== "Signal") continue
+      const claim = claims?.get(outcome.identity?.trim() ?? "")
+      if (claim?._tag === "Refused") {
+        reasons.push(`${outcome.signal.type}: ${claim.reason}`)
+        continue
+      }
+      const principal = claim?._tag === "Member" ? claim.principal : caller as LicensePrincipal
+      const context = { principal, pricing, maxMetadataBytes, now, rulesVersion }
       const decoded = decodeSignal(outcome.signal)
       const record = Result.isFailure(decoded)
         ? Result.fail(`${outcome.signal.type}: ${decoded.failure.message}`)
         : Result.mapError(toSignalRecord(decoded.success, context), (e) => `${outcome.signal.type}: ${e.error}`)
-      if (Result.isFailure(record)) reasons.push(record.failure)
-      else records.push(record.success)
+      if (Result.isFailure(record)) {
+        reasons.push(record.failure)
+        continue
+      }
+      const group = groups.get(principal.userId) ?? { principal, records: [] }
+      groups.set(principal.userId, group)
+      group.records.push(record.success)
     }
     // In appends of a batch's size; each counts against the key's signal limits. A 429 or 503
     // midway leaves the earlier appends in the log: the exporter's retry finds them duplicates.
-    for (let i = 0; i < records.length; i += maxBatchSignals) {
-      const chunk = records.slice(i, i + maxBatchSignals)
-      yield* limits.take(principal, chunk.length)
-      yield* ingress.submitMany(chunk).pipe(
-        Effect.catchTag(
-          "NotAppended",
-          (e) => fail(503, `the signal log did not take the records (${e.message}); retry`, { "retry-after": String(retryAfterSeconds) })
+    for (const { principal, records } of groups.values()) {
+      for (let i = 0; i < records.length; i += maxBatchSignals) {
+        const chunk = records.slice(i, i + maxBatchSignals)
+        yield* limits.take(principal, chunk.length)
+        yield* ingress.submitMany(chunk).pipe(
+          Effect.catchTag(
+            "NotAppended",
+            (e) => fail(503, `the signal log did not take the records (${e.message}); retry`, { "retry-after": String(retryAfterSeconds) })
+          )
         )
-      )
+      }
     }
     return reasons
+  })
+
+  /** Each identity the signals of a fleet's batch claim, resolved once (refused ones counted per record). */
+  const claimsOf = Effect.fnUntraced(function*(fleet: FleetPrincipal, outcomes: ReadonlyArray<RecordOutcome>) {
+    const counts = new Map<string, number>()
+    for (const outcome of outcomes) {
+      if (outcome._tag !== "Signal") continue
+      const identity = outcome.identity?.trim() ?? ""
+      counts.set(identity, (counts.get(identity) ?? 0) + 1)
+    }
+    const claims = new Map<string, Claimed>()
+    for (const [identity, records] of counts) {
+      claims.set(identity, yield* identities.resolve(fleet, identity === "" ? undefined : identity, records))
+    }
+    return claims
   })
 
   const handler = (signal: OtlpSignal): DirectRoute["handler"] =>
@@ -149,7 +184,8 @@ export const makeOtlpRoutes = Effect.gen(function*() {
       const encoding = encodingOf(request.headers["content-type"])
       return yield* Effect.gen(function*() {
         const principal = yield* otlpPrincipal(authenticator, request)
-        yield* limits.admit(principal)
+        // A fleet's records are admitted per user as they are taken (appendSignals).
+        if (!isFleet(principal)) yield* limits.admit(principal)
         if (encoding === undefined) {
           return yield* fail(415, `unsupported content type; send application/x-protobuf or application/json`)
         }
