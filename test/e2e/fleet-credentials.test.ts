@@ -46,7 +46,7 @@ const logs = (...resources: ReadonlyArray<{ readonly resource?: Record<string, s
   }))
 })
 
-const postLogs = async (key: string, request: unknown) => {
+const postLogs = async (key: string, request: Record<string, unknown>) => {
   const res = await fetch(`${server.baseUrl}/engine/v1/otlp/v1/logs`, {
     method: "POST",
     headers: { "content-type": "application/x-protobuf", authorization: `Bearer ${key}` },
