@@ -120,8 +120,8 @@ export const makeOtlpRoutes = Effect.gen(function*() {
     const outcomes = logRecordOutcomes(request)
     const claims = isFleet(caller) ? yield* claimsOf(caller, outcomes) : undefined
     const reasons: Array<string> = []
-    // The records of each user, in the batch's order (a fleet's batch may hold several users').
-    const groups = new Map<string, { readonly principal: LicensePrincipal; readonly records: Array<SignalRecord> }>()
+    // In the batch's order, each with its user's principal (a fleet's batch may hold several users').
+    const records: Array<{ readonly principal: LicensePrincipal; readonly record: SignalRecord }> = []
     const now = yield* Clock.currentTimeMillis
     const rulesVersion = rules.version()
     for (const outcome of outcomes) {
@@ -142,23 +142,25 @@ export const makeOtlpRoutes = Effect.gen(function*() {
         reasons.push(record.failure)
         continue
       }
-      const group = groups.get(principal.userId) ?? { principal, records: [] }
-      groups.set(principal.userId, group)
-      group.records.push(record.success)
+      records.push({ principal, record: record.success })
     }
-    // In appends of a batch's size; each counts against the key's signal limits. A 429 or 503
+    // In appends of a batch's size; each counts against its user's signal limits. A 429 or 503
     // midway leaves the earlier appends in the log: the exporter's retry finds them duplicates.
-    for (const { principal, records } of groups.values()) {
-      for (let i = 0; i < records.length; i += maxBatchSignals) {
-        const chunk = records.slice(i, i + maxBatchSignals)
-        yield* limits.take(principal, chunk.length)
-        yield* ingress.submitMany(chunk).pipe(
-          Effect.catchTag(
-            "NotAppended",
-            (e) => fail(503, `the signal log did not take the records (${e.message}); retry`, { "retry-after": String(retryAfterSeconds) })
-          )
-        )
+    for (let i = 0; i < records.length; i += maxBatchSignals) {
+      const chunk = records.slice(i, i + maxBatchSignals)
+      const perUser = new Map<string, { readonly principal: LicensePrincipal; count: number }>()
+      for (const { principal } of chunk) {
+        const counted = perUser.get(principal.userId) ?? { principal, count: 0 }
+        counted.count++
+        perUser.set(principal.userId, counted)
       }
+      for (const { count, principal } of perUser.values()) yield* limits.take(principal, count)
+      yield* ingress.submitMany(chunk.map((r) => r.record)).pipe(
+        Effect.catchTag(
+          "NotAppended",
+          (e) => fail(503, `the signal log did not take the records (${e.message}); retry`, { "retry-after": String(retryAfterSeconds) })
+        )
+      )
     }
     return reasons
   })
