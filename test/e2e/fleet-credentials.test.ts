@@ -198,6 +198,24 @@ describe("fleet credentials", () => {
     expect(await sessionUser(hookSession)).toBe(org.user_id)
   })
 
+  it("are of the environment of the key that made them, and so are their records", async () => {
+    const created = await call(server, "POST", "/api/v1/fleet-credentials", { key: org.api_key_test, body: { name: "test machines" } })
+    expect(created.status).toBe(201)
+    expect(created.body.key).toMatch(/^flt_test_/)
+    const liveList = await call(server, "GET", "/api/v1/fleet-credentials", { key: admin })
+    expect((liveList.body.data as Array<any>).some((k) => k.id === created.body.id)).toBe(false)
+    const session = randomUUID()
+    expect((await hook(created.body.key, "admin@localhost", session)).status).toBe(200)
+    const testSessions = await waitFor(
+      async () => (await call(server, "GET", "/api/v1/sessions?adapter=claude-code&limit=100", { key: org.api_key_test })).body.data as Array<any>,
+      (list) => list.some((s) => s.client_session_id === session),
+      { what: "the test session" }
+    )
+    expect(testSessions.find((s) => s.client_session_id === session).user_id).toBe(org.user_id)
+    const live = await call(server, "GET", "/api/v1/sessions?adapter=claude-code&limit=100", { key: admin })
+    expect((live.body.data as Array<any>).some((s) => s.client_session_id === session)).toBe(false)
+  })
+
   it("default to refuse, and PATCH /org refuses another value", async () => {
     const other = await bootstrapOrg(server.databaseUrl, `fleet-default-${randomUUID().slice(0, 8)}`, "team")
     const got = await call(server, "GET", "/api/v1/org", { key: other.api_key_live! })

@@ -78,9 +78,12 @@ export const makeFleetIdentities = Effect.gen(function*() {
         Effect.catchTag("NameTaken", () => Effect.succeed(false)),
         Effect.catchTag("UnknownReference", Effect.die)
       )
-      if (created) yield* authenticator.forget
+      // Either way the miss kept above is wrong now (or the address is a deactivated user's).
+      yield* authenticator.forget
       const member = yield* authenticator.fleetMember(fleet.orgId, email)
-      if (member === undefined) return { _tag: "Refused", reason: `${email} is a deactivated user` } as Claimed
+      if (member === undefined) {
+        return { _tag: "Refused", reason: created ? `${email} could not be made a user` : `${email} is a deactivated user` } as Claimed
+      }
       return { _tag: "Member", principal: asPrincipal(fleet, member) } as Claimed
     })
 
