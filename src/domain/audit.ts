@@ -8,7 +8,8 @@ import { Environment } from "./environments.ts"
  */
 
 /** The kinds of resource the management API changes, as entries name them. */
-export const auditResources = ["org", "user", "team", "project", "api_key", "license_key", "webhook", "channel", "rule", "report_schedule", "sso"] as const
+export const auditResources = ["org", "user", "team", "project", "api_key", "license_key", "webhook", "channel", "rule", "report_schedule", "sso",
+  "fleet_credential"] as const
 export type AuditResource = typeof auditResources[number]
 
 /** Who made a change: an API key today; a person once people sign in (SSO). */
@@ -75,7 +76,8 @@ export const secretFields: Readonly<Record<AuditResource, ReadonlyArray<string>>
   channel: ["url", "url_ciphertext"],
   rule: [],
   report_schedule: [],
-  sso: ["client_secret_ciphertext"]
+  sso: ["client_secret_ciphertext"],
+  fleet_credential: ["key", "key_hash"]
 }
 
 /** Bookkeeping columns that change without anyone changing the resource (delivery leases). */
@@ -106,7 +108,8 @@ const resourceBySegment: Readonly<Record<string, AuditResource>> = {
   channels: "channel",
   rules: "rule",
   "report-schedules": "report_schedule",
-  sso: "sso"
+  sso: "sso",
+  "fleet-credentials": "fleet_credential"
 }
 
 /** Endpoint names whose verb reads better otherwise in an action. */

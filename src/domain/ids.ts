@@ -52,6 +52,7 @@ export const IdPrefix = {
   project: "proj",
   apiKey: "key",
   licenseKey: "lk",
+  fleetCredential: "fk",
   request: "req"
 } as const
 

@@ -19,11 +19,13 @@ export type RecordOutcome =
       readonly idempotency_key: string
       readonly metadata: Record<string, unknown>
     }
+    /** The tool's own identity of the user (`user.email`, the record's over the resource's): a fleet credential's attribution. */
+    readonly identity?: string | undefined
   }
   /** Telemetry that is not a signal (a plugin loaded, a setting resolved): acknowledged, not kept. */
   | { readonly _tag: "Ignored" }
   /** A record of an event the engine maps that it cannot take; counted as rejected. */
-  | { readonly _tag: "Rejected"; readonly reason: string }
+  | { readonly _tag: "Rejected"; readonly reason: string; readonly identity?: string | undefined }
 
 type Attributes = ReadonlyMap<string, unknown>
 
@@ -288,6 +290,11 @@ const eventNameOf = (record: Record<string, unknown>, a: Attributes): string | u
 
 const outcomeOf = (record: Record<string, unknown>, resource: Attributes): RecordOutcome => {
   const a = new Map([...resource, ...attributesOf(record.attributes)])
+  const outcome = outcomeOfEvent(record, a)
+  return outcome._tag === "Ignored" ? outcome : { ...outcome, identity: text(a, "user.email") }
+}
+
+const outcomeOfEvent = (record: Record<string, unknown>, a: Attributes): RecordOutcome => {
   const name = eventNameOf(record, a)
   const dot = name?.indexOf(".") ?? -1
   if (name === undefined || dot === -1) return { _tag: "Ignored" }

@@ -1,5 +1,6 @@
 import { Schema } from "effect"
 import { Environment } from "./environments.ts"
+import { UnknownIdentities } from "./fleet.ts"
 import { Plan } from "./plans.ts"
 import { NotFoundRefusal, Refusal } from "./refusal.ts"
 import { Scope } from "./scopes.ts"
@@ -22,6 +23,10 @@ export const Org = Schema.Struct({
   rate_limits: Schema.Array(RateLimitWindow),
   alert_channels: Schema.Array(Schema.String).annotate({
     description: "the notification channels that get the org's admin alerts (PATCH /org); [] until set"
+  }),
+  unknown_identities: UnknownIdentities.annotate({
+    description: "what a fleet credential's record naming someone who is no user of the org does: `create` makes the user, " +
+      "`refuse` (the default) rejects and counts it"
   }),
   created_at: Timestamp
 })

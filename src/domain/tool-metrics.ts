@@ -21,6 +21,8 @@ export interface ToolMetricPoint {
   readonly startNs: string
   readonly timeNs: string
   readonly value: number
+  /** The tool's own identity of the user (`user.email`, the point's over the resource's): a fleet credential's attribution. */
+  readonly identity?: string | undefined
 }
 
 type Attributes = ReadonlyMap<string, unknown>
@@ -94,7 +96,9 @@ export const productivityPoints = (request: Record<string, unknown>): ReadonlyAr
           const value = valueOf(point)
           if (figure === undefined || timeNs === undefined || timeNs === "0" || value === undefined) continue
           const startNs = nanos(point.startTimeUnixNano) ?? "0"
-          points.push({ tool: kind.tool, figure, series: seriesOf(name, resource, attributes), cumulative, startNs, timeNs, value })
+          const email = attributes.get("user.email") ?? resource.get("user.email")
+          const identity = typeof email === "string" ? email : undefined
+          points.push({ tool: kind.tool, figure, series: seriesOf(name, resource, attributes), cumulative, startNs, timeNs, value, identity })
         }
       }
     }

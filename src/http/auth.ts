@@ -2,6 +2,8 @@ import { Config, Context, Duration, Effect, Layer, Queue, Redacted, Schedule } f
 import { apiKeyPattern, licenseKeyPattern } from "../domain/credentials.ts"
 import { Forbidden, Unauthorized } from "../domain/errors.ts"
 import type { Environment } from "../domain/environments.ts"
+import { fleetCredentialPattern, type FleetPrincipal } from "../domain/fleet.ts"
+import type { FleetMember } from "../store/fleet-repo.ts"
 import { allowsLiveKeys, type EngineFeature, minimumPlanFor, type Plan, planHasFeature } from "../domain/plans.ts"
 import type { ApiKeyPrincipal, LicensePrincipal } from "../domain/principal.ts"
 import { RequestFacts } from "../observability/request-facts.ts"
@@ -37,6 +39,9 @@ const invalid = { _tag: "Invalid" } as const
 export class Authenticator extends Context.Service<Authenticator, {
   readonly apiKey: (credential: string) => Effect.Effect<Authentication<ApiKeyPrincipal>>
   readonly licenseKey: (credential: string) => Effect.Effect<Authentication<LicensePrincipal>>
+  readonly fleetCredential: (credential: string) => Effect.Effect<Authentication<FleetPrincipal>>
+  /** The org's active user of a claimed e-mail (any letter case), cached as keys are. */
+  readonly fleetMember: (orgId: string, email: string) => Effect.Effect<FleetMember | undefined>
   /**
    * Drops what every key resolved to, and the lookups in flight from being kept: this node made
    * a change that may alter them, and answers after the drop, so its next request sees the change
@@ -60,15 +65,26 @@ export class Authenticator extends Context.Service<Authenticator, {
         const timeToLiveMs = () => (listening ? ttlMs : unheardTtlMs)
         const apiKeys = makeKeyCache({ lookup: tenancy.authenticateApiKey, capacity: 10_000, timeToLiveMs, ...outage })
         const licenseKeys = makeKeyCache({ lookup: tenancy.authenticateLicenseKey, capacity: 100_000, timeToLiveMs, ...outage })
+        const fleetKeys = makeKeyCache({ lookup: tenancy.authenticateFleetCredential, capacity: 1_000, timeToLiveMs, ...outage })
+        // Keyed by org and lower-cased e-mail; a miss is kept too, and dropped when a user is
+        // created (its insert notifies, migration 0028).
+        const fleetMembers = makeKeyCache({
+          lookup: (key: string) => {
+            const at = key.indexOf("\n")
+            return tenancy.fleetMember(key.slice(0, at), key.slice(at + 1))
+          },
+          capacity: 100_000,
+          timeToLiveMs,
+          ...outage
+        })
+        const caches = [apiKeys, licenseKeys, fleetKeys, fleetMembers]
         const forgetAll = Effect.sync(() => {
-          apiKeys.clear()
-          licenseKeys.clear()
+          for (const cache of caches) cache.clear()
         })
         // Users who stopped sending keep nothing in the cache for long.
         const sweepEvery = Duration.max(Duration.min(ttl, Duration.minutes(1)), Duration.seconds(1))
         yield* Effect.sync(() => {
-          apiKeys.sweep()
-          licenseKeys.sweep()
+          for (const cache of caches) cache.sweep()
         }).pipe(Effect.repeat(Schedule.spaced(sweepEvery)), Effect.forkScoped)
 
         if (Duration.isGreaterThan(ttl, Duration.zero)) {
@@ -88,8 +104,7 @@ export class Authenticator extends Context.Service<Authenticator, {
             // while the database is out of reach (which is most often why the notices stopped).
             Effect.ensuring(Effect.sync(() => {
               listening = false
-              apiKeys.expire()
-              licenseKeys.expire()
+              for (const cache of caches) cache.expire()
             })),
             Effect.catchCause((cause) =>
               Effect.logWarning("auth: lost the notices of key and user changes; caching lookups 5 s until they are back", cause).pipe(
@@ -112,7 +127,13 @@ export class Authenticator extends Context.Service<Authenticator, {
           if (!licenseKeyPattern.test(credential)) return Effect.succeed(invalid)
           return Effect.map(licenseKeys.get(credential), (principal) => (principal ? { _tag: "Valid", principal } : invalid))
         }
-        return Authenticator.of({ apiKey, licenseKey, forget: forgetAll })
+        const fleetCredential = (credential: string): Effect.Effect<Authentication<FleetPrincipal>> => {
+          if (credential === "") return Effect.succeed(missing)
+          if (!fleetCredentialPattern.test(credential)) return Effect.succeed(invalid)
+          return Effect.map(fleetKeys.get(credential), (principal) => (principal ? { _tag: "Valid", principal } : invalid))
+        }
+        const fleetMember = (orgId: string, email: string) => fleetMembers.get(`${orgId}\n${email.toLowerCase()}`)
+        return Authenticator.of({ apiKey, licenseKey, fleetCredential, fleetMember, forget: forgetAll })
       })
     )
 }
@@ -121,7 +142,7 @@ const liveKeyOnLowerPlan = (plan: string) =>
   Forbidden.of(`live keys require the team plan or higher; this org is on ${plan}. Use a test key.`, "plan_upgrade_required")
 
 /** What both surfaces ask of a credential: present, valid, and not live on a plan without live keys. */
-const requirePrincipal = <P extends { readonly environment: Environment; readonly plan: Plan }>(
+export const requirePrincipal = <P extends { readonly environment: Environment; readonly plan: Plan }>(
   auth: Authentication<P>,
   credential: { readonly name: string; readonly code: string },
   liveOnLowerPlan = false

@@ -17,7 +17,8 @@ const tables: Readonly<Record<AuditResource, string>> = {
   channel: "channels",
   rule: "rules",
   report_schedule: "report_schedules",
-  sso: "org_sso"
+  sso: "org_sso",
+  fleet_credential: "fleet_credentials"
 }
 
 const extras: Partial<Record<AuditResource, string>> = {

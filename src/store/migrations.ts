@@ -24,6 +24,7 @@ import { m0020_redact_action } from "./migrations/0020_redact_action.ts"
 import { m0021_report_schedules } from "./migrations/0021_report_schedules.ts"
 import { m0022_sso } from "./migrations/0022_sso.ts"
 import { m0023_tool_metric_points } from "./migrations/0023_tool_metric_points.ts"
+import { m0024_fleet_credentials } from "./migrations/0024_fleet_credentials.ts"
 
 /**
  * Forward-only, numbered migrations, one module each in migrations/. Each runs once, in id order,
@@ -53,16 +54,17 @@ const all = {
   "0020_redact_action": m0020_redact_action,
   "0021_report_schedules": m0021_report_schedules,
   "0022_sso": m0022_sso,
-  "0023_tool_metric_points": m0023_tool_metric_points
+  "0023_tool_metric_points": m0023_tool_metric_points,
+  "0024_fleet_credentials": m0024_fleet_credentials
 }
 
 export const migrations = Migrator.fromRecord(all)
 
-/** Every migration's id, in order (a branch's migration may leave a gap until it is renumbered). */
-export const migrationIds = Object.keys(all).map((name) => Number.parseInt(name, 10)).sort((a, b) => a - b)
-
 /** The newest migration id (from the list, so it cannot lag it); /readyz reports not ready until the database has it. */
 export const latestMigrationId = Math.max(...Object.keys(all).map((name) => Number.parseInt(name, 10)))
+
+/** Every migration's id, in order (numbers may be skipped while branches are merged). */
+export const migrationIds: ReadonlyArray<number> = Object.keys(all).map((name) => Number.parseInt(name, 10)).sort((a, b) => a - b)
 
 /**
  * The read indexes of `events` (as migration 0002 created them). A full replay drops them while

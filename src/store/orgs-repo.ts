@@ -1,6 +1,7 @@
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { IdPrefix, makeId } from "../domain/ids.ts"
+import type { UnknownIdentities } from "../domain/fleet.ts"
 import type { OrgSettings } from "../domain/org-settings.ts"
 import type { Plan } from "../domain/plans.ts"
 import { OrgNotFound } from "../domain/tenancy.ts"
@@ -15,6 +16,7 @@ export interface OrgRecord {
   readonly rate_limit_per_minute: number | null
   readonly rate_limit_per_hour: number | null
   readonly rate_limit_per_day: number | null
+  readonly unknown_identities: UnknownIdentities
   readonly created_at: string
 }
 
@@ -34,7 +36,7 @@ const toOrg = (r: OrgRow): OrgRecord => ({ ...r, created_at: isoNN(r.created_at)
 export const makeOrgs = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const orgColumns = sql`id, name, plan, session_timeout_s, time_zone, rate_limit_per_minute,
-    rate_limit_per_hour, rate_limit_per_day, created_at`
+    rate_limit_per_hour, rate_limit_per_day, unknown_identities, created_at`
 
   const createOrg = Effect.fn("Tenancy.createOrg")(function*(input: { readonly name: string; readonly plan: Plan }) {
     const rows = yield* sql<OrgRow>`

@@ -3,6 +3,7 @@ import { SqlClient } from "effect/sql"
 import type { Environment } from "../domain/environments.ts"
 import { allowsLiveKeys, type Plan } from "../domain/plans.ts"
 import { allScopes } from "../domain/scopes.ts"
+import { type Fleet, makeFleet } from "./fleet-repo.ts"
 import { type KeyAuthentication, makeKeyAuthentication } from "./key-authentication.ts"
 import { type Keys, makeKeys } from "./keys-repo.ts"
 import { makeOrgs, type Orgs } from "./orgs-repo.ts"
@@ -32,7 +33,7 @@ export interface Bootstrapped {
  */
 export class Tenancy extends Context.Service<
   Tenancy,
-  Orgs & People & Projects & Keys & KeyAuthentication & PrincipalChanges & {
+  Orgs & People & Projects & Keys & Fleet & KeyAuthentication & PrincipalChanges & {
     /** A new org with an admin, a team and keys of each kind, in one transaction (the demo, the CLI). */
     readonly bootstrap: (input: { readonly org: string; readonly plan: Plan; readonly apiKeyPrefix: string }) => Effect.Effect<Bootstrapped>
   }
@@ -46,6 +47,7 @@ export class Tenancy extends Context.Service<
         const people = yield* makePeople
         const projects = yield* makeProjects
         const keys = yield* makeKeys(orgs, options)
+        const fleet = yield* makeFleet(orgs)
         const authentication = yield* makeKeyAuthentication
         const listen = yield* makePrincipalChanges
 
@@ -79,6 +81,7 @@ export class Tenancy extends Context.Service<
           ...people,
           ...projects,
           ...keys,
+          ...fleet,
           ...authentication,
           ...listen,
           bootstrap

@@ -36,6 +36,8 @@ describe("migration 0009: an e-mail address names one user of an org in any lett
         yield* sql`DROP FUNCTION audit_log_refuse_change, audit_log_purge`
         yield* sql`DROP TABLE report_schedules`
         yield* sql`DROP TABLE tool_metric_points`
+        yield* sql`DROP TABLE fleet_credentials, fleet_unknown_identities`
+        yield* sql`ALTER TABLE orgs DROP COLUMN unknown_identities`
         yield* sql`ALTER TABLE events DROP COLUMN verdict`
         yield* sql`ALTER TABLE users DROP COLUMN deactivated_at`
         yield* sql`DELETE FROM effect_sql_migrations WHERE migration_id >= 9`

@@ -8,6 +8,7 @@ import { hrefOf } from "../route.js"
 import { Badge, Loaded, Table, useLoad } from "../ui.js"
 import { Breakdown } from "./breakdown.js"
 import { Budgets } from "./budgets.js"
+import { UnknownIdentities } from "./unknown-identities.js"
 import { UsageExport } from "./usage-export.js"
 
 /** @typedef {{ key: string, signals: number, sessions: number, tokens_in: number, tokens_out: number, cost_usd: number, error_count: number }} Group */
@@ -19,6 +20,7 @@ export const Overview = ({ org }) => {
   const month = useLoad(() => api("GET", "/usage", { query: { group_by: "day", from: startOf(tz, new Date(), "month").toISOString(), limit: 100 } }), [tz])
   return html`<h1>Overview</h1>
     <p class="lede">Times are counted in the org's time zone, ${tz}.</p>
+    <${UnknownIdentities} />
     <${Loaded} state=${month}>${(/** @type {any} */ report) => {
     const today = report.data.find((/** @type {Group} */ d) => d.key === dayKey(tz))
     return html`<section class="cards" aria-label="Totals">

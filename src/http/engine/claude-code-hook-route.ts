@@ -2,10 +2,13 @@ import { Effect, Result, Schema, SchemaIssue } from "effect"
 import { HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HttpApiError } from "effect/http-api"
 import { hookOutput, hookSignal } from "../../domain/claude-code-hook.ts"
+import { Forbidden } from "../../domain/errors.ts"
+import { isFleetCredential } from "../../domain/fleet.ts"
 import type { LicensePrincipal } from "../../domain/principal.ts"
 import { Authenticator, authorizeEngine } from "../auth.ts"
 import { bearerCredential } from "../bearer.ts"
 import { describeSchemaError } from "../envelope.ts"
+import { authorizeFleet, makeFleetIdentities } from "./fleet-identity.ts"
 import { ClaudeCodeHookInput, ClaudeCodeHookQuery } from "./hooks-api.ts"
 import { BatchSignalInput } from "./signals-api.ts"
 import { SignalLimits } from "./signal-limits.ts"
@@ -58,9 +61,23 @@ export const makeClaudeCodeHookRoute = Effect.gen(function*() {
   const authenticator = yield* Authenticator
   const answerHook = yield* makeAnswerHook
   const limits = yield* SignalLimits
+  const identities = yield* makeFleetIdentities
+  /**
+   * A user's license key, or the org's fleet credential with the developer's e-mail in
+   * X-Signal-Engine-User (Claude Code's hook input names no user; the managed file fills the
+   * header from an environment variable device management sets).
+   */
+  const hookPrincipal = Effect.fnUntraced(function*(request: HttpServerRequest.HttpServerRequest) {
+    const credential = bearerCredential(request.headers.authorization)
+    if (!isFleetCredential(credential)) return yield* authorizeEngine(authenticator, credential, "signals")
+    const fleet = yield* authorizeFleet(authenticator, credential)
+    const claim = yield* identities.resolve(fleet, request.headers["x-signal-engine-user"], 1)
+    if (claim._tag === "Refused") return yield* Forbidden.of(`X-Signal-Engine-User: ${claim.reason}`, "unknown_identity")
+    return claim.principal
+  })
   return Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest
-    const principal = yield* authorizeEngine(authenticator, bearerCredential(request.headers.authorization), "signals")
+    const principal = yield* hookPrincipal(request)
     yield* limits.admit(principal)
     // Checked as the HttpApi endpoint checks them (the document's contract): query, type, body.
     const query = decodeQuery(Object.fromEntries(new URL(request.url, "http://internal").searchParams))

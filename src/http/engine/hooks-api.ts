@@ -13,6 +13,12 @@ export const ClaudeCodeHookHeaders = Schema.Struct({
   "x-signal-engine-model": Schema.optional(Schema.String.annotate({
     description: "the model the session uses when the hook input does not name it (Claude Code's hooks name it only on " +
       "SessionStart): managed settings interpolate $ANTHROPIC_MODEL into it"
+  })),
+  "x-signal-engine-user": Schema.optional(Schema.String.annotate({
+    description: "with the org's fleet credential (Bearer flt_…) in place of a license key: the developer's e-mail, which " +
+      "names the user (any letter case); managed settings interpolate $SIGNAL_ENGINE_USER into it. An identity that is no " +
+      "user of the org is created or refused (403 unknown_identity, counted in GET /api/v1/fleet/unknown-identities) as " +
+      "the org's unknown_identities says. Ignored with a license key"
   }))
 })
 
@@ -61,7 +67,8 @@ export class HooksGroup extends HttpApiGroup.make("hooks")
           "\"Claude Code managed settings (hooks)\"). The input becomes a signal (UserPromptSubmit: user-prompt, PreToolUse: " +
           "pre-tool, PostToolUse and PostToolUseFailure: post-tool, PreCompact, Stop, SessionEnd; other events make none and " +
           "are answered {}), of adapter claude-code in the input's session_id, judged exactly as POST /signals judges it, and " +
-          "the verdict is answered in Claude Code's hook protocol. A refused key or body is the error envelope with its " +
+          "the verdict is answered in Claude Code's hook protocol. The credential is the user's license key, or the org's fleet " +
+          "credential with X-Signal-Engine-User naming the user (served at this exact path only). A refused key or body is the error envelope with its " +
           "status, which Claude Code treats as the hook failing (its onFailure decides)."
       }))
   )

@@ -43,7 +43,11 @@ const operation = (signal: "logs" | "metrics" | "traces") => {
         "(gemini_cli.api_response, api_error, user_prompt, tool_call; adapter gemini-cli) likewise. " +
         "Other events are acknowledged and not kept. Records that cannot be taken " +
         `(no session id, a value out of range) are counted in partial_success.${rejected}; the rest are kept. ` +
-        `Bodies may be gzipped (Content-Encoding: gzip; at most ${maxUnpackedBytes} bytes unpacked).`
+        `Bodies may be gzipped (Content-Encoding: gzip; at most ${maxUnpackedBytes} bytes unpacked). ` +
+        "With the org's fleet credential (Bearer flt_live_… / flt_test_…, POST /api/v1/fleet-credentials) in place of a " +
+        "license key, each record is the user its user.email attribute names (the record's, else the resource's; any " +
+        "letter case); a record of an identity that is no user of the org is created as a member or rejected and counted, " +
+        "as the org's unknown_identities says (rejected ones in partial_success, the rest kept)."
       : "Takes OTLP/HTTP metrics, so that an exporter configured for both signals succeeds: read and " +
         "acknowledged, known names or not, and counted nowhere (the log events carry every model request " +
         "with its id, which the tools' counters only sum).",
@@ -56,7 +60,7 @@ const operation = (signal: "logs" | "metrics" | "traces") => {
         content: body(`Export${message}ServiceResponse`)
       },
       "400": status("The body is not a valid request of this encoding (a truncated protobuf, JSON of the wrong shape, bad gzip)"),
-      "401": status("Missing or invalid license key"),
+      "401": status("Missing or invalid license key or fleet credential (revoked included)"),
       "403": status("The org's plan has no signals"),
       "413": status("The body, or what it unpacks to, is too large"),
       "415": status("A content type other than application/x-protobuf or application/json, or a Content-Encoding other than gzip"),

@@ -2,8 +2,10 @@ import { gunzipSync } from "node:zlib"
 import { Cause, Clock, Config, Effect, Result, Schema } from "effect"
 import { HttpServerError, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { isApiError } from "../../domain/errors.ts"
-import { logRecordOutcomes } from "../../domain/otlp-events.ts"
-import { productivityPoints } from "../../domain/tool-metrics.ts"
+import type { FleetPrincipal } from "../../domain/fleet.ts"
+import { logRecordOutcomes, type RecordOutcome } from "../../domain/otlp-events.ts"
+import type { LicensePrincipal } from "../../domain/principal.ts"
+import { productivityPoints, type ToolMetricPoint } from "../../domain/tool-metrics.ts"
 import type { SignalRecord } from "../../domain/records.ts"
 import { Ingress } from "../../engine/ingress.ts"
 import { Pricing } from "../../engine/pricing.ts"
@@ -14,7 +16,8 @@ import { Authenticator } from "../auth.ts"
 import { retryAfterSeconds } from "../database-outage.ts"
 import type { DirectRoute } from "../gateway.ts"
 import { contentTypeOf, decodeRequest, encodeResponse, encodeStatus, encodingOf, type OtlpEncoding, type OtlpSignal } from "./otlp-codec.ts"
-import { otlpPrincipal } from "./otlp-identity.ts"
+import { type Claimed, makeFleetIdentities } from "./fleet-identity.ts"
+import { isFleet, otlpPrincipal } from "./otlp-identity.ts"
 import { BatchSignalInput, maxBatchSignals } from "./signals-api.ts"
 import { SignalLimits } from "./signal-limits.ts"
 import { toSignalRecord } from "./signals-records.ts"
@@ -114,29 +117,48 @@ export const makeOtlpRoutes = Effect.gen(function*() {
   const rules = yield* RuleCache
   const toolMetrics = yield* ToolMetrics
   const maxMetadataBytes = yield* MaxMetadataBytes
+  const identities = yield* makeFleetIdentities
 
-  const appendSignals = Effect.fnUntraced(function*(request: Record<string, unknown>, principal: Parameters<typeof limits.take>[0]) {
+  const appendSignals = Effect.fnUntraced(function*(request: Record<string, unknown>, caller: LicensePrincipal | FleetPrincipal) {
     const outcomes = logRecordOutcomes(request)
+    const claims = isFleet(caller) ? yield* claimsOf(caller, outcomes) : undefined
     const reasons: Array<string> = []
-    const records: Array<SignalRecord> = []
+    // In the batch's order, each with its user's principal (a fleet's batch may hold several users').
+    const records: Array<{ readonly principal: LicensePrincipal; readonly record: SignalRecord }> = []
     const now = yield* Clock.currentTimeMillis
-    const context = { principal, pricing, maxMetadataBytes, now, rulesVersion: rules.version() }
+    const rulesVersion = rules.version()
     for (const outcome of outcomes) {
       if (outcome._tag === "Rejected") reasons.push(outcome.reason)
       if (outcome._tag !== "Signal") continue
+      const claim = claims?.get(outcome.identity?.trim() ?? "")
+      if (claim?._tag === "Refused") {
+        reasons.push(`${outcome.signal.type}: ${claim.reason}`)
+        continue
+      }
+      const principal = claim?._tag === "Member" ? claim.principal : caller as LicensePrincipal
+      const context = { principal, pricing, maxMetadataBytes, now, rulesVersion }
       const decoded = decodeSignal(outcome.signal)
       const record = Result.isFailure(decoded)
         ? Result.fail(`${outcome.signal.type}: ${decoded.failure.message}`)
         : Result.mapError(toSignalRecord(decoded.success, context), (e) => `${outcome.signal.type}: ${e.error}`)
-      if (Result.isFailure(record)) reasons.push(record.failure)
-      else records.push(record.success)
+      if (Result.isFailure(record)) {
+        reasons.push(record.failure)
+        continue
+      }
+      records.push({ principal, record: record.success })
     }
-    // In appends of a batch's size; each counts against the key's signal limits. A 429 or 503
+    // In appends of a batch's size; each counts against its user's signal limits. A 429 or 503
     // midway leaves the earlier appends in the log: the exporter's retry finds them duplicates.
     for (let i = 0; i < records.length; i += maxBatchSignals) {
       const chunk = records.slice(i, i + maxBatchSignals)
-      yield* limits.take(principal, chunk.length)
-      yield* ingress.submitMany(chunk).pipe(
+      const perUser = new Map<string, { readonly principal: LicensePrincipal; count: number }>()
+      for (const { principal } of chunk) {
+        const counted = perUser.get(principal.userId) ?? { principal, count: 0 }
+        counted.count++
+        perUser.set(principal.userId, counted)
+      }
+      for (const { count, principal } of perUser.values()) yield* limits.take(principal, count)
+      yield* ingress.submitMany(chunk.map((r) => r.record)).pipe(
         Effect.catchTag(
           "NotAppended",
           (e) => fail(503, `the signal log did not take the records (${e.message}); retry`, { "retry-after": String(retryAfterSeconds) })
@@ -146,13 +168,50 @@ export const makeOtlpRoutes = Effect.gen(function*() {
     return reasons
   })
 
+  /** Each identity the signals of a fleet's batch claim, resolved once (refused ones counted per record). */
+  const claimsOf = Effect.fnUntraced(function*(fleet: FleetPrincipal, outcomes: ReadonlyArray<RecordOutcome>) {
+    const counts = new Map<string, number>()
+    for (const outcome of outcomes) {
+      if (outcome._tag !== "Signal") continue
+      const identity = outcome.identity?.trim() ?? ""
+      counts.set(identity, (counts.get(identity) ?? 0) + 1)
+    }
+    const claims = new Map<string, Claimed>()
+    for (const [identity, records] of counts) {
+      claims.set(identity, yield* identities.resolve(fleet, identity === "" ? undefined : identity, records))
+    }
+    return claims
+  })
+
+  /**
+   * Keeps the productivity counters: a license key's are its user's; a fleet's are attributed point
+   * by point by the identity they carry, and a refused identity's points are rejected (its reasons).
+   */
+  const recordPoints = Effect.fnUntraced(function*(points: ReadonlyArray<ToolMetricPoint>, caller: LicensePrincipal | FleetPrincipal) {
+    const tenant = { orgId: caller.orgId, environment: caller.environment }
+    if (!isFleet(caller)) return yield* Effect.as(toolMetrics.record(tenant, caller.userId, points), [] as ReadonlyArray<string>)
+    const byIdentity = new Map<string, Array<ToolMetricPoint>>()
+    for (const point of points) {
+      const identity = point.identity?.trim() ?? ""
+      byIdentity.set(identity, [...(byIdentity.get(identity) ?? []), point])
+    }
+    const refused: Array<string> = []
+    for (const [identity, own] of byIdentity) {
+      const claim = yield* identities.resolve(caller, identity === "" ? undefined : identity, own.length)
+      if (claim._tag === "Refused") refused.push(...own.map(() => claim.reason))
+      else yield* toolMetrics.record(tenant, claim.principal.userId, own)
+    }
+    return refused
+  })
+
   const handler = (signal: OtlpSignal): DirectRoute["handler"] =>
     Effect.gen(function*() {
       const request = yield* HttpServerRequest.HttpServerRequest
       const encoding = encodingOf(request.headers["content-type"])
       return yield* Effect.gen(function*() {
         const principal = yield* otlpPrincipal(authenticator, request)
-        yield* limits.admit(principal)
+        // A fleet's records are admitted per user as they are taken (appendSignals).
+        if (!isFleet(principal)) yield* limits.admit(principal)
         if (encoding === undefined) {
           return yield* fail(415, `unsupported content type; send application/x-protobuf or application/json`)
         }
@@ -160,8 +219,9 @@ export const makeOtlpRoutes = Effect.gen(function*() {
         if (!decoded.ok) return yield* fail(400, `invalid OTLP ${signal} request: ${decoded.error}`)
         if (signal === "metrics") {
           // The productivity counters are kept before the answer (a failure is a retryable 503).
-          const tenant = { orgId: principal.orgId, environment: principal.environment }
-          yield* toolMetrics.record(tenant, principal.userId, productivityPoints(decoded.value))
+          const refused = yield* recordPoints(productivityPoints(decoded.value), principal)
+          const message = refused.length === 0 ? "" : `${refused.length} data points rejected: ${[...new Set(refused)].slice(0, 5).join("; ")}`
+          return respond(200, encoding, encodeResponse(signal, encoding, refused.length, message))
         }
         if (signal !== "logs") return respond(200, encoding, encodeResponse(signal, encoding, 0, ""))
         const reasons = yield* appendSignals(decoded.value, principal)

@@ -5,6 +5,7 @@ import { Conflict, Forbidden, NotFound, Unprocessable } from "../../domain/error
 import { sessionTimeoutBounds } from "../../domain/org-settings.ts"
 import { Scope } from "../../domain/scopes.ts"
 import { matching } from "../../domain/text.ts"
+import { UnknownIdentities } from "../../domain/fleet.ts"
 import { ApiKey, LicenseKey, Org, Project, Role, Team, User, UserStatus } from "../../domain/tenancy.ts"
 import { KeyHousekeeping } from "../contract.ts"
 import { EventsGroup, SessionsGroup, UsageGroupApi } from "./activity-api.ts"
@@ -16,6 +17,7 @@ import { AuditLogGroup } from "./audit-api.ts"
 import { UsageExportGroup } from "./usage-export-api.ts"
 import { ReportSchedulesGroup } from "./report-schedules-api.ts"
 import { SsoGroup } from "./sso-api.ts"
+import { FleetGroup } from "./fleet-api.ts"
 import { BudgetsGroup, RulesGroup } from "./rules-api.ts"
 import { getEndpoint, IdParams, listEndpoint, managementGroup, Name, requires } from "./endpoints.ts"
 
@@ -39,7 +41,12 @@ const OrgSettingsPayload = Schema.Struct({
         "warnings and exceeded, anomalies, failing webhooks and channels; each alert goes to those of its own environment. " +
         "Replaces the list; ids that are not channels of the org are 422"
     })
-  )
+  ),
+  unknown_identities: Schema.optionalKey(UnknownIdentities.annotate({
+    description: "what a fleet credential's record or hook call naming someone who is no user of the org does: `create` " +
+      "makes the user (a member, named by the e-mail's local part), `refuse` rejects it and counts it in GET " +
+      "/fleet/unknown-identities"
+  }))
 }).annotate({ description: "only the fields sent change; unknown fields are rejected (400)" })
 
 const userChangeNote = "Users and teams belong to both environments: on plans with live keys only a live key may " +
@@ -210,6 +217,7 @@ export class ManagementApi extends HttpApi.make("management")
   .add(ReportSchedulesGroup)
   .add(SsoGroup)
   .add(TelemetryViewsGroup)
+  .add(FleetGroup)
   .prefix("/api/v1")
   // A field this API does not know is a mistake to point out (a typo answered 200 and changed
   // nothing), so every management body refuses unknown fields with 400.

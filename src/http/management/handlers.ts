@@ -23,6 +23,7 @@ import { AuditLogHandlers } from "./audit-handlers.ts"
 import { UsageExportHandlers } from "./usage-export-handlers.ts"
 import { ReportSchedulesHandlers } from "./report-schedules-handlers.ts"
 import { SsoHandlers } from "./sso-handlers.ts"
+import { FleetHandlers } from "./fleet-handlers.ts"
 
 const page = (query: { readonly limit?: number | undefined; readonly cursor?: string | undefined }) => ({
   limit: query.limit ?? defaultPageSize,
@@ -39,6 +40,7 @@ const orgView = (principal: ApiKeyPrincipal, org: OrgRecord, alertChannels: Read
   time_zone: org.time_zone,
   rate_limits: managementRateWindows(principal.plan, principal.rateLimits).map((w) => ({ window: w.name, limit: w.limit })),
   alert_channels: [...alertChannels],
+  unknown_identities: org.unknown_identities,
   created_at: org.created_at
 })
 
@@ -70,12 +72,13 @@ export const OrgHandlers = HttpApiBuilder.group(
         Effect.gen(function*() {
           yield* liveKeyForBothEnvironments
           const principal = yield* ApiPrincipal
-          const { alert_channels, ...rest } = payload
+          const { alert_channels, unknown_identities, ...rest } = payload
           const settings = validateOrgSettings(rest)
           if ("problems" in settings) return yield* Unprocessable.of(settings.problems.join("; "), "validation_error")
           const alertChannels = alert_channels === undefined
             ? yield* channels.alertChannels(principal.orgId)
             : yield* channels.setAlertChannels(principal.orgId, alert_channels)
+          if (unknown_identities !== undefined) yield* tenancy.setUnknownIdentities(principal.orgId, unknown_identities)
           const org = yield* tenancy.updateOrg(principal.orgId, settings.ok).pipe(Effect.orDie)
           return orgView(principal, org, alertChannels)
         }))
@@ -214,5 +217,6 @@ export const ManagementHandlers = Layer.mergeAll(
   UsageExportHandlers,
   ReportSchedulesHandlers,
   SsoHandlers,
-  TelemetryViewsHandlers
+  TelemetryViewsHandlers,
+  FleetHandlers
 )

@@ -29,10 +29,10 @@ const managedSettings = (w: World, onFailure?: "block"): string => {
   return file
 }
 
-/** `claude -p` as a developer's machine runs it: the key and the model come from its environment. */
-const claude = (w: World, prompt: string, settings: string, key = w.org.license_key) =>
+/** `claude -p` as a developer's machine runs it: the key, the user and the model come from its environment. */
+const claude = (w: World, prompt: string, settings: string, key = w.org.license_key, user?: string) =>
   run(cli("claude"), ["-p", prompt, "--settings", settings, "--allowedTools", "Bash"], {
-    env: claudeEnv(w, { SIGNAL_ENGINE_LICENSE_KEY: key, ANTHROPIC_MODEL: model }),
+    env: claudeEnv(w, { SIGNAL_ENGINE_LICENSE_KEY: key, ANTHROPIC_MODEL: model, SIGNAL_ENGINE_USER: user }),
     cwd: w.workdir,
     timeoutMs: 150_000
   })
@@ -108,6 +108,29 @@ describe("Claude Code governed by managed-settings HTTP hooks, no adapter", () =
     const closed = await claude(w, "hello there", managedSettings(w, "block"), "lic_revoked0000000000000")
     expect(closed.stdout + closed.stderr).toContain("HTTP 401")
     expect(w.model.modelCalls()).toHaveLength(calls)
+  })
+
+  it("with the org's fleet credential, the session lands on the user SIGNAL_ENGINE_USER names; unknown ones are counted", perTest, async () => {
+    const w = await setUp()
+    const admin = { key: w.apiKey }
+    const fleet = await call(w.server, "POST", "/api/v1/fleet-credentials", { ...admin, body: { name: "managed settings" } })
+    expect(fleet.status).toBe(201)
+    const alice = await call(w.server, "POST", "/api/v1/users", { ...admin, body: { email: "alice@example.com", name: "Alice" } })
+    expect(alice.status).toBe(201)
+    const ran = await claude(w, "hello there", managedSettings(w), fleet.body.key, "Alice@Example.com")
+    expect(ran.code, ran.stderr).toBe(0)
+    const session = await w.sessionWhere("claude-code", (s) => s.signals.some((x: any) => x.type === "stop"), "the fleet session's stop")
+    expect(session.user_id).toBe(alice.body.id)
+    expect(session.signals.some((x: any) => x.type === "user-prompt")).toBe(true)
+
+    // Someone who is no user of the org (the default: refuse): not taken, counted for the admin.
+    const before = (await w.sessions("claude-code")).length
+    const stranger = await claude(w, "hello there", managedSettings(w), fleet.body.key, "mallory@example.com")
+    expect(stranger.code, stranger.stderr).toBe(0)
+    const unknown = await call(w.server, "GET", "/api/v1/fleet/unknown-identities", admin)
+    const counted = (unknown.body.data as Array<any>).find((u) => u.identity === "mallory@example.com")
+    expect(counted.count).toBeGreaterThanOrEqual(2)
+    expect(await w.sessions("claude-code")).toHaveLength(before)
   })
 
   it("answers a bad body with the error envelope, an event without a signal with {}", perTest, async () => {

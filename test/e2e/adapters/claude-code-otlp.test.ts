@@ -1,9 +1,9 @@
 import { existsSync, mkdirSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterEach, describe, expect, it } from "vitest"
-import { call } from "../../support/harness.ts"
 import { waitFor } from "../../support/wait.ts"
 import { claudeConfigDir, claudeUserSettings, installClaudeHooks, runClaude } from "./claude.ts"
+import { call } from "../../support/harness.ts"
 import { startWorld, type World } from "./support.ts"
 
 /**
@@ -16,12 +16,12 @@ const usage = { input: 1200, output: 300, cacheRead: 5000, cacheWrite: 800 }
 const perTest = { timeout: 240_000 }
 
 /** What an admin pushes to every machine: telemetry on, to the engine, with the user's key. */
-const telemetryEnv = (w: World, protocol?: "http/json" | "http/protobuf") => ({
+const telemetryEnv = (w: World, protocol?: "http/json" | "http/protobuf", key = w.org.license_key) => ({
   CLAUDE_CODE_ENABLE_TELEMETRY: "1",
   OTEL_LOGS_EXPORTER: "otlp",
   OTEL_METRICS_EXPORTER: "otlp",
   OTEL_EXPORTER_OTLP_ENDPOINT: `${w.server.baseUrl}/engine/v1/otlp`,
-  OTEL_EXPORTER_OTLP_HEADERS: `Authorization=Bearer ${w.org.license_key}`,
+  OTEL_EXPORTER_OTLP_HEADERS: `Authorization=Bearer ${key}`,
   ...(protocol ? { OTEL_EXPORTER_OTLP_PROTOCOL: protocol } : {})
 })
 
@@ -76,6 +76,30 @@ describe("Claude Code's own telemetry over OTLP, with the real claude CLI", () =
       expect(milestone.metadata.request_id).toMatch(/^req_/)
       expect(milestone.metadata.latency_ms).toBeGreaterThanOrEqual(0)
     }
+  })
+
+  it("with the org's fleet credential, records are the user.email's; an unknown one is created under create", perTest, async () => {
+    const w = await setUp()
+    const admin = { key: w.apiKey }
+    const fleet = await call(w.server, "POST", "/api/v1/fleet-credentials", { ...admin, body: { name: "every machine" } })
+    expect(fleet.status).toBe(201)
+    expect((await call(w.server, "PATCH", "/api/v1/org", { ...admin, body: { unknown_identities: "create" } })).status).toBe(200)
+    // Logged in with an API key, Claude Code names no account e-mail: device management sets it as a resource attribute.
+    const ran = await runClaude(w, ["-p", "hello"], {
+      env: { ...telemetryEnv(w, "http/json", fleet.body.key), OTEL_RESOURCE_ATTRIBUTES: "user.email=bob@example.com" }
+    })
+    expect(ran.code, ran.stderr).toBe(0)
+    const calls = w.model.modelCalls().length
+    const session = await w.sessionWhere(
+      "claude-code",
+      (s) => s.signals.filter((x: any) => x.type === "token-milestone").length === calls,
+      "the fleet session"
+    )
+    const users = await call(w.server, "GET", "/api/v1/users?limit=100", admin)
+    const bob = (users.body.data as Array<any>).find((u) => u.email === "bob@example.com")
+    expect(bob).toMatchObject({ role: "member", status: "active" })
+    expect(session.user_id).toBe(bob.id)
+    expect(session.tokens_out).toBe(calls * usage.output)
   })
 
   it("telemetry (http/json) and the hook adapter together count each model request and tool run once", perTest, async () => {

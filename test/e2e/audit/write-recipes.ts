@@ -76,6 +76,12 @@ const licenseKey = async (ctx: RecipeContext) => {
   return response.body.id as string
 }
 
+const fleetCredential = async (ctx: RecipeContext) => {
+  const response = await created(ctx, "/fleet-credentials", { name: ctx.unique() })
+  ctx.secrets.push(response.body.key)
+  return response.body.id as string
+}
+
 export const writeRecipes: Readonly<Record<string, Recipe>> = {
   "PATCH /api/v1/org": async () => ({ path: "/api/v1/org", body: { time_zone: "Europe/Berlin", session_timeout: 900 } }),
   "POST /api/v1/users": async (ctx) => ({ path: "/api/v1/users", body: { email: `${ctx.unique()}@example.com`, name: "New" } }),
@@ -92,6 +98,8 @@ export const writeRecipes: Readonly<Record<string, Recipe>> = {
   "DELETE /api/v1/api-keys/:id": async (ctx) => ({ path: `/api/v1/api-keys/${await apiKey(ctx)}` }),
   "POST /api/v1/license-keys": async (ctx) => ({ path: "/api/v1/license-keys", body: { user_id: ctx.org.user_id } }),
   "DELETE /api/v1/license-keys/:id": async (ctx) => ({ path: `/api/v1/license-keys/${await licenseKey(ctx)}` }),
+  "POST /api/v1/fleet-credentials": async (ctx) => ({ path: "/api/v1/fleet-credentials", body: { name: ctx.unique() } }),
+  "DELETE /api/v1/fleet-credentials/:id": async (ctx) => ({ path: `/api/v1/fleet-credentials/${await fleetCredential(ctx)}` }),
   "POST /api/v1/webhooks": async (ctx) => ({
     path: "/api/v1/webhooks",
     body: { url: ctx.receiverUrl, events: ["budget.warning"], secret: webhookSecret(ctx) }

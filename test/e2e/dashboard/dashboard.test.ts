@@ -208,6 +208,28 @@ describe("the dashboard in a browser", () => {
     await page.close()
   })
 
+  it("says on the Overview which identities fleet credentials refused", async () => {
+    const org = await newOrg()
+    const fleet = await call(server, "POST", "/api/v1/fleet-credentials", { key: org.api_key_live!, body: { name: "fleet" } })
+    expect(fleet.status).toBe(201)
+    const page = await openPage(browser)
+    await signIn(page, server.baseUrl, org.api_key_live!)
+    const before = await waitForText(page, "Spend today")
+    expect(before).not.toContain("Fleet credentials refused")
+    const refused = await call(server, "POST", "/engine/v1/hooks/claude-code", {
+      key: fleet.body.key,
+      headers: { "x-signal-engine-user": "newcomer@example.com" },
+      body: { hook_event_name: "UserPromptSubmit", session_id: "s-fleet", prompt: "hi" }
+    })
+    expect(refused.status).toBe(403)
+    await goTo(page, server.baseUrl, "/sessions")
+    await goTo(page, server.baseUrl, "/overview")
+    const text = await waitForText(page, "Fleet credentials refused 1 records of 1 unknown identities")
+    expect(text).toContain("newcomer@example.com")
+    expect(page.errors).toEqual([])
+    await page.close()
+  })
+
   it("shows a failing webhook and re-enables it", async () => {
     const receiver = await startReceiver(() => ({ status: 500 }))
     try {
