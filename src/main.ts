@@ -37,6 +37,7 @@ import { Webhooks } from "./store/webhooks-repo.ts"
 import { WebhookDeliveries } from "./store/webhook-deliveries-repo.ts"
 import { WebhookEvents } from "./store/webhook-events-repo.ts"
 import { AuditLog } from "./store/audit-repo.ts"
+import { DashboardSessions } from "./store/dashboard-sessions-repo.ts"
 import { AuditRetention } from "./store/audit-retention.ts"
 import { ReportSchedules } from "./store/report-schedules-repo.ts"
 import { ReportJob } from "./notifications/report-job.ts"
@@ -89,6 +90,7 @@ export const StoreLive = Layer.unwrap(
         WebhookDeliveries.layer,
         WebhookEvents.layer,
         AuditLog.layer,
+        DashboardSessions.layer,
         ReportSchedules.layer,
         ToolMetrics.layer,
         Coverage.layer

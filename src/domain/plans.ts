@@ -79,8 +79,11 @@ export const managementRateWindows = (plan: Plan, overrides: RateLimitOverrides)
   }
 }
 
-/** Requests that carry no valid credential are limited per client address. */
-export const anonymousRateWindows: ReadonlyArray<RateWindow> = [minute(60)]
+/**
+ * Requests that carry no valid credential are limited per client address: `perMinute`, 60 unless
+ * the operator set MANAGEMENT_ANONYMOUS_RATE_LIMIT (many people behind one address).
+ */
+export const anonymousRateWindows = (perMinute = 60): ReadonlyArray<RateWindow> => [minute(perMinute)]
 
 /** A token bucket: `burst` signals at once, refilled at `perSecond`. */
 export interface SignalBucket {

@@ -1,8 +1,18 @@
 import type { Environment } from "./environments.ts"
 import type { Plan, RateLimitOverrides } from "./plans.ts"
 import type { Scope } from "./scopes.ts"
+import type { Role } from "./tenancy.ts"
 
-/** Who is calling the management API: an org's API key, in one environment. */
+/** A person signed in to the dashboard, calling the management API with the session's cookie. */
+export interface SignedInCaller {
+  readonly userId: string
+  readonly role: Role
+}
+
+/**
+ * Who is calling the management API: an org's API key, in one environment, or a signed-in person
+ * (`person` set, `keyId` empty), whose scopes come from their role.
+ */
 export interface ApiKeyPrincipal {
   readonly keyId: string
   readonly orgId: string
@@ -10,6 +20,7 @@ export interface ApiKeyPrincipal {
   readonly environment: Environment
   readonly scopes: ReadonlyArray<Scope>
   readonly rateLimits: RateLimitOverrides
+  readonly person?: SignedInCaller
 }
 
 /** Who is calling the engine API: one user of an org, through a license key, in one environment. */

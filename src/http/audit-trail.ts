@@ -62,7 +62,7 @@ export const AuditTrailLive = Layer.effect(
         yield* audit.record({
           orgId: principal.orgId,
           environment: principal.environment,
-          actor: { type: "api_key", id: principal.keyId },
+          actor: principal.person === undefined ? { type: "api_key", id: principal.keyId } : { type: "user", id: principal.person.userId },
           action: target.action,
           resource: { type: target.resource, id },
           before,

@@ -1,4 +1,5 @@
-import { Config, Context, Duration, Effect, Layer, Queue, Redacted, Schedule } from "effect"
+import { Config, Context, Duration, Effect, Layer, Option, Queue, Redacted, Schedule } from "effect"
+import { HttpServerRequest } from "effect/http"
 import { apiKeyPattern, licenseKeyPattern } from "../domain/credentials.ts"
 import { Forbidden, Unauthorized } from "../domain/errors.ts"
 import type { Environment } from "../domain/environments.ts"
@@ -13,6 +14,9 @@ import { RuleCache } from "../engine/rule-cache.ts"
 import { Tenancy } from "../store/tenancy-repo.ts"
 import { isDatabaseUnavailable } from "../store/database-health.ts"
 import { makeKeyCache } from "./key-cache.ts"
+import { bearerCredential } from "./bearer.ts"
+import { authenticateSession } from "./session-auth.ts"
+import { DashboardSessions } from "../store/dashboard-sessions-repo.ts"
 import { ApiPrincipal, EngineAuth, EnginePrincipal, KeyHousekeeping, ManagementAuth, RequiredFeature, RequiredScope } from "./contract.ts"
 
 export type Authentication<P> =
@@ -170,27 +174,49 @@ export const ManagementAuthLive = Layer.effect(
   Effect.gen(function*() {
     const authenticator = yield* Authenticator
     const rules = yield* RuleCache
+    const sessions = yield* DashboardSessions
+    const publicBase = yield* Config.option(Config.String("PUBLIC_BASE_URL"))
+    const publicOrigin = Option.getOrUndefined(Option.map(publicBase, (base) => new URL(base).origin))
     const changed = Effect.andThen(authenticator.forget, rules.refresh).pipe(
       Effect.catchCause((cause) => Effect.logWarning("could not reload rules after a change; the notice will", cause))
     )
-    return ManagementAuth.of({
-      apiKey: (httpEffect, { credential, endpoint }) =>
-        Effect.gen(function*() {
-          const auth = yield* authenticator.apiKey(Redacted.value(credential))
-          const principal = yield* requirePrincipal(
-            auth,
-            { name: "API key", code: "api_key" },
-            Context.getOrUndefined(endpoint.annotations, KeyHousekeeping) === true
-          )
-          const required = Context.getOrUndefined(endpoint.annotations, RequiredScope)
-          if (required && !hasScope(principal.scopes, required.resource, required.access)) {
-            return yield* Forbidden.of(
-              `this API key lacks the ${required.resource}:${required.access} scope`,
-              "insufficient_scope"
+    type Served = Parameters<ManagementAuth["Service"]["apiKey"]>
+    const serveAs = (principal: ApiKeyPrincipal, [httpEffect, { endpoint }]: Served) => {
+      const required = Context.getOrUndefined(endpoint.annotations, RequiredScope)
+      if (required && !hasScope(principal.scopes, required.resource, required.access)) {
+        return Effect.fail(
+          principal.person === undefined
+            ? Forbidden.of(`this API key lacks the ${required.resource}:${required.access} scope`, "insufficient_scope")
+            : Forbidden.of(
+              `the ${principal.person.role} role does not allow ${required.resource}:${required.access}`,
+              "insufficient_role"
             )
-          }
-          const served = Effect.provideService(httpEffect, ApiPrincipal, principal)
-          return yield* (endpoint.method === "GET" ? served : Effect.ensuring(served, changed))
+        )
+      }
+      const served = Effect.provideService(httpEffect, ApiPrincipal, principal)
+      return endpoint.method === "GET" ? served : Effect.ensuring(served, changed)
+    }
+    const viaKey = (credential: string, served: Served) =>
+      Effect.gen(function*() {
+        const auth = yield* authenticator.apiKey(credential)
+        const principal = yield* requirePrincipal(
+          auth,
+          { name: "API key", code: "api_key" },
+          Context.getOrUndefined(served[1].endpoint.annotations, KeyHousekeeping) === true
+        )
+        return yield* serveAs(principal, served)
+      })
+    return ManagementAuth.of({
+      apiKey: (httpEffect, options) => viaKey(Redacted.value(options.credential), [httpEffect, options]),
+      // Tried after the key: a request with a key, or with neither, gets the key's own answer.
+      session: (httpEffect, options) =>
+        Effect.gen(function*() {
+          const request = yield* HttpServerRequest.HttpServerRequest
+          const key = bearerCredential(request.headers.authorization)
+          const sessionId = Redacted.value(options.credential)
+          if (key !== "" || sessionId === "") return yield* viaKey(key, [httpEffect, options])
+          const principal = yield* authenticateSession(sessions, sessionId, request, publicOrigin)
+          return yield* serveAs(principal, [httpEffect, options])
         })
     })
   })

@@ -1,5 +1,5 @@
 import { Context, Schema, SchemaTransformation } from "effect"
-import { HttpApiMiddleware, HttpApiSecurity } from "effect/http-api"
+import { HttpApiMiddleware, HttpApiSecurity, OpenApi } from "effect/http-api"
 import {
   BadRequest,
   Forbidden,
@@ -16,6 +16,7 @@ import { matching } from "../domain/text.ts"
 import type { EngineFeature } from "../domain/plans.ts"
 import type { ApiKeyPrincipal, LicensePrincipal } from "../domain/principal.ts"
 import type { Access, Resource } from "../domain/scopes.ts"
+import { sessionCookieName } from "./session-cookie.ts"
 
 /** The scope an endpoint needs (annotation read by the management auth middleware). */
 export class RequiredScope extends Context.Service<RequiredScope, {
@@ -60,7 +61,18 @@ export class Envelope extends HttpApiMiddleware.Service<Envelope>()("signal-engi
 export class ManagementAuth extends HttpApiMiddleware.Service<ManagementAuth, {
   provides: ApiPrincipal
 }>()("signal-engine/http/ManagementAuth", {
-  security: { apiKey: HttpApiSecurity.bearer },
+  // A signed-in person's dashboard session (src/http/session-auth.ts) is the alternative to a key.
+  security: {
+    apiKey: HttpApiSecurity.bearer,
+    session: HttpApiSecurity.apiKey({ in: "cookie", key: sessionCookieName }).pipe(
+      HttpApiSecurity.annotate(
+        OpenApi.Description,
+        "A signed-in person's dashboard session (single sign-on): the role's scopes; changes also need the session's CSRF token " +
+          "in X-CSRF-Token (403 csrf_token_invalid), an expired or ended session is 401 session_expired, a role without the " +
+          "scope 403 insufficient_role. A request with a key is the key's."
+      )
+    )
+  },
   error: [Unauthorized, Forbidden]
 }) {}
 

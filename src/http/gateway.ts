@@ -17,9 +17,12 @@ import {
 } from "../domain/errors.ts"
 import { makeRequestId } from "../domain/ids.ts"
 import { isStorableText, jsonProblem, unstorableTextMessage } from "../domain/text.ts"
-import { anonymousRateWindows, managementRateWindows } from "../domain/plans.ts"
+import { anonymousRateWindows, managementRateWindows, type Plan, type RateLimitOverrides } from "../domain/plans.ts"
 import { RateLimiter, type RateDecision } from "../store/rate-limits.ts"
-import { Authenticator } from "./auth.ts"
+import { type Authentication, Authenticator } from "./auth.ts"
+import { sessionPrincipal } from "./session-auth.ts"
+import { sessionIdOf } from "./session-cookie.ts"
+import { DashboardSessions } from "../store/dashboard-sessions-repo.ts"
 import { bearerCredential } from "./bearer.ts"
 import { DatabaseHealth, isDatabaseUnavailable } from "../store/database-health.ts"
 import { databaseUnavailable, makeOutageLog, retryAfterSeconds } from "./database-outage.ts"
@@ -176,6 +179,10 @@ export const gateway = <E = never, R = never, E2 = never, R2 = never>(
       const settle = Effect.suspend(() => (database.isDown() ? Effect.void : Effect.raceFirst(settledOnce, database.down)))
       const authenticator = yield* Authenticator
       const limiter = yield* RateLimiter
+      const sessions = yield* DashboardSessions
+      const anonymousWindows = anonymousRateWindows(
+        yield* Config.Int("MANAGEMENT_ANONYMOUS_RATE_LIMIT").pipe(Config.withDefault(60))
+      )
       const draining = yield* Draining
       const directRoutes = direct === undefined ? [] : yield* direct
       const metrics = yield* Metrics
@@ -244,6 +251,23 @@ export const gateway = <E = never, R = never, E2 = never, R2 = never>(
           : response
 
       /**
+       * Who a management request counts against: its key's org, or a signed-in person's (the
+       * dashboard session's cookie, when no key is sent). A cookie of no live session counts as
+       * no credential: its 256 random bits are not guessed, and a tab left open after its
+       * session expired must not use up its address's allowance for the keys behind it.
+       */
+      const managementCaller = (request: HttpServerRequest.HttpServerRequest) =>
+        Effect.flatMap(authenticator.apiKey(bearerCredential(request.headers.authorization)), (auth) => {
+          const sessionId = auth._tag === "Missing" ? sessionIdOf(request.headers.cookie) : undefined
+          if (sessionId === undefined) return Effect.succeed(auth)
+          return Effect.map(
+            sessions.caller(sessionId),
+            (caller): Authentication<{ orgId: string; environment: string; plan: Plan; rateLimits: RateLimitOverrides }> =>
+              caller === undefined ? { _tag: "Invalid" } : { _tag: "Valid", principal: sessionPrincipal(caller) }
+          )
+        })
+
+      /**
        * A management request's key and rate limit, then `serve` if it may go on. A valid key counts
        * against its org; a wrong one against the caller's address (the guessing that is throttled).
        * No key at all is answered 401 (or the public OpenAPI document) before any throttling: it
@@ -257,10 +281,10 @@ export const gateway = <E = never, R = never, E2 = never, R2 = never>(
         serve: Effect.Effect<HttpServerResponse.HttpServerResponse, unknown, HttpServerRequest.HttpServerRequest>
       ) =>
         Effect.gen(function*() {
-          const auth = yield* authenticator.apiKey(bearerCredential(request.headers.authorization))
+          const auth = yield* managementCaller(request)
           const address = `ip:${Option.getOrElse(request.remoteAddress, () => "unknown")}`
           if (auth._tag === "Missing") {
-            const peeked = yield* Effect.exit(database.isDown() ? Effect.fail("the database is down") : limiter.peek(address, anonymousRateWindows))
+            const peeked = yield* Effect.exit(database.isDown() ? Effect.fail("the database is down") : limiter.peek(address, anonymousWindows))
             const response = yield* serve
             return peeked._tag === "Success" ? HttpServerResponse.setHeaders(response, rateHeaders(peeked.value)) : response
           }
@@ -270,7 +294,7 @@ export const gateway = <E = never, R = never, E2 = never, R2 = never>(
               `org:${auth.principal.orgId}:${auth.principal.environment}`,
               managementRateWindows(auth.principal.plan, auth.principal.rateLimits)
             )
-            : yield* limiter.consume(address, anonymousRateWindows)
+            : yield* limiter.consume(address, anonymousWindows)
           if (decision.allowed) return HttpServerResponse.setHeaders(yield* serve, rateHeaders(decision))
           managementRefusals.inc()
           const refused = TooManyRequests.of(`rate limit of ${decision.limit} requests exceeded; retry in ${decision.retryAfter} s`)
