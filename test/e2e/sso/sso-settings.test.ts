@@ -44,6 +44,7 @@ describe("/api/v1/sso", () => {
       client_secret_set: true,
       allowed_email_domains: ["example.com", "corp.example.com"],
       groups_claim: "groups",
+      group_roles: [],
       create_users: false,
       allow_api_key_sign_in: false,
       redirect_uri: "https://signals.example.com/dashboard/sso/callback",
