@@ -1,101 +1,147 @@
-import type { Browser, Page } from "puppeteer-core"
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
-import type { Bootstrapped } from "../../../src/store/tenancy-repo.ts"
-import { bootstrapOrg, call, type JsonResponse, startServer, type TestServer } from "../../support/harness.ts"
-import { launchBrowser, openPage, visibleText, waitForText } from "../dashboard/browser.ts"
-import { type IdentityProvider, startIdentityProvider } from "./identity-provider.ts"
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
+import { call } from "../../support/harness.ts"
+import { clickText, waitForText } from "../dashboard/browser.ts"
+import {
+  auditEntries,
+  expectEnvelope,
+  loginAtProvider,
+  meOf,
+  openTab,
+  sessionCookieOf,
+  signInAs,
+  type SsoFixture,
+  startSsoFixture,
+  type Tab,
+  usersByEmail
+} from "./sso-fixture.ts"
 
 /**
  * Signing in to the dashboard with the org's identity provider, in Chromium, against a real
- * OpenID provider on loopback: the session it makes, who it makes it for (match, creation, group
- * → role mapping), what it refuses (domain, tampered, expired, foreign tokens, a replayed answer),
- * sign-out, expiry and CSRF.
+ * OpenID provider on loopback: the dashboard as the person, who the session is for (match,
+ * creation, group → role mapping), sign-out and CSRF. Refusals: sign-in-refusals.test.ts.
  */
 
-let server: TestServer
-let idp: IdentityProvider
-let org: Bootstrapped
-let browser: Browser
-let page: Page & { errors: Array<string> }
-
-const admin = () => org.api_key_live!
-const callbackUri = () => `${server.baseUrl}/dashboard/sso/callback`
-
-const expectEnvelope = (res: JsonResponse, status: number, code: string) => {
-  expect(res.status, JSON.stringify(res.body)).toBe(status)
-  expect(res.body).toEqual({ error: expect.any(String), code, status, request_id: res.headers.get("x-request-id") })
-}
-
-const auditEntries = async (action: string) => {
-  const res = await call(server, "GET", `/api/v1/audit-log?limit=100&action=${action}`, { key: admin() })
-  expect(res.status, JSON.stringify(res.body)).toBe(200)
-  return (res.body as { data: Array<{ action: string; actor: { id: string }; resource_id: string | null; after: Record<string, unknown> | null }> }).data
-    .filter((e) => e.action === action)
-}
+let f: SsoFixture
+let tab: Tab | undefined
 
 beforeAll(async () => {
-  server = await startServer({ env: { DASHBOARD_SESSION_TTL: "1 hour" } })
-  org = await bootstrapOrg(server.databaseUrl, "acme", "team")
-  idp = await startIdentityProvider(callbackUri())
-  const made = await call(server, "POST", "/api/v1/users", { key: admin(), body: { email: "ada@acme.example.com", name: "Ada", role: "member" } })
-  expect(made.status, JSON.stringify(made.body)).toBe(201)
-  const put = await call(server, "PUT", "/api/v1/sso", {
-    key: admin(),
-    body: {
-      issuer: idp.issuer,
-      client_id: idp.clientId,
-      client_secret: idp.clientSecret,
-      allowed_email_domains: ["acme.example.com"],
-      groups_claim: "groups",
-      group_roles: [{ group: "signal-admins", role: "admin" }, { group: "engineering", role: "member" }],
-      create_users: true
-    }
+  f = await startSsoFixture({ DASHBOARD_SESSION_TTL: "1 hour" })
+  const made = await call(f.server, "POST", "/api/v1/users", {
+    key: f.org.api_key_live!,
+    body: { email: "ada@acme.example.com", name: "Ada", role: "member" }
   })
-  expect(put.status, JSON.stringify(put.body)).toBe(200)
-  browser = await launchBrowser()
+  expect(made.status, JSON.stringify(made.body)).toBe(201)
 }, 120_000)
-afterAll(async () => {
-  await browser?.close()
-  await idp?.stop()
-  await server?.stop()
-})
-beforeEach(async () => {
-  idp.alterIdToken = undefined
-  if (page) await page.close()
-  const context = await browser.createBrowserContext()
-  page = Object.assign(await context.newPage(), { errors: [] as Array<string> })
-  page.setDefaultTimeout(15_000)
+afterAll(() => f?.stop())
+afterEach(async () => {
+  expect(tab?.errors ?? []).toEqual([])
+  await tab?.context.close()
+  tab = undefined
 })
 
-/** Starts signing in on the service and signs in on the provider's own login page as `login`. */
-const signInAt = async (login: string) => {
-  await page.goto(`${server.baseUrl}/dashboard/sso/login?org=acme`)
-  await page.waitForSelector("input[name=login]")
-  await page.type("input[name=login]", login)
-  await page.type("input[name=password]", "any password")
-  await Promise.all([page.waitForNavigation({ waitUntil: "load" }), page.click("button[type=submit]")])
-  // The provider's answer may pass through its own redirects first: wait for the service's page.
-  await page.waitForFunction((base: string) => (globalThis as unknown as { location: { href: string } }).location.href.startsWith(base), {}, server.baseUrl)
-}
+describe("signing in to the dashboard with the org's identity provider", () => {
+  it("from the sign-in page: the dashboard shows the org as the person, whose admin group made them admin", async () => {
+    f.idp.accounts.set("ada", { email: "Ada@acme.example.com", name: "Ada Lovelace", groups: ["engineering", "signal-admins"] })
+    tab = await openTab(f)
+    await tab.page.goto(`${f.server.baseUrl}/`)
+    await tab.page.waitForSelector("input[name=org]")
+    await tab.page.type("input[name=org]", "ACME")
+    // acme takes no pasted key once SSO is set up: the page stops offering it.
+    await waitForText(tab.page, "signs in with single sign-on only")
+    expect(await tab.page.$("input[name=key]")).toBeNull()
+    await clickText(tab.page, "Sign in with SSO")
+    await loginAtProvider(f, tab, "ada")
+    await waitForText(tab.page, "Spend today")
+    // Her user keeps the name it was given; the header names her beside the org.
+    await waitForText(tab.page, "acme · team · Ada")
+    expect(tab.callbacks.map((c) => c.status)).toEqual([303])
 
-/** The session the browser holds, as the service's `/dashboard/sso/me` answers it to the page. */
-const me = () =>
-  page.evaluate(async () => {
-    const res = await fetch("/dashboard/sso/me")
-    return { status: res.status, body: await res.json() }
-  }) as Promise<{ status: number; body: { user: { id: string; email: string; role: string }; csrf_token: string } }>
+    const cookie = (await tab.context.cookies()).find((c) => c.name === "se_session")
+    expect(cookie).toMatchObject({ httpOnly: true, sameSite: "Lax", path: "/" })
+    const me = await meOf(tab)
+    expect(me.body).toMatchObject({ user: { email: "ada@acme.example.com", role: "admin" }, org: { id: f.org.org_id, name: "acme" } })
+    // The first group of the mapping that she is in decides: signal-admins comes before engineering.
+    expect((await usersByEmail(f)).get("ada@acme.example.com")?.role).toBe("admin")
+    const change = (await auditEntries(f, "user.role_change")).find((e) => e.resource_id === me.body.user.id)
+    expect(change?.before).toMatchObject({ role: "member" })
+    expect(change?.after).toMatchObject({ role: "admin", groups: ["engineering", "signal-admins"] })
+    const signIn = (await auditEntries(f, "user.sign_in")).find((e) => e.actor.id === me.body.user.id)
+    expect(signIn).toMatchObject({ actor: { type: "user" }, after: { email: "Ada@acme.example.com", role: "admin" } })
+  })
 
-describe("signing in with the org's identity provider", () => {
-  it("signs a known person in as their user, with a session cookie, and records it", async () => {
-    idp.accounts.set("ada", { email: "ada@acme.example.com", name: "Ada Lovelace", groups: ["engineering"] })
-    await signInAt("ada")
-    const who = await me()
-    expect(who.status, JSON.stringify(who.body)).toBe(200)
-    expect(who.body).toMatchObject({ user: { email: "ada@acme.example.com", role: "member" }, org: { id: org.org_id, name: "acme" } })
-    const cookies = await page.cookies(server.baseUrl)
-    const session = cookies.find((c) => c.name === "se_session")
-    expect(session).toMatchObject({ httpOnly: true, sameSite: "Lax" })
-    const entries = await auditEntries("user.sign_in")
-    expect(entries.some((e) => e.actor.id === who.body.user.id)).toBe(true)
+  it("a change made from the dashboard is the person's, and sign-out ends the session", async () => {
+    f.idp.accounts.set("ada", { email: "ada@acme.example.com", name: "Ada Lovelace", groups: ["signal-admins"] })
+    tab = await openTab(f)
+    await signInAs(f, tab, "ada")
+    await waitForText(tab.page, "Spend today")
+    const me = await meOf(tab)
+    // The dashboard's own request (api.js) sends the cookie and the CSRF token.
+    // (A string, so that the test runner leaves the page's own import alone.)
+    const created = await tab.page.evaluate(
+      `import("/app/api.js").then(({ api }) => api("POST", "/teams", { body: { name: "made-in-the-browser" } }))`
+    ) as { id: string }
+    const teamEntry = (await auditEntries(f, "team.create")).find((e) => e.resource_id === created.id)
+    expect(teamEntry?.actor).toEqual({ type: "user", id: me.body.user.id })
+
+    const cookie = (await sessionCookieOf(f, tab))!
+    await clickText(tab.page, "Sign out")
+    await waitForText(tab.page, "You signed out.")
+    expect(await sessionCookieOf(f, tab)).toBeUndefined()
+    expect((await meOf(tab)).status).toBe(401)
+    expectEnvelope(await call(f.server, "GET", "/api/v1/org", { headers: { cookie } }), 401, "session_expired")
+    expect((await auditEntries(f, "user.sign_out")).some((e) => e.actor.id === me.body.user.id)).toBe(true)
+  })
+
+  it("a first sign-in creates the user (create_users); someone in no mapped group keeps the role they have", async () => {
+    f.idp.accounts.set("bo", { email: "bo@acme.example.com", name: "Bo", groups: ["engineering"] })
+    tab = await openTab(f)
+    await signInAs(f, tab, "bo")
+    const me = await meOf(tab)
+    expect(me.status).toBe(200)
+    expect(me.body.user).toMatchObject({ email: "bo@acme.example.com", name: "Bo", role: "member" })
+    expect((await usersByEmail(f)).get("bo@acme.example.com")).toMatchObject({ id: me.body.user.id, role: "member" })
+    expect((await auditEntries(f, "user.create")).some((e) => e.resource_id === me.body.user.id)).toBe(true)
+    await tab.context.close()
+
+    const made = await call(f.server, "POST", "/api/v1/users", {
+      key: f.org.api_key_live!,
+      body: { email: "cy@acme.example.com", name: "Cy", role: "admin" }
+    })
+    expect(made.status).toBe(201)
+    f.idp.accounts.set("cy", { email: "cy@acme.example.com", name: "Cy", groups: ["marketing"] })
+    tab = await openTab(f)
+    await signInAs(f, tab, "cy")
+    expect((await meOf(tab)).body.user.role).toBe("admin")
+  })
+
+  it("refuses a change made with the session cookie but without its CSRF token (403 envelope)", async () => {
+    f.idp.accounts.set("ada", { email: "ada@acme.example.com", name: "Ada Lovelace", groups: ["signal-admins"] })
+    tab = await openTab(f)
+    await signInAs(f, tab, "ada")
+    const cookie = (await sessionCookieOf(f, tab))!
+    const { csrf_token } = (await meOf(tab)).body
+    expectEnvelope(await call(f.server, "POST", "/api/v1/teams", { headers: { cookie }, body: { name: "no-token" } }), 403, "csrf_token_invalid")
+    expectEnvelope(await call(f.server, "POST", "/dashboard/sso/logout", { headers: { cookie } }), 403, "csrf_token_invalid")
+    // Neither went through: the session lives, and with the token the same change is made.
+    expect((await call(f.server, "GET", "/api/v1/org", { headers: { cookie } })).status).toBe(200)
+    const made = await call(f.server, "POST", "/api/v1/teams", { headers: { cookie, "x-csrf-token": csrf_token }, body: { name: "with-token" } })
+    expect(made.status, JSON.stringify(made.body)).toBe(201)
+  })
+
+  it("tells the sign-in page only whether an org uses SSO and takes keys; the dashboard refuses acme's pasted key", async () => {
+    const ask = async (ref: string) => (await call(f.server, "GET", `/dashboard/sso/org?org=${encodeURIComponent(ref)}`)).body
+    expect(await ask("acme")).toEqual({ sso: true, api_key_sign_in: false })
+    expect(await ask(f.org.org_id)).toEqual({ sso: true, api_key_sign_in: false })
+    // An org that does not exist looks like one without SSO.
+    expect(await ask("no-such-org")).toEqual({ sso: false, api_key_sign_in: true })
+    tab = await openTab(f)
+    await tab.page.goto(`${f.server.baseUrl}/`)
+    await tab.page.waitForSelector("input[name=key]")
+    await tab.page.type("input[name=key]", f.org.api_key_live!)
+    await tab.page.keyboard.press("Enter")
+    await waitForText(tab.page, "pasting an API key into the dashboard is turned off")
+    expect(await tab.page.$("nav.side")).toBeNull()
+    // The key itself still works for programs.
+    expect((await call(f.server, "GET", "/api/v1/org", { key: f.org.api_key_live! })).status).toBe(200)
   })
 })
