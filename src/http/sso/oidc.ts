@@ -23,7 +23,10 @@ const describe = (error: unknown): string => {
   if (error instanceof client.ResponseBodyError) {
     return `the identity provider refused the code: ${error.error}${error.error_description ? ` (${error.error_description})` : ""}`
   }
-  return error instanceof Error ? error.message : String(error)
+  if (!(error instanceof Error)) return String(error)
+  // The library wraps the precise reason (which claim, which check) in its cause.
+  const cause = error.cause instanceof Error ? `: ${error.cause.message}` : ""
+  return `${error.message}${cause}`
 }
 
 /**

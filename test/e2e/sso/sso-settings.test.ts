@@ -86,6 +86,16 @@ describe("/api/v1/sso", () => {
     expect((await put({ ...settings, issuer: "http://127.0.0.1:9999" })).status).toBe(200)
   })
 
+  it("keeps the group → role mapping in its order; refuses an unknown role (400) and a mapping without groups_claim (422)", async () => {
+    const group_roles = [{ group: "idp-admins", role: "admin" }, { group: "idp-engineers", role: "member" }]
+    const res = await put({ ...settings, group_roles })
+    expect(res.status, JSON.stringify(res.body)).toBe(200)
+    expect((await get()).body.group_roles).toEqual(group_roles)
+    expectEnvelope(await put({ ...settings, group_roles: [{ group: "g", role: "overlord" }] }), 400, "invalid_parameters")
+    expectEnvelope(await put({ ...settings, groups_claim: null, group_roles }), 422, "validation_error")
+    expect((await get()).body.group_roles).toEqual(group_roles)
+  })
+
   it("refuses a missing secret and unknown fields (400)", async () => {
     const { client_secret: _, ...noSecret } = settings
     expectEnvelope(await put(noSecret), 400, "invalid_parameters")
