@@ -1,7 +1,7 @@
 import { Effect } from "effect"
 import { HttpServerRequest, HttpServerResponse } from "effect/http"
 import { SqlClient } from "effect/sql"
-import { envelopeOf, type Forbidden, type Unauthorized } from "../../domain/errors.ts"
+import { envelopeOf, type Forbidden, TooManyRequests, type Unauthorized } from "../../domain/errors.ts"
 import { isStorableText } from "../../domain/text.ts"
 import { RequestId } from "../../observability/request-id.ts"
 import { AuditLog } from "../../store/audit-repo.ts"
@@ -85,6 +85,15 @@ export const makeSessionRoutes = Effect.gen(function*() {
    */
   const org = Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest
+    const decision = yield* context.throttle(request)
+    if (!decision.allowed) {
+      const requestId = yield* RequestId
+      const error = TooManyRequests.of(`rate limit of ${decision.limit} requests exceeded; retry in ${decision.retryAfter} s`)
+      return HttpServerResponse.jsonUnsafe(envelopeOf(error, requestId), {
+        status: 429,
+        headers: { ...noStore, "retry-after": String(decision.retryAfter) }
+      })
+    }
     const ref = (new URL(request.url, "http://service").searchParams.get("org") ?? "").trim()
     const found = ref === "" || ref.length > 200 || !isStorableText(ref) ? [] : yield* store.settingsFor(ref)
     return HttpServerResponse.jsonUnsafe({

@@ -46,6 +46,14 @@ export const makeSignInRoutes = Effect.gen(function*() {
 
   const login = Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest
+    const decision = yield* context.throttle(request)
+    if (!decision.allowed) {
+      return HttpServerResponse.setHeader(
+        failurePage(429, `Too many sign-ins from this address: try again in ${decision.retryAfter} s.`),
+        "retry-after",
+        String(decision.retryAfter)
+      )
+    }
     const ref = (new URL(request.url, "http://service").searchParams.get("org") ?? "").trim()
     if (ref === "" || !isStorableText(ref) || ref.length > 200) {
       return failurePage(400, "Enter your organization's name or id to sign in with single sign-on.")

@@ -1,5 +1,7 @@
 import { Config, Duration, Effect, Option } from "effect"
 import type { HttpServerRequest } from "effect/http"
+import { anonymousRateWindows } from "../../domain/plans.ts"
+import { type RateDecision, RateLimiter } from "../../store/rate-limits.ts"
 import { AppConfig } from "../../config.ts"
 import { NotificationConfig } from "../../notifications/config.ts"
 import { callbackPath } from "../../store/sso-repo.ts"
@@ -13,6 +15,11 @@ export interface SsoContext {
   readonly publicOrigin: string | undefined
   readonly secureCookies: boolean
   readonly sessionTtlSeconds: number
+  /**
+   * Counts a request of the public sign-in routes against its address (a bucket of their own,
+   * MANAGEMENT_ANONYMOUS_RATE_LIMIT a minute): asking org after org is throttled like guessing keys.
+   */
+  readonly throttle: (request: HttpServerRequest.HttpServerRequest) => Effect.Effect<RateDecision>
 }
 
 export const makeSsoContext = Effect.gen(function*() {
@@ -20,11 +27,14 @@ export const makeSsoContext = Effect.gen(function*() {
   const { publicBaseUrl } = yield* NotificationConfig
   const ttl = yield* Config.Duration("DASHBOARD_SESSION_TTL").pipe(Config.withDefault(Duration.hours(12)))
   const tls = Option.isSome(config.tls)
+  const limiter = yield* RateLimiter
+  const windows = anonymousRateWindows(yield* Config.Int("MANAGEMENT_ANONYMOUS_RATE_LIMIT").pipe(Config.withDefault(60)))
   return {
     redirectUri: (request) => `${publicBaseUrl ?? `${tls ? "https" : "http"}://${request.headers.host ?? "localhost"}`}${callbackPath}`,
     publicOrigin: publicBaseUrl === undefined ? undefined : new URL(publicBaseUrl).origin,
     secureCookies: cookieSecure({ tls, host: config.host }),
-    sessionTtlSeconds: Math.max(1, Math.floor(Duration.toSeconds(ttl)))
+    sessionTtlSeconds: Math.max(1, Math.floor(Duration.toSeconds(ttl))),
+    throttle: (request) => limiter.consume(`sso-ip:${Option.getOrElse(request.remoteAddress, () => "unknown")}`, windows)
   } satisfies SsoContext
 })
 
