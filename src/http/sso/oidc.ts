@@ -1,4 +1,5 @@
 import { Data, Effect } from "effect"
+import { createHash } from "node:crypto"
 import * as client from "openid-client"
 import type { SignInSettings } from "../../store/sso-sign-in-repo.ts"
 
@@ -30,17 +31,39 @@ const describe = (error: unknown): string => {
 }
 
 /**
+ * Discovered configurations (with the provider's keys they fetch), by issuer, client and secret,
+ * for a few minutes: a sign-in's two legs and the next people's sign-ins reuse them instead of
+ * asking the provider again. A changed setting is another key; a failed discovery is not kept.
+ */
+const discovered = new Map<string, { readonly config: client.Configuration; readonly until: number }>()
+const keepMs = 5 * 60_000
+const keepAtMost = 200
+
+const cacheKey = (settings: SignInSettings) =>
+  [settings.issuer, settings.clientId, createHash("sha256").update(settings.clientSecret).digest("base64url")].join("\n")
+
+/**
  * The provider's configuration, from its discovery document. A plain-http issuer is accepted
  * only because the settings allow it on loopback alone (src/domain/sso.ts); signatures are
  * checked on the ID token even though it comes straight from the token endpoint.
  */
 const discover = (settings: SignInSettings) =>
-  Effect.tryPromise({
-    try: () =>
-      client.discovery(new URL(settings.issuer), settings.clientId, settings.clientSecret, undefined, {
-        execute: [client.enableNonRepudiationChecks, ...(isPlainHttp(settings.issuer) ? [client.allowInsecureRequests] : [])]
-      }),
-    catch: (error) => new OidcFailure({ reason: "provider_unreachable", message: `the identity provider's discovery failed: ${describe(error)}` })
+  Effect.suspend(() => {
+    const key = cacheKey(settings)
+    const kept = discovered.get(key)
+    if (kept !== undefined && kept.until > Date.now()) return Effect.succeed(kept.config)
+    return Effect.tryPromise({
+      try: () =>
+        client.discovery(new URL(settings.issuer), settings.clientId, settings.clientSecret, undefined, {
+          execute: [client.enableNonRepudiationChecks, ...(isPlainHttp(settings.issuer) ? [client.allowInsecureRequests] : [])]
+        }),
+      catch: (error) => new OidcFailure({ reason: "provider_unreachable", message: `the identity provider's discovery failed: ${describe(error)}` })
+    }).pipe(Effect.tap((config) =>
+      Effect.sync(() => {
+        if (discovered.size >= keepAtMost) discovered.clear()
+        discovered.set(key, { config, until: Date.now() + keepMs })
+      })
+    ))
   })
 
 export interface AuthorizationRequest {

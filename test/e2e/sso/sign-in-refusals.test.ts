@@ -143,4 +143,13 @@ describe("starting a sign-in", () => {
     expect(res?.status()).toBe(404)
     expect(await waitForText(tab.page, "Sign-in failed")).toContain("No organization named")
   })
+
+  it("shows what was typed as text, never as markup", async () => {
+    const res = await fetch(`${f.server.baseUrl}/dashboard/sso/login?org=${encodeURIComponent("<script>alert(1)</script>")}`)
+    expect(res.status).toBe(404)
+    const body = await res.text()
+    expect(body).toContain("&lt;script&gt;alert(1)&lt;/script&gt;")
+    expect(body).not.toContain("<script>")
+    expect(res.headers.get("content-security-policy")).toContain("default-src 'none'")
+  })
 })
