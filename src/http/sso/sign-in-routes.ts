@@ -5,7 +5,8 @@ import { RequestId } from "../../observability/request-id.ts"
 import { type SignInSettings, SsoSignIn } from "../../store/sso-sign-in-repo.ts"
 import { requestOrigin } from "../audit-trail.ts"
 import type { DirectRoute } from "../gateway.ts"
-import { sessionCookieName } from "../session-cookie.ts"
+import { sessionCookieName, sessionIdOf } from "../session-cookie.ts"
+import { DashboardSessions } from "../../store/dashboard-sessions-repo.ts"
 import { authorizationRequest, signInClaims } from "./oidc.ts"
 import { failureText, recordFailure, signIn } from "./sign-in.ts"
 import { cookieValue, makeSsoContext } from "./sso-context.ts"
@@ -33,6 +34,7 @@ const orgOf = (found: ReadonlyArray<SignInSettings>, ref: string): SignInSetting
 
 export const makeSignInRoutes = Effect.gen(function*() {
   const store = yield* SsoSignIn
+  const sessions = yield* DashboardSessions
   const context = yield* makeSsoContext
   // The services the sign-in uses, so that the handlers need only the request.
   const services = yield* Effect.context<Effect.Services<ReturnType<typeof signIn>>>()
@@ -96,6 +98,9 @@ export const makeSignInRoutes = Effect.gen(function*() {
     const claims = exchanged.success
     const outcome = yield* signIn(settings, claims, context.sessionTtlSeconds, origin)
     if ("refused" in outcome) return page(403, failureText[outcome.refused])
+    // A session this browser held before (someone else's, say) ends with the new one's start.
+    const previous = sessionIdOf(request.headers.cookie)
+    if (previous !== undefined) yield* sessions.end(previous)
     return HttpServerResponse.redirect("/", { status: 303, headers: { "cache-control": "no-store" } }).pipe(
       clearState,
       HttpServerResponse.setCookieUnsafe(sessionCookieName, outcome.sessionId, cookieOptions("/", context.sessionTtlSeconds))

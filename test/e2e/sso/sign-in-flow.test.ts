@@ -112,6 +112,13 @@ describe("signing in to the dashboard with the org's identity provider", () => {
     tab = await openTab(f)
     await signInAs(f, tab, "cy")
     expect((await meOf(tab)).body.user.role).toBe("admin")
+    // Signing in again in the same browser ends the session it held.
+    const before = (await sessionCookieOf(f, tab))!
+    // (The provider remembers her: it answers at once, without its login page.)
+    await tab.page.goto(`${f.server.baseUrl}/dashboard/sso/login?org=acme`)
+    await waitForText(tab.page, "Spend today")
+    expect(await sessionCookieOf(f, tab)).not.toBe(before)
+    expectEnvelope(await call(f.server, "GET", "/api/v1/org", { headers: { cookie: before } }), 401, "session_expired")
   })
 
   it("refuses a change made with the session cookie but without its CSRF token (403 envelope)", async () => {
