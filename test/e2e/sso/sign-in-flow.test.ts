@@ -84,8 +84,10 @@ describe("signing in to the dashboard with the org's identity provider", () => {
     expect(teamEntry?.actor).toEqual({ type: "user", id: me.body.user.id })
 
     const cookie = (await sessionCookieOf(f, tab))!
+    const loggedOut = tab.page.waitForResponse((r) => r.url() === `${f.server.baseUrl}/dashboard/sso/logout`)
     await clickText(tab.page, "Sign out")
     await waitForText(tab.page, "You signed out.")
+    expect((await loggedOut).status()).toBe(204)
     expect(await sessionCookieOf(f, tab)).toBeUndefined()
     expect((await meOf(tab)).status).toBe(401)
     expectEnvelope(await call(f.server, "GET", "/api/v1/org", { headers: { cookie } }), 401, "session_expired")
