@@ -43,6 +43,7 @@ import { ReportSchedules } from "./store/report-schedules-repo.ts"
 import { ReportJob } from "./notifications/report-job.ts"
 import { WebhookConfig } from "./webhooks/config.ts"
 import { WebhookDispatcher } from "./webhooks/dispatcher.ts"
+import { SsoSignIn } from "./store/sso-sign-in-repo.ts"
 import { SecretBox, warnOfGeneratedKey } from "./store/secret-box.ts"
 import { NotificationConfig } from "./notifications/config.ts"
 import { DeliveryPolicyLive } from "./notifications/delivery-policy.ts"
@@ -68,7 +69,7 @@ const Migrated = Layer.effectDiscard(migrate.pipe(Effect.orDie)).pipe(Layer.prov
  * Webhooks, notification channels and their configuration; secrets (webhook secrets, chat URLs)
  * are sealed with the key SecretBox holds, and the repositories apply the delivery side's policy.
  */
-const WebhooksStore = Layer.mergeAll(Webhooks.layer, Channels.layer, Notifications.layer, Mailer.layer, SsoSettingsStore.layer).pipe(
+const WebhooksStore = Layer.mergeAll(Webhooks.layer, Channels.layer, Notifications.layer, Mailer.layer, SsoSettingsStore.layer, SsoSignIn.layer).pipe(
   Layer.provide(Layer.merge(SecretBox.layer, DeliveryPolicyLive)),
   Layer.provideMerge(Layer.merge(WebhookConfig.layer, NotificationConfig.layer))
 )

@@ -1,5 +1,7 @@
 // The one way the dashboard reaches the service: the public management API, with the key the
-// user signed in with. The key lives in sessionStorage only, so it goes when the tab closes.
+// user signed in with or, signed in with the org's identity provider, the session cookie and its
+// CSRF token. The key lives in sessionStorage only, so it goes when the tab closes; the cookie is
+// HttpOnly, and the token is kept in memory and asked for again on load (/dashboard/sso/me).
 
 const keyItem = "signal-engine.api-key"
 const messageItem = "signal-engine.sign-in-message"
@@ -16,17 +18,39 @@ export class ApiError extends Error {
 /** @type {Set<(message: string) => void>} */
 const signedOutListeners = new Set()
 
+/** @typedef {{ user: { id: string, email: string, name: string, role: string }, org: { id: string, name: string }, csrf_token: string }} Person */
+
+/** The signed-in person when signed in with single sign-on, null otherwise. @type {Person | null} */
+let person = null
+
 export const auth = {
   /** @returns {string | null} */
   key: () => sessionStorage.getItem(keyItem),
+  person: () => person,
+  /**
+   * The person of this browser's dashboard session, if it has one (and remembers its CSRF token).
+   * @returns {Promise<Person | null>}
+   */
+  async resume() {
+    const response = await fetch("/dashboard/sso/me", { headers: { accept: "application/json" } }).catch(() => null)
+    person = response?.ok ? await response.json() : null
+    return person
+  },
   /** @param {string} key */
   signIn(key) {
     sessionStorage.setItem(keyItem, key)
     sessionStorage.removeItem(messageItem)
   },
-  /** @param {string} [message] why the user is back at sign-in */
-  signOut(message) {
+  /**
+   * @param {string} [message] why the user is back at sign-in
+   * @param {boolean} [endSession] false: the dashboard is left, the service's session is not (a role it cannot serve yet)
+   */
+  signOut(message, endSession = true) {
     sessionStorage.removeItem(keyItem)
+    const ending = person
+    person = null
+    // The session is ended on the service too; the cookie goes with its answer.
+    if (ending && endSession) fetch("/dashboard/sso/logout", { method: "POST", headers: { "x-csrf-token": ending.csrf_token } }).catch(() => {})
     if (message) sessionStorage.setItem(messageItem, message)
     for (const listener of signedOutListeners) listener(message ?? "")
   },
@@ -47,19 +71,27 @@ export const auth = {
 export const environmentOf = (/** @type {string} */ key) => (/_test_/.test(key) ? "test" : "live")
 
 /**
+ * The credential headers of a request: the key's, or the session's CSRF token on a change (the
+ * cookie goes by itself).
+ * @param {string} method @param {string | undefined} key
+ * @returns {Record<string, string>}
+ */
+const credentials = (method, key) => key || !person ? { authorization: `Bearer ${key ?? ""}` } : method === "GET" ? {} : { "x-csrf-token": person.csrf_token }
+
+/**
  * @param {string} method
  * @param {string} path under /api/v1
  * @param {{ query?: Record<string, unknown>, body?: unknown, key?: string }} [options]
  * @returns {Promise<any>}
  */
 export async function api(method, path, options = {}) {
-  const key = options.key ?? auth.key() ?? ""
+  const key = options.key ?? auth.key() ?? undefined
   const url = new URL(`/api/v1${path}`, location.origin)
   for (const [name, value] of Object.entries(options.query ?? {})) {
     if (value !== undefined && value !== null && value !== "") url.searchParams.set(name, String(value))
   }
   /** @type {Record<string, string>} */
-  const headers = { authorization: `Bearer ${key}` }
+  const headers = credentials(method, key)
   if (options.body !== undefined) headers["content-type"] = "application/json"
   let response
   try {
@@ -78,7 +110,9 @@ export async function api(method, path, options = {}) {
     // A key that stopped working (revoked, or deleted with its org) ends the session: every
     // further call would fail the same way.
     if (response.status === 401 && options.key === undefined) {
-      auth.signOut(`Your API key is no longer valid (${error.message}). Sign in with a current key.`)
+      auth.signOut(
+        person ? `Your session has ended (${error.message}). Sign in again.` : `Your API key is no longer valid (${error.message}). Sign in with a current key.`
+      )
     }
     throw error
   }
@@ -115,7 +149,7 @@ export async function download(path, query) {
   for (const [name, value] of Object.entries(query)) if (value !== "") url.searchParams.set(name, value)
   let response
   try {
-    response = await fetch(url, { headers: { authorization: `Bearer ${auth.key() ?? ""}` } })
+    response = await fetch(url, { headers: credentials("GET", auth.key() ?? undefined) })
   } catch {
     throw new ApiError("The service cannot be reached. Check your connection and try again.", 0, "network")
   }

@@ -1,5 +1,5 @@
-// The dashboard's shell: sign-in with a management API key, the navigation, and the page the
-// URL names. Every page reads the management API only (api.js).
+// The dashboard's shell: sign-in with the org's identity provider or a management API key, the
+// navigation, and the page the URL names. Every page reads the management API only (api.js).
 import { html } from "htm/preact"
 import { render } from "preact"
 import { useEffect, useState } from "preact/hooks"
@@ -36,11 +36,38 @@ const pages = [
 
 /** @typedef {{ id: string, name: string, plan: string, environment: string, time_zone: string, session_timeout: number }} Org */
 
+/**
+ * What the sign-in page may know of an org before anyone signs in: whether it uses SSO and still
+ * takes a pasted key (an org without SSO, or none of that name, takes keys).
+ * @param {string} org its name or id
+ * @returns {Promise<{ sso: boolean, api_key_sign_in: boolean }>}
+ */
+const ssoOf = (org) => fetch(`/dashboard/sso/org?org=${encodeURIComponent(org)}`).then((r) => (r.ok ? r.json() : { sso: false, api_key_sign_in: true }))
+
+const orgItem = "signal-engine.org"
+
 /** @param {{ onSignedIn: (org: Org) => void }} props */
 const SignIn = ({ onSignedIn }) => {
   const [message] = useState(() => auth.takeMessage())
   const [error, setError] = useState(/** @type {string | null} */ (null))
   const [busy, setBusy] = useState(false)
+  const [orgName, setOrgName] = useState(() => localStorage.getItem(orgItem) ?? "")
+  const [keyPaste, setKeyPaste] = useState(true)
+  // The org typed so far decides whether the key paste is offered (debounced while typing).
+  useEffect(() => {
+    const name = orgName.trim()
+    if (!name) return setKeyPaste(true)
+    const timer = setTimeout(() => ssoOf(name).then((s) => setKeyPaste(s.api_key_sign_in), () => setKeyPaste(true)), 250)
+    return () => clearTimeout(timer)
+  }, [orgName])
+  /** @param {SubmitEvent} e */
+  const sso = (e) => {
+    e.preventDefault()
+    const name = orgName.trim()
+    if (!name) return setError("Enter your organization's name to sign in with single sign-on.")
+    localStorage.setItem(orgItem, name)
+    location.assign(`/dashboard/sso/login?org=${encodeURIComponent(name)}`)
+  }
   /** @param {SubmitEvent} e */
   const submit = async (e) => {
     e.preventDefault()
@@ -51,6 +78,10 @@ const SignIn = ({ onSignedIn }) => {
     setError(null)
     try {
       const org = await api("GET", "/org", { key })
+      if (!(await ssoOf(org.id)).api_key_sign_in) {
+        setKeyPaste(false)
+        return setError(`${org.name} signs in with single sign-on: pasting an API key into the dashboard is turned off.`)
+      }
       auth.signIn(key)
       onSignedIn(org)
     } catch (err) {
@@ -66,14 +97,26 @@ const SignIn = ({ onSignedIn }) => {
     }
   }
   return html`<main class="sign-in">
-    <form onSubmit=${submit} aria-labelledby="sign-in-title">
+    <div class="sign-in-forms">
       <h1 id="sign-in-title">signal-engine</h1>
-      <p>Sign in with a management API key (<code>sek_live_…</code> for live data, <code>sek_test_…</code> for test data). It is kept in this browser tab only.</p>
       ${message ? html`<p class="notice" role="alert">${message}</p>` : null}
       ${error ? html`<p class="error" role="alert">${error}</p>` : null}
-      <label><span>API key</span><input name="key" type="password" autocomplete="off" spellcheck="false" autofocus required /></label>
-      <button type="submit" class="primary" disabled=${busy}>${busy ? "Signing in…" : "Sign in"}</button>
-    </form>
+      <form onSubmit=${sso} aria-label="Sign in with single sign-on">
+        <label><span>Organization</span><input name="org" autocomplete="organization" value=${orgName} onInput=${(
+    /** @type {InputEvent} */ e
+  ) => setOrgName(/** @type {HTMLInputElement} */ (e.currentTarget).value)} /></label>
+        <button type="submit" class="primary">Sign in with SSO</button>
+      </form>
+      ${
+    keyPaste
+      ? html`<form onSubmit=${submit} aria-label="Sign in with an API key">
+        <p>Sign in with a management API key (<code>sek_live_…</code> for live data, <code>sek_test_…</code> for test data). It is kept in this browser tab only.</p>
+        <label><span>API key</span><input name="key" type="password" autocomplete="off" spellcheck="false" autofocus required /></label>
+        <button type="submit" disabled=${busy}>${busy ? "Signing in…" : "Sign in"}</button>
+      </form>`
+      : html`<p class="notice">This organization signs in with single sign-on only.</p>`
+  }
+    </div>
   </main>`
 }
 
@@ -98,7 +141,7 @@ const Shell = ({ org, onSignOut, setOrg }) => {
     <header class="top">
       <span class="brand">signal-engine</span>
       <span class=${`env env-badge-${env}`} title="The environment of your key: what you see and change">${env === "live" ? "Live data" : "Test data"}</span>
-      <span class="org">${org.name} · ${org.plan}</span>
+      <span class="org">${org.name} · ${org.plan}${auth.person() ? ` · ${auth.person()?.user.name || auth.person()?.user.email}` : ""}</span>
       <button type="button" class="link" onClick=${onSignOut}>Sign out</button>
     </header>
     <nav class="side" aria-label="Pages">
@@ -115,10 +158,14 @@ const Shell = ({ org, onSignOut, setOrg }) => {
 }
 
 const App = () => {
-  const [org, setOrg] = useState(/** @type {Org | null | undefined} */ (auth.key() ? undefined : null))
-  // A reload keeps the tab's key: check it again (it may have been revoked meanwhile).
+  const [org, setOrg] = useState(/** @type {Org | null | undefined} */ (undefined))
+  // A reload keeps the tab's key, or the browser's session: check it again (it may have ended meanwhile).
   useEffect(() => {
-    if (org === undefined) api("GET", "/org").then(setOrg, () => setOrg(null))
+    const signedIn = auth.key() ? Promise.resolve(true) : auth.resume().then((p) => p !== null)
+    signedIn.then((yes) => (yes ? api("GET", "/org") : null)).then(setOrg, (err) => {
+      if (err instanceof ApiError && err.status === 403) auth.signOut(`Your role does not give access to the dashboard (${err.message}).`, false)
+      setOrg(null)
+    })
     return auth.onSignedOut(() => setOrg(null))
   }, [])
   if (org === undefined) return html`<p class="loading">Loading…</p>`

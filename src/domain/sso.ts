@@ -1,5 +1,6 @@
 import { Schema } from "effect"
 import { NotFoundRefusal, Refusal } from "./refusal.ts"
+import { Role } from "./tenancy.ts"
 
 /**
  * An org's single sign-on settings (OpenID Connect, authorization code + PKCE): which identity
@@ -22,6 +23,12 @@ const fields = {
   groups_claim: Schema.optionalKey(Schema.NullOr(Text(200))).annotate({
     description: "the ID token claim that carries the person's groups (e.g. `groups`); kept for group → role mapping, null if none"
   }),
+  group_roles: Schema.optionalKey(
+    Schema.Array(Schema.Struct({ group: Text(200), role: Role })).pipe(Schema.check(Schema.isMaxLength(100)))
+  ).annotate({
+    description: "group → role mapping: at sign-in the person's user gets the role of the first entry whose group is in " +
+      "their groups claim, in this order; in none of them, their role is left as it is. Default: none"
+  }),
   create_users: Schema.optionalKey(Schema.Boolean).annotate({
     description: "true: a person signing in whose e-mail matches no user of the org is created as a member; false (default): refused"
   }),
@@ -42,6 +49,7 @@ export const SsoSettings = Schema.Struct({
   client_secret_set: Schema.Boolean.annotate({ description: "whether a client secret is stored (the secret itself is never answered)" }),
   allowed_email_domains: fields.allowed_email_domains,
   groups_claim: Schema.NullOr(Schema.String),
+  group_roles: Schema.Array(Schema.Struct({ group: Schema.String, role: Role })),
   create_users: Schema.Boolean,
   allow_api_key_sign_in: Schema.Boolean,
   redirect_uri: Schema.NullOr(Schema.String).annotate({
@@ -73,6 +81,9 @@ export const ssoProblems = (input: SsoSettingsInput): ReadonlyArray<string> => {
   }
   if (url !== undefined && url.protocol !== "https:" && !(url.protocol === "http:" && isLoopback(url.hostname))) {
     problems.push("issuer: must be https (http only on a loopback address)")
+  }
+  if ((input.group_roles ?? []).length > 0 && (input.groups_claim ?? null) === null) {
+    problems.push("group_roles: needs groups_claim, the claim the groups are read from")
   }
   if (input.allowed_email_domains.length === 0) problems.push("allowed_email_domains: at least one domain")
   for (const d of input.allowed_email_domains) {

@@ -34,6 +34,8 @@ import { ManagementApi } from "./management/api.ts"
 import { ManagementHandlers } from "./management/handlers.ts"
 import { RequestId } from "../observability/request-id.ts"
 import { makeRouteTable } from "./route-table.ts"
+import { makeSessionRoutes, ssoLogoutRoute, ssoMeRoute, ssoOrgRoute } from "./sso/session-routes.ts"
+import { makeSignInRoutes, ssoCallbackRoute, ssoLoginRoute } from "./sso/sign-in-routes.ts"
 import { requestsUntraced } from "../observability/tracing.ts"
 
 export const openApiPaths = {
@@ -42,6 +44,9 @@ export const openApiPaths = {
 } as const
 
 const internalRoutes = [{ method: "GET", path: "/internal/v1/verdicts/:signal_id" }]
+
+/** The dashboard's sign-in with the org's identity provider (src/http/sso/). */
+const ssoRoutes = [ssoLoginRoute, ssoCallbackRoute, ssoMeRoute, ssoLogoutRoute, ssoOrgRoute]
 
 const healthRoutes = [
   { method: "GET", path: "/healthz" },
@@ -161,10 +166,16 @@ export const AppRoutes = Layer.mergeAll(
   InternalRoutes,
   DashboardRoutes(dashboardAssets),
   gateway(
-    makeRouteTable([ManagementApi, EngineApi], [...healthRoutes, ...internalRoutes, ...dashboardRoutes(dashboardAssets), ...otlpRoutes]),
+    makeRouteTable([ManagementApi, EngineApi], [...healthRoutes, ...internalRoutes, ...dashboardRoutes(dashboardAssets), ...otlpRoutes, ...ssoRoutes]),
     Effect.map(
-      Effect.all([makeIngestRoute, makeClaudeCodeHookRoute, makeOtlpRoutes]),
-      ([ingest, claudeCodeHook, otlp]) => [{ ...ingestRoute, handler: ingest }, { ...claudeCodeHookRoute, handler: claudeCodeHook }, ...otlp]
+      Effect.all([makeIngestRoute, makeClaudeCodeHookRoute, makeOtlpRoutes, makeSignInRoutes, makeSessionRoutes]),
+      ([ingest, claudeCodeHook, otlp, signIn, session]) => [
+        { ...ingestRoute, handler: ingest },
+        { ...claudeCodeHookRoute, handler: claudeCodeHook },
+        ...otlp,
+        ...signIn,
+        ...session
+      ]
     ),
     Effect.map(Processor, (processor) => processor.settled)
   )

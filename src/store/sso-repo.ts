@@ -9,6 +9,7 @@ interface SsoRow {
   readonly client_id: string
   readonly allowed_email_domains: ReadonlyArray<string>
   readonly groups_claim: string | null
+  readonly group_roles: SsoSettings["group_roles"]
   readonly create_users: boolean
   readonly allow_api_key_sign_in: boolean
   readonly updated_at: Date
@@ -17,7 +18,7 @@ interface SsoRow {
 /** The path the identity provider sends people back to; the sign-in flow serves it. */
 export const callbackPath = "/dashboard/sso/callback"
 
-const columns = "issuer, client_id, allowed_email_domains, groups_claim, create_users, allow_api_key_sign_in, updated_at"
+const columns = "issuer, client_id, allowed_email_domains, groups_claim, group_roles, create_users, allow_api_key_sign_in, updated_at"
 
 /**
  * An org's SSO settings. The client secret is sealed with the key webhook secrets use and is
@@ -43,6 +44,7 @@ export class SsoSettingsStore extends Context.Service<SsoSettingsStore, {
         client_secret_set: true,
         allowed_email_domains: row.allowed_email_domains,
         groups_claim: row.groups_claim,
+        group_roles: row.group_roles,
         create_users: row.create_users,
         allow_api_key_sign_in: row.allow_api_key_sign_in,
         redirect_uri: redirectUri,
@@ -62,14 +64,14 @@ export class SsoSettingsStore extends Context.Service<SsoSettingsStore, {
         const domains = JSON.stringify(normalizeDomains(input.allowed_email_domains))
         const rows = yield* sql<SsoRow>`
           INSERT INTO org_sso (org_id, issuer, client_id, client_secret_ciphertext, allowed_email_domains, groups_claim,
-            create_users, allow_api_key_sign_in)
+            group_roles, create_users, allow_api_key_sign_in)
           VALUES (${orgId}, ${input.issuer.replace(/\/+$/, "")}, ${input.client_id}, ${box.seal(input.client_secret)},
             ARRAY(SELECT jsonb_array_elements_text(${domains}::jsonb)), ${input.groups_claim ?? null},
-            ${input.create_users ?? false}, ${input.allow_api_key_sign_in ?? false})
+            ${JSON.stringify(input.group_roles ?? [])}::jsonb, ${input.create_users ?? false}, ${input.allow_api_key_sign_in ?? false})
           ON CONFLICT (org_id) DO UPDATE SET issuer = EXCLUDED.issuer, client_id = EXCLUDED.client_id,
             client_secret_ciphertext = EXCLUDED.client_secret_ciphertext,
             allowed_email_domains = EXCLUDED.allowed_email_domains, groups_claim = EXCLUDED.groups_claim,
-            create_users = EXCLUDED.create_users, allow_api_key_sign_in = EXCLUDED.allow_api_key_sign_in, updated_at = now()
+            group_roles = EXCLUDED.group_roles, create_users = EXCLUDED.create_users, allow_api_key_sign_in = EXCLUDED.allow_api_key_sign_in, updated_at = now()
           RETURNING ${sql.literal(columns)}`.pipe(Effect.orDie)
         return toSettings(rows[0]!)
       })

@@ -32,6 +32,7 @@ describe("migration 0009: an e-mail address names one user of an org in any lett
         yield* sql`DROP TABLE notifications, org_alert_channels, channels`
         yield* sql`DROP TABLE log_identity`
         yield* sql`DROP TABLE audit_log`
+        yield* sql`DROP TABLE sso_sign_in_attempts`
         yield* sql`DROP TABLE org_sso, dashboard_sessions`
         yield* sql`DROP FUNCTION audit_log_refuse_change, audit_log_purge`
         yield* sql`DROP TABLE report_schedules`

@@ -44,6 +44,7 @@ describe("/api/v1/sso", () => {
       client_secret_set: true,
       allowed_email_domains: ["example.com", "corp.example.com"],
       groups_claim: "groups",
+      group_roles: [],
       create_users: false,
       allow_api_key_sign_in: false,
       redirect_uri: "https://signals.example.com/dashboard/sso/callback",
@@ -83,6 +84,16 @@ describe("/api/v1/sso", () => {
     expectEnvelope(await put({ ...settings, allowed_email_domains: ["not a domain"] }), 422, "validation_error")
     expectEnvelope(await put({ ...settings, allowed_email_domains: [] }), 422, "validation_error")
     expect((await put({ ...settings, issuer: "http://127.0.0.1:9999" })).status).toBe(200)
+  })
+
+  it("keeps the group → role mapping in its order; refuses an unknown role (400) and a mapping without groups_claim (422)", async () => {
+    const group_roles = [{ group: "idp-admins", role: "admin" }, { group: "idp-engineers", role: "member" }]
+    const res = await put({ ...settings, group_roles })
+    expect(res.status, JSON.stringify(res.body)).toBe(200)
+    expect((await get()).body.group_roles).toEqual(group_roles)
+    expectEnvelope(await put({ ...settings, group_roles: [{ group: "g", role: "overlord" }] }), 400, "invalid_parameters")
+    expectEnvelope(await put({ ...settings, groups_claim: null, group_roles }), 422, "validation_error")
+    expect((await get()).body.group_roles).toEqual(group_roles)
   })
 
   it("refuses a missing secret and unknown fields (400)", async () => {
