@@ -7,7 +7,7 @@ import { SqlClient } from "effect/sql"
  * attempt keeps the PKCE verifier and the nonce server-side, under the hash of its `state`, and
  * is deleted when the answer comes, so a state (and its code) is used once.
  */
-export const m0026_sso_sign_in = Effect.gen(function*() {
+export const m0025_sso_sign_in = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   yield* sql`ALTER TABLE org_sso ADD COLUMN group_roles jsonb NOT NULL DEFAULT '[]'`
   yield* sql`
