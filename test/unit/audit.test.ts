@@ -38,3 +38,51 @@ describe("redaction", () => {
     expect(secretFields.channel).toContain("url_ciphertext")
   })
 })
+
+describe("what each write is recorded as", () => {
+  it("names the resource of every write path of the API by its first segment", () => {
+    const writes = Object.values(ManagementApi.groups).flatMap((g) => Object.values(g.endpoints)).filter((e) => e.method !== "GET")
+    const bySegment = Object.fromEntries(writes.map((e) => [e.path.split("/")[3], auditTargetOf(e.path, e.identifier)?.resource]))
+    expect(bySegment).toEqual({
+      org: "org",
+      users: "user",
+      teams: "team",
+      projects: "project",
+      "api-keys": "api_key",
+      "license-keys": "license_key",
+      webhooks: "webhook",
+      channels: "channel",
+      rules: "rule",
+      "report-schedules": "report_schedule",
+      sso: "sso",
+      "fleet-credentials": "fleet_credential"
+    })
+  })
+
+  it("knows no resource outside the management API's write paths", () => {
+    expect(auditTargetOf("/api/v1/usage", "report")).toBeUndefined()
+    expect(auditTargetOf("/engine/v1/signals", "create")).toBeUndefined()
+    expect(auditTargetOf("/api/v2/rules", "create")).toBeUndefined()
+  })
+
+  it("keeps out exactly the secrets and what stands for them, per resource", () => {
+    expect(secretFields).toEqual({
+      org: [],
+      user: [],
+      team: [],
+      project: [],
+      api_key: ["key", "key_hash"],
+      license_key: ["key", "key_hash"],
+      webhook: ["secret", "secret_ciphertext"],
+      channel: ["url", "url_ciphertext"],
+      rule: [],
+      report_schedule: [],
+      sso: ["client_secret_ciphertext"],
+      fleet_credential: ["key", "key_hash"]
+    })
+    const row = { id: "x_1", key: "k", key_hash: "h", secret: "s", url: "u", client_secret_ciphertext: "c", name: "n" }
+    expect(redact("fleet_credential", row)).toEqual({ ...row, key: "[redacted]", key_hash: "[redacted]" })
+    expect(redact("sso", row)).toEqual({ ...row, client_secret_ciphertext: "[redacted]" })
+    expect(redact("rule", row)).toEqual(row)
+  })
+})
