@@ -116,3 +116,14 @@ export const visibilityFor = (operation: string, role: Role): Visibility | undef
 
 /** The roles that may call the endpoint, most powerful first (as the OpenAPI document lists them). */
 export const rolesFor = (operation: string): ReadonlyArray<Role> => roles.filter((role) => visibilityFor(operation, role) !== undefined)
+
+/** A rule as far as a team lead's right to change it goes. */
+export interface RuleReach {
+  readonly type: string
+  readonly scope: string
+  readonly scope_id: string
+}
+
+/** Whether a team lead may create, change or delete this rule: a budget of a team they lead. */
+export const teamLeadMayChange = (rule: RuleReach, ledTeams: ReadonlyArray<string>): boolean =>
+  rule.type === "budget" && rule.scope === "team" && ledTeams.includes(rule.scope_id)

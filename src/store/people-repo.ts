@@ -63,6 +63,8 @@ export interface People {
   readonly listTeams: (orgId: string, page: PageRequest) => Effect.Effect<Page<Team>>
   /** Deletes a team and its memberships; refused while a rule of either environment is scoped to it. */
   readonly deleteTeam: (orgId: string, teamId: string) => Effect.Effect<void, TeamNotFound | TeamInUse>
+  /** The ids of the org's teams the user leads. */
+  readonly ledTeams: (orgId: string, userId: string) => Effect.Effect<ReadonlyArray<string>>
 }
 
 interface UserRow {
@@ -291,5 +293,11 @@ export const makePeople = Effect.gen(function*() {
     })).pipe(Effect.catchTag("SqlError", Effect.die))
   })
 
-  return { createUser, getUser, listUsers, updateUser, getTeam, updateTeam, createTeam, listTeams, deleteTeam } satisfies People
+  const ledTeams = Effect.fn("Tenancy.ledTeams")(function*(orgId: string, userId: string) {
+    const rows = yield* sql<{ readonly team_id: string }>`SELECT tm.team_id FROM team_members tm JOIN teams t ON t.id = tm.team_id
+      WHERE t.org_id = ${orgId} AND tm.user_id = ${userId} AND tm.lead ORDER BY tm.team_id`.pipe(Effect.orDie)
+    return rows.map((r) => r.team_id)
+  })
+
+  return { createUser, getUser, listUsers, updateUser, getTeam, updateTeam, createTeam, listTeams, deleteTeam, ledTeams } satisfies People
 })

@@ -19,7 +19,7 @@ import { ReportSchedulesGroup } from "./report-schedules-api.ts"
 import { SsoGroup } from "./sso-api.ts"
 import { FleetGroup } from "./fleet-api.ts"
 import { BudgetsGroup, RulesGroup } from "./rules-api.ts"
-import { getEndpoint, IdParams, listEndpoint, managementGroup, Name, requires } from "./endpoints.ts"
+import { documentRoles, getEndpoint, IdParams, listEndpoint, managementGroup, Name, requires } from "./endpoints.ts"
 
 const Email = Schema.String.pipe(
   Schema.check(Schema.isMaxLength(320), matching(/^[^\s@]+@[^\s@]+$/, "expected an e-mail address"))
@@ -231,6 +231,7 @@ export class ManagementApi extends HttpApi.make("management")
   .annotateMerge(OpenApi.annotations({
     title: "signal-engine management API",
     version: "1.0.0",
-    description: "Rules, sessions, events, webhooks and tenancy of an organization. Authenticated with API keys."
+    description: "Rules, sessions, events, webhooks and tenancy of an organization. Authenticated with API keys.",
+    transform: documentRoles
   }))
 {}
