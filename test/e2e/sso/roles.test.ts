@@ -158,6 +158,23 @@ describe("what each role sees of the activity", () => {
   })
 })
 
+describe("changing roles and leads", () => {
+  it("is audited with the role and the leads before and after", async () => {
+    const id = await user("promoted", "member", [teams.otherTeam])
+    const promoted = await as("admin", "PATCH", `/api/v1/users/${id}`, { role: "team_lead" })
+    expect(promoted.status, JSON.stringify(promoted.body)).toBe(200)
+    const leads = await as("admin", "PATCH", `/api/v1/teams/${teams.otherTeam}`, { lead_ids: [id] })
+    expect(leads.body).toMatchObject({ lead_ids: [id] })
+    expectEnvelope(await as("admin", "PATCH", `/api/v1/teams/${teams.otherTeam}`, { lead_ids: [people.mate.id] }), 422, "unknown_reference")
+    const log = await call(server, "GET", "/api/v1/audit-log?limit=100", { key: live })
+    const entries = log.body.data as Array<{ request_id: string; before: any; after: any }>
+    const roleEntry = entries.find((e) => e.request_id === promoted.headers.get("x-request-id"))
+    expect(roleEntry).toMatchObject({ before: { role: "member" }, after: { role: "team_lead" } })
+    const leadEntry = entries.find((e) => e.request_id === leads.headers.get("x-request-id"))
+    expect(leadEntry).toMatchObject({ before: { lead_ids: [] }, after: { lead_ids: [id] } })
+  })
+})
+
 describe("a team lead's budgets", () => {
   const budget = (scope: "team" | "org", scopeId: string) => ({
     name: `budget-${scopeId}`,
