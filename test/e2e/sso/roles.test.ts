@@ -150,6 +150,23 @@ describe("what each role sees of the activity", () => {
     expect((usage.body.data as Array<{ key: string }>).map((g) => g.key).sort()).toEqual([people.lead.id, people.mate.id].sort())
   })
 
+  it("a team lead's and a member's exports hold only the users they see; others' events by id are 404", async () => {
+    const exported = async (who: "lead" | "mate" | "viewer") => {
+      const res = await as(who, "GET", "/api/v1/usage/export?format=jsonl&group_by=user")
+      expect(res.status).toBe(200)
+      const text = typeof res.body === "string" ? res.body : JSON.stringify(res.body)
+      return text.trim().split("\n").map((line) => JSON.parse(line).user_id as string).sort()
+    }
+    expect(await exported("lead")).toEqual([people.lead.id, people.mate.id].sort())
+    expect(await exported("mate")).toEqual([people.mate.id])
+    expect(await exported("viewer")).toEqual([people.lead.id, people.mate.id, people.other.id].sort())
+    const all = await call(server, "GET", `/api/v1/events?session_id=${sessionOf.other}`, { key: live })
+    const othersEvent = all.body.data[0].id as string
+    expect((await as("viewer", "GET", `/api/v1/events/${othersEvent}`)).status).toBe(200)
+    expectEnvelope(await as("lead", "GET", `/api/v1/events/${othersEvent}`), 404, "not_found")
+    expectEnvelope(await as("mate", "GET", `/api/v1/events/${othersEvent}`), 404, "not_found")
+  })
+
   it("a member sees only their own activity", async () => {
     expect(sessionIds(await as("mate", "GET", "/api/v1/sessions?limit=100"))).toEqual([sessionOf.mate])
     expectEnvelope(await as("mate", "GET", `/api/v1/sessions/${sessionOf.lead}`), 404, "not_found")
