@@ -189,6 +189,11 @@ describe("changing roles and leads", () => {
     expect(roleEntry).toMatchObject({ before: { role: "member" }, after: { role: "team_lead" } })
     const leadEntry = entries.find((e) => e.request_id === leads.headers.get("x-request-id"))
     expect(leadEntry).toMatchObject({ before: { lead_ids: [] }, after: { lead_ids: [id] } })
+    // Replacing the members keeps the leads who stay; a lead who leaves the team leads it no more.
+    const kept = await as("admin", "PATCH", `/api/v1/teams/${teams.otherTeam}`, { member_ids: [id, people.other.id, people.mate.id] })
+    expect(kept.body).toMatchObject({ lead_ids: [id] })
+    const left = await as("admin", "PATCH", `/api/v1/teams/${teams.otherTeam}`, { member_ids: [people.other.id] })
+    expect(left.body).toMatchObject({ member_ids: [people.other.id], lead_ids: [] })
   })
 })
 
