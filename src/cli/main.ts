@@ -11,6 +11,7 @@ import { describeLog, LogIdentityGuard } from "../log/log-identity.ts"
 import { AdminLive, MigrateLive, replayLive, ServerLive } from "../main.ts"
 import { migrate } from "../store/database.ts"
 import { Tenancy } from "../store/tenancy-repo.ts"
+import { Role } from "../domain/tenancy.ts"
 import { countGcPauses } from "./gc-pauses.ts"
 import { checkSchemas, writeSchemas } from "./schemas.ts"
 
@@ -73,7 +74,7 @@ const createUser = Command.make("create-user", {
   org: orgFlag,
   email: Flag.String("email"),
   name: Flag.String("name"),
-  role: Flag.Literals("role", ["admin", "member"]).pipe(Flag.withDefault("member" as const)),
+  role: Flag.Literals("role", Role.literals).pipe(Flag.withDefault("member" as const)),
   team: Flag.String("team").pipe(Flag.withDescription("team id to join (repeatable)"), Flag.optional),
   json
 }, ({ org, email, name, role, team, json }) =>

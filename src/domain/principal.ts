@@ -1,12 +1,15 @@
 import type { Environment } from "./environments.ts"
 import type { Plan, RateLimitOverrides } from "./plans.ts"
 import type { Scope } from "./scopes.ts"
+import type { Visibility } from "./roles.ts"
 import type { Role } from "./tenancy.ts"
 
 /** A person signed in to the dashboard, calling the management API with the session's cookie. */
 export interface SignedInCaller {
   readonly userId: string
   readonly role: Role
+  /** What the role sees of the org's activity through the endpoint called (src/domain/roles.ts). */
+  readonly visibility: Visibility
 }
 
 /**

@@ -43,10 +43,9 @@ export const groupsOf = (claims: Readonly<Record<string, unknown>>, groupsClaim:
 }
 
 /**
- * What a signed-in person may do, as the scopes an API key would need for the same requests:
- * an admin everything an admin key can; a member nothing in the management API yet (their own
- * activity only comes with the role model). The one place to extend with team leads, viewers and
- * group → role mapping (`groups` is passed for that).
+ * The scopes a signed-in person's principal carries, for what checks a caller's own scopes (an API
+ * key made by an admin gets no more than theirs): an admin every scope, other roles none. What a
+ * person may call and see is decided by their role (src/domain/roles.ts), not by these.
  */
 export const sessionScopes = (person: { readonly role: Role; readonly groups: ReadonlyArray<string> }): ReadonlyArray<Scope> =>
   person.role === "admin" ? allScopes : []

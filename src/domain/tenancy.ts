@@ -32,7 +32,12 @@ export const Org = Schema.Struct({
 })
 export type Org = typeof Org.Type
 
-export const Role = Schema.Literals(["admin", "member"])
+export const Role = Schema.Literals(["admin", "team_lead", "viewer", "member"]).annotate({
+  description: "what the user may do when signed in to the dashboard (README \"Single sign-on, roles and audit\"): `admin` " +
+    "everything; `team_lead` read the activity and spend of the teams they lead (`lead_ids` of a team) and manage those " +
+    "teams' budgets; `viewer` read-only, org-wide, without credentials and SSO settings; `member` their own activity only. " +
+    "API keys keep their scopes whatever the role"
+})
 export type Role = typeof Role.Type
 
 export const UserStatus = Schema.Literals(["active", "deactivated"])
@@ -56,6 +61,9 @@ export const Team = Schema.Struct({
   id: Schema.String,
   name: Schema.String,
   member_ids: Schema.Array(Schema.String),
+  lead_ids: Schema.Array(Schema.String).annotate({
+    description: "the members who lead the team: a user with the `team_lead` role sees the activity of the teams they lead"
+  }),
   created_at: Timestamp
 })
 export type Team = typeof Team.Type
@@ -114,7 +122,7 @@ export class NameTaken extends Refusal("NameTaken", 409, "already_exists") {
 
 /** Ids in a request that are not of the org (`field` is the request's field). */
 export class UnknownReference extends Refusal("UnknownReference", 422, "unknown_reference") {
-  constructor(field: "team_ids" | "member_ids" | "user_id", ids: ReadonlyArray<string>) {
+  constructor(field: "team_ids" | "member_ids" | "lead_ids" | "user_id", ids: ReadonlyArray<string>) {
     super(`unknown ${field}: ${ids.join(", ")}`)
   }
 }

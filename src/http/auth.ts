@@ -10,6 +10,7 @@ import type { ApiKeyPrincipal, LicensePrincipal } from "../domain/principal.ts"
 import { RequestFacts } from "../observability/request-facts.ts"
 import { SignalLimits } from "./engine/signal-limits.ts"
 import { hasScope } from "../domain/scopes.ts"
+import { visibilityFor } from "../domain/roles.ts"
 import { RuleCache } from "../engine/rule-cache.ts"
 import { Tenancy } from "../store/tenancy-repo.ts"
 import { isDatabaseUnavailable } from "../store/database-health.ts"
@@ -162,6 +163,16 @@ export const requirePrincipal = <P extends { readonly environment: Environment; 
 }
 
 /**
+ * A signed-in person's principal for one endpoint: what their role sees through it, or undefined
+ * when the role may not call it (src/domain/roles.ts decides; a person's scopes do not).
+ */
+const asRole = (principal: ApiKeyPrincipal, operation: string): ApiKeyPrincipal | undefined => {
+  const person = principal.person!
+  const visibility = visibilityFor(operation, person.role)
+  return visibility === undefined ? undefined : { ...principal, person: { ...person, visibility } }
+}
+
+/**
  * Management: a valid API key of the right environment and plan, holding the endpoint's scope.
  *
  * Read-your-writes: a change answered by the management API (rules, keys, users, teams,
@@ -181,17 +192,17 @@ export const ManagementAuthLive = Layer.effect(
       Effect.catchCause((cause) => Effect.logWarning("could not reload rules after a change; the notice will", cause))
     )
     type Served = Parameters<ManagementAuth["Service"]["apiKey"]>
-    const serveAs = (principal: ApiKeyPrincipal, [httpEffect, { endpoint }]: Served) => {
+    const serveAs = (caller: ApiKeyPrincipal, [httpEffect, { endpoint, group }]: Served) => {
+      const principal = caller.person === undefined ? caller : asRole(caller, `${group.identifier}.${endpoint.identifier}`)
+      if (principal === undefined) {
+        return Effect.fail(Forbidden.of(
+          `the ${caller.person!.role} role does not allow ${endpoint.method} ${endpoint.path}`,
+          "insufficient_role"
+        ))
+      }
       const required = Context.getOrUndefined(endpoint.annotations, RequiredScope)
-      if (required && !hasScope(principal.scopes, required.resource, required.access)) {
-        return Effect.fail(
-          principal.person === undefined
-            ? Forbidden.of(`this API key lacks the ${required.resource}:${required.access} scope`, "insufficient_scope")
-            : Forbidden.of(
-              `the ${principal.person.role} role does not allow ${required.resource}:${required.access}`,
-              "insufficient_role"
-            )
-        )
+      if (principal.person === undefined && required && !hasScope(principal.scopes, required.resource, required.access)) {
+        return Effect.fail(Forbidden.of(`this API key lacks the ${required.resource}:${required.access} scope`, "insufficient_scope"))
       }
       const served = Effect.provideService(httpEffect, ApiPrincipal, principal)
       return endpoint.method === "GET" ? served : Effect.ensuring(served, changed)

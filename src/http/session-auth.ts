@@ -18,7 +18,8 @@ export const sessionPrincipal = (caller: SessionCaller): ApiKeyPrincipal => ({
   environment: allowsLiveKeys(caller.plan) ? "live" : "test",
   scopes: sessionScopes({ role: caller.role, groups: [] }),
   rateLimits: caller.rateLimits,
-  person: { userId: caller.session.userId, role: caller.role }
+  // Narrowed per endpoint by the role table when the request is served (auth.ts).
+  person: { userId: caller.session.userId, role: caller.role, visibility: "org" }
 })
 
 /** What a request made with a session cookie carries besides the cookie, for the CSRF check. */

@@ -14,7 +14,7 @@ import {
 import { decodePosition, encodePosition, type Position } from "../domain/keyset.ts"
 import type { Page } from "../domain/pagination.ts"
 import { type Count, type EventRow, num, type SessionRow, type SignalRow, toEvent, toSession, toSignal } from "./activity-rows.ts"
-import type { Tenant } from "./tenant-pages.ts"
+import { type Tenant, visibleUsers } from "./tenant-pages.ts"
 import { makeUsage, type UsageQuery } from "./usage-repo.ts"
 
 export type { UsageQuery } from "./usage-repo.ts"
@@ -129,7 +129,8 @@ export class Activity extends Context.Service<Activity, {
       const eventColumns = sql`id, signal_id, type, session_id, user_id, project_id, ts, adapter, model,
         tokens_in, tokens_out, latency_ms, cost_usd, error_code, verdict, metadata->'findings' AS findings, ${sortAt("ts")}`
 
-      const inTenant = (tenant: Tenant) => sql`org_id = ${tenant.orgId} AND environment = ${tenant.environment}`
+      const inTenant = (tenant: Tenant) =>
+        sql.and([sql`org_id = ${tenant.orgId}`, sql`environment = ${tenant.environment}`, ...visibleUsers(sql, tenant, "user_id")])
 
       /** The keyset condition after `position` on (column, id), and the ORDER BY of the direction. */
       const keyset = (column: "started_at" | "ts", order: Order, after: Position | undefined) => ({

@@ -4,7 +4,7 @@ import type { AuditResource } from "../domain/audit.ts"
 /**
  * A resource's stored fields, as one JSON object, for an audit entry's before and after: the
  * row itself, and what the API shows with it from other tables (a user's teams, a team's
- * members, the org's alert channels). Secrets are taken out by the caller (domain/audit.ts).
+ * members and leads, the org's alert channels). Secrets are taken out by the caller (domain/audit.ts).
  */
 const tables: Readonly<Record<AuditResource, string>> = {
   org: "orgs",
@@ -27,7 +27,8 @@ const extras: Partial<Record<AuditResource, string>> = {
   user: `jsonb_build_object('team_ids', COALESCE((SELECT jsonb_agg(team_id ORDER BY team_id)
     FROM team_members WHERE user_id = t.id), '[]'::jsonb))`,
   team: `jsonb_build_object('member_ids', COALESCE((SELECT jsonb_agg(user_id ORDER BY user_id)
-    FROM team_members WHERE team_id = t.id), '[]'::jsonb))`
+    FROM team_members WHERE team_id = t.id), '[]'::jsonb), 'lead_ids', COALESCE((SELECT jsonb_agg(user_id ORDER BY user_id)
+    FROM team_members WHERE team_id = t.id AND lead), '[]'::jsonb))`
 }
 
 export const snapshotQuery = (sql: SqlClient.SqlClient, orgId: string, resource: AuditResource, id: string) => {

@@ -3,6 +3,7 @@ import { SqlClient } from "effect/sql"
 import type { Goal, GoalStatus, UserGoal } from "../domain/goals.ts"
 import { decodeCursor, type Page, toPage } from "../domain/pagination.ts"
 import type { Tenant } from "./rules-repo.ts"
+import { visibleUsers } from "./tenant-pages.ts"
 
 interface Row extends Omit<Goal, "created_at" | "updated_at" | "adapter"> {
   readonly adapter: string | null
@@ -67,6 +68,7 @@ export class Goals extends Context.Service<Goals, {
           sql.and([
             sql`g.org_id = ${tenant.orgId}`,
             sql`g.environment = ${tenant.environment}`,
+            ...visibleUsers(sql, tenant, "g.user_id"),
             ...(filters.user_id !== undefined ? [sql`g.user_id = ${filters.user_id}`] : []),
             ...(filters.status !== undefined ? [sql`g.status = ${filters.status}`] : []),
             ...(after !== undefined ? [sql`g.id < ${after}`] : [])

@@ -26,6 +26,7 @@ import { m0022_sso } from "./migrations/0022_sso.ts"
 import { m0023_tool_metric_points } from "./migrations/0023_tool_metric_points.ts"
 import { m0024_fleet_credentials } from "./migrations/0024_fleet_credentials.ts"
 import { m0025_sso_sign_in } from "./migrations/0025_sso_sign_in.ts"
+import { m0026_roles } from "./migrations/0026_roles.ts"
 
 /**
  * Forward-only, numbered migrations, one module each in migrations/. Each runs once, in id order,
@@ -57,7 +58,8 @@ const all = {
   "0022_sso": m0022_sso,
   "0023_tool_metric_points": m0023_tool_metric_points,
   "0024_fleet_credentials": m0024_fleet_credentials,
-  "0025_sso_sign_in": m0025_sso_sign_in
+  "0025_sso_sign_in": m0025_sso_sign_in,
+  "0026_roles": m0026_roles
 }
 
 export const migrations = Migrator.fromRecord(all)

@@ -24,6 +24,14 @@ export interface UserChanges {
   readonly status?: UserStatus | undefined
 }
 
+/** What POST /teams and PATCH /teams/:id set; `member_ids` and `lead_ids` replace the team's. */
+export interface TeamChanges {
+  readonly name?: string | undefined
+  readonly member_ids?: ReadonlyArray<string> | undefined
+  /** Members of the team (after the change) who lead it; when absent, the leads who stay members stay leads. */
+  readonly lead_ids?: ReadonlyArray<string> | undefined
+}
+
 /** An org's users and its teams, which are sets of its active users. */
 export interface People {
   readonly createUser: (
@@ -46,15 +54,17 @@ export interface People {
   readonly updateTeam: (
     orgId: string,
     teamId: string,
-    input: { readonly name?: string | undefined; readonly member_ids?: ReadonlyArray<string> | undefined }
+    input: TeamChanges
   ) => Effect.Effect<Team, TeamNotFound | NameTaken | UserDeactivated | UnknownReference>
   readonly createTeam: (
     orgId: string,
-    input: { readonly name: string; readonly member_ids?: ReadonlyArray<string> | undefined }
+    input: TeamChanges & { readonly name: string }
   ) => Effect.Effect<Team, NameTaken | UserDeactivated | UnknownReference>
   readonly listTeams: (orgId: string, page: PageRequest) => Effect.Effect<Page<Team>>
   /** Deletes a team and its memberships; refused while a rule of either environment is scoped to it. */
   readonly deleteTeam: (orgId: string, teamId: string) => Effect.Effect<void, TeamNotFound | TeamInUse>
+  /** The ids of the org's teams the user leads. */
+  readonly ledTeams: (orgId: string, userId: string) => Effect.Effect<ReadonlyArray<string>>
 }
 
 interface UserRow {
@@ -81,9 +91,15 @@ interface TeamRow {
   readonly id: string
   readonly name: string
   readonly member_ids: ReadonlyArray<string> | null
+  readonly lead_ids: ReadonlyArray<string> | null
   readonly created_at: Date
 }
-const toTeam = (r: TeamRow): Team => ({ ...r, member_ids: [...(r.member_ids ?? [])], created_at: isoNN(r.created_at) })
+const toTeam = (r: TeamRow): Team => ({
+  ...r,
+  member_ids: [...(r.member_ids ?? [])],
+  lead_ids: [...(r.lead_ids ?? [])],
+  created_at: isoNN(r.created_at)
+})
 
 export const makePeople = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
@@ -186,7 +202,8 @@ export const makePeople = Effect.gen(function*() {
   const teamSelect = (orgId: string) =>
     sql`
     SELECT t.id, t.name, t.created_at,
-      coalesce(array_agg(tm.user_id ORDER BY tm.user_id) FILTER (WHERE tm.user_id IS NOT NULL), '{}') AS member_ids
+      coalesce(array_agg(tm.user_id ORDER BY tm.user_id) FILTER (WHERE tm.user_id IS NOT NULL), '{}') AS member_ids,
+      coalesce(array_agg(tm.user_id ORDER BY tm.user_id) FILTER (WHERE tm.lead), '{}') AS lead_ids
     FROM teams t LEFT JOIN team_members tm ON tm.team_id = t.id
     WHERE t.org_id = ${orgId}`
 
@@ -198,16 +215,30 @@ export const makePeople = Effect.gen(function*() {
     if (deactivated.length > 0) return yield* UserDeactivated.asMembers(deactivated)
   })
 
+  /** The leads a request names, each a member of the team (as it will be). */
+  const checkLeads = Effect.fnUntraced(function*(memberIds: ReadonlyArray<string>, leadIds: ReadonlyArray<string>) {
+    const unique = [...new Set(leadIds)]
+    const notMembers = unique.filter((id) => !memberIds.includes(id))
+    if (notMembers.length > 0) return yield* new UnknownReference("lead_ids", notMembers)
+    return unique
+  })
+
+  /** Makes exactly `leadIds` the team's leads, inside the caller's transaction. */
+  const markLeads = (teamId: string, leadIds: ReadonlyArray<string>) =>
+    sql`UPDATE team_members SET lead = (user_id IN ${sql.in(leadIds.length === 0 ? [""] : leadIds)}) WHERE team_id = ${teamId}`
+
   const createTeam = Effect.fn("Tenancy.createTeam")(function*(
     orgId: string,
-    input: { readonly name: string; readonly member_ids?: ReadonlyArray<string> | undefined }
+    input: TeamChanges & { readonly name: string }
   ) {
     const memberIds = [...new Set(input.member_ids ?? [])]
     yield* checkMembers(orgId, memberIds)
+    const leadIds = yield* checkLeads(memberIds, input.lead_ids ?? [])
     const id = makeId(IdPrefix.team)
     yield* sql.withTransaction(Effect.gen(function*() {
       yield* sql`INSERT INTO teams (id, org_id, name) VALUES (${id}, ${orgId}, ${input.name})`
       yield* addMembers(orgId, id, memberIds)
+      yield* markLeads(id, leadIds)
     })).pipe(Effect.catchTag("SqlError", takenIfUnique(`a team named ${input.name}`)))
     const rows = yield* sql<TeamRow>`${teamSelect(orgId)} AND t.id = ${id} GROUP BY t.id`.pipe(Effect.orDie)
     return toTeam(rows[0]!)
@@ -223,17 +254,20 @@ export const makePeople = Effect.gen(function*() {
   const updateTeam = Effect.fn("Tenancy.updateTeam")(function*(
     orgId: string,
     teamId: string,
-    input: { readonly name?: string | undefined; readonly member_ids?: ReadonlyArray<string> | undefined }
+    input: TeamChanges
   ) {
-    yield* getTeam(orgId, teamId)
+    const team = yield* getTeam(orgId, teamId)
     const memberIds = input.member_ids === undefined ? undefined : [...new Set(input.member_ids)]
     if (memberIds !== undefined) yield* checkMembers(orgId, memberIds)
+    const members = memberIds ?? team.member_ids
+    const leadIds = yield* checkLeads(members, input.lead_ids ?? team.lead_ids.filter((id) => members.includes(id)))
     yield* sql.withTransaction(Effect.gen(function*() {
       if (input.name !== undefined) yield* sql`UPDATE teams SET name = ${input.name} WHERE org_id = ${orgId} AND id = ${teamId}`
       if (memberIds !== undefined) {
         yield* sql`DELETE FROM team_members WHERE team_id = ${teamId}`
         yield* addMembers(orgId, teamId, memberIds)
       }
+      yield* markLeads(teamId, leadIds)
     })).pipe(Effect.catchTag("SqlError", takenIfUnique(`a team named ${input.name}`)))
     return yield* getTeam(orgId, teamId).pipe(Effect.orDie)
   })
@@ -259,5 +293,11 @@ export const makePeople = Effect.gen(function*() {
     })).pipe(Effect.catchTag("SqlError", Effect.die))
   })
 
-  return { createUser, getUser, listUsers, updateUser, getTeam, updateTeam, createTeam, listTeams, deleteTeam } satisfies People
+  const ledTeams = Effect.fn("Tenancy.ledTeams")(function*(orgId: string, userId: string) {
+    const rows = yield* sql<{ readonly team_id: string }>`SELECT tm.team_id FROM team_members tm JOIN teams t ON t.id = tm.team_id
+      WHERE t.org_id = ${orgId} AND tm.user_id = ${userId} AND tm.lead ORDER BY tm.team_id`.pipe(Effect.orDie)
+    return rows.map((r) => r.team_id)
+  })
+
+  return { createUser, getUser, listUsers, updateUser, getTeam, updateTeam, createTeam, listTeams, deleteTeam, ledTeams } satisfies People
 })

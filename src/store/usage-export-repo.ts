@@ -2,7 +2,7 @@ import { Context, Effect, Layer, Stream } from "effect"
 import { SqlClient } from "effect/sql"
 import type { ExportDimension, ExportRow } from "../domain/usage-export.ts"
 import { type Count, num } from "./activity-rows.ts"
-import type { Tenant } from "./tenant-pages.ts"
+import { type Tenant, visibleUsers } from "./tenant-pages.ts"
 
 /** An export's question: instants normalized (parseInstant), `from` before `to`. */
 export interface ExportQuery {
@@ -75,6 +75,7 @@ export class UsageExports extends Context.Service<UsageExports, {
         const where = sql.and([
           sql`e.org_id = ${tenant.orgId}`,
           sql`e.environment = ${tenant.environment}`,
+          ...visibleUsers(sql, tenant, "e.user_id"),
           sql`e.ts >= ${q.from}::timestamptz`,
           sql`e.ts < ${q.to}::timestamptz`,
           ...(q.user_id !== undefined ? [sql`e.user_id = ${q.user_id}`] : []),

@@ -3,7 +3,7 @@ import type { SqlClient } from "effect/sql"
 import { UnknownCursor, type UsageGroup, type UsageGroupBy, type UsageReport, type UsageTotals } from "../domain/activity.ts"
 import { isStorableText } from "../domain/text.ts"
 import { type Count, iso, num } from "./activity-rows.ts"
-import type { Tenant } from "./tenant-pages.ts"
+import { type Tenant, visibleUsers } from "./tenant-pages.ts"
 
 /** A usage report's question: the instants are normalized (parseInstant), `from` before `to`. */
 export interface UsageQuery {
@@ -71,7 +71,8 @@ const toTotals = (r: UsageRow | undefined): UsageTotals => ({
 
 /** Usage in a time range, in total and by group (ordered by cost, or newest day first), a page of groups. */
 export const makeUsage = (sql: SqlClient.SqlClient) => {
-  const inTenant = (tenant: Tenant) => sql`org_id = ${tenant.orgId} AND environment = ${tenant.environment}`
+  const inTenant = (tenant: Tenant) =>
+    sql.and([sql`org_id = ${tenant.orgId}`, sql`environment = ${tenant.environment}`, ...visibleUsers(sql, tenant, "user_id")])
 
   const usage = Effect.fn("Activity.usage")(function*(tenant: Tenant, q: UsageQuery) {
     const after = q.cursor === undefined || q.cursor === "" ? undefined : decodeUsagePosition(q.cursor, q.group_by)

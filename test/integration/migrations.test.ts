@@ -41,6 +41,7 @@ describe("migration 0009: an e-mail address names one user of an org in any lett
         yield* sql`ALTER TABLE orgs DROP COLUMN unknown_identities`
         yield* sql`ALTER TABLE events DROP COLUMN verdict`
         yield* sql`ALTER TABLE users DROP COLUMN deactivated_at`
+        yield* sql`ALTER TABLE team_members DROP COLUMN lead`
         yield* sql`DELETE FROM effect_sql_migrations WHERE migration_id >= 9`
         yield* sql`INSERT INTO users (id, org_id, email, name, role) VALUES ('user_twin_2', ${org.org_id}, 'Twin@X.dev', 'T', 'member')`
       }))

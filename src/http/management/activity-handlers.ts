@@ -2,15 +2,15 @@ import { Effect } from "effect"
 import { Unprocessable } from "../../domain/errors.ts"
 import { HttpApiBuilder } from "effect/http-api"
 import { defaultPageSize } from "../../domain/pagination.ts"
-import type { ApiKeyPrincipal } from "../../domain/principal.ts"
-import { Activity, type SessionFilters, type Tenant } from "../../store/activity-repo.ts"
+import { Activity, type SessionFilters } from "../../store/activity-repo.ts"
+import { tenantOf } from "./tenant.ts"
 import { ApiPrincipal } from "../contract.ts"
 import { serviceOnTheWire } from "../refusals.ts"
 import { instant } from "../query.ts"
 import { ManagementApi } from "./api.ts"
 import { eventIdFor } from "../../domain/projection-rows.ts"
 
-const tenant = (p: ApiKeyPrincipal): Tenant => ({ orgId: p.orgId, environment: p.environment })
+const tenant = tenantOf
 
 const page = (query: {
   readonly limit?: number | undefined

@@ -19,7 +19,7 @@ import { ReportSchedulesGroup } from "./report-schedules-api.ts"
 import { SsoGroup } from "./sso-api.ts"
 import { FleetGroup } from "./fleet-api.ts"
 import { BudgetsGroup, RulesGroup } from "./rules-api.ts"
-import { getEndpoint, IdParams, listEndpoint, managementGroup, Name, requires } from "./endpoints.ts"
+import { documentRoles, getEndpoint, IdParams, listEndpoint, managementGroup, Name, requires } from "./endpoints.ts"
 
 const Email = Schema.String.pipe(
   Schema.check(Schema.isMaxLength(320), matching(/^[^\s@]+@[^\s@]+$/, "expected an e-mail address"))
@@ -48,6 +48,11 @@ const OrgSettingsPayload = Schema.Struct({
       "/fleet/unknown-identities"
   }))
 }).annotate({ description: "only the fields sent change; unknown fields are rejected (400)" })
+
+const LeadIds = Ids.annotate({
+  description: "the members who lead the team, all of them (replaces them); each must be a member (else 422 unknown_reference). " +
+    "When absent, the leads who stay members stay leads"
+})
 
 const userChangeNote = "Users and teams belong to both environments: on plans with live keys only a live key may " +
   "change them (403 live_key_required). Team budgets count a signal in the teams its user was in when it was accepted; " +
@@ -112,7 +117,7 @@ export class TeamsGroup extends HttpApiGroup.make("teams")
   .add(
     listEndpoint("/teams", Team).annotateMerge(requires("admin", "read")),
     HttpApiEndpoint.post("create", "/teams", {
-      payload: Schema.Struct({ name: Name, member_ids: Schema.optional(Ids) }),
+      payload: Schema.Struct({ name: Name, member_ids: Schema.optional(Ids), lead_ids: Schema.optional(LeadIds) }),
       success: Team.pipe(HttpApiSchema.status(201)),
       error: [Conflict, Unprocessable]
     }).annotateMerge(requires("admin", "write")),
@@ -121,7 +126,8 @@ export class TeamsGroup extends HttpApiGroup.make("teams")
       params: IdParams,
       payload: Schema.Struct({
         name: Schema.optionalKey(Name),
-        member_ids: Schema.optionalKey(Ids.annotate({ description: "the team's members, all of them (replaces them)" }))
+        member_ids: Schema.optionalKey(Ids.annotate({ description: "the team's members, all of them (replaces them)" })),
+        lead_ids: Schema.optionalKey(LeadIds)
       }).annotate({ description: "only the fields sent change; unknown fields are rejected (400)" }),
       success: Team,
       error: [NotFound, Conflict, Unprocessable, Forbidden]
@@ -225,6 +231,7 @@ export class ManagementApi extends HttpApi.make("management")
   .annotateMerge(OpenApi.annotations({
     title: "signal-engine management API",
     version: "1.0.0",
-    description: "Rules, sessions, events, webhooks and tenancy of an organization. Authenticated with API keys."
+    description: "Rules, sessions, events, webhooks and tenancy of an organization. Authenticated with API keys.",
+    transform: documentRoles
   }))
 {}

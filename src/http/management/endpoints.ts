@@ -3,6 +3,7 @@ import type { HttpRouter } from "effect/http"
 import { HttpApiEndpoint, type HttpApiGroup, OpenApi } from "effect/http-api"
 import { NotFound } from "../../domain/errors.ts"
 import type { Access, Resource } from "../../domain/scopes.ts"
+import { rolesFor, visibilityFor } from "../../domain/roles.ts"
 import { AuditTrail } from "../audit-trail.ts"
 import { Envelope, ManagementAuth, PageQuery, pageOf, RequiredScope } from "../contract.ts"
 
@@ -49,3 +50,25 @@ export const managementGroup =
   (doc: { readonly title: string; readonly description?: string }) =>
   <Id extends string, Endpoints extends HttpApiEndpoint.Constraint>(group: HttpApiGroup.HttpApiGroup<Id, Endpoints>) =>
     group.middleware(AuditTrail).middleware(ManagementAuth).middleware(Envelope).annotateMerge(OpenApi.annotations(doc))
+
+/**
+ * Names in the document, on each management operation, the roles of signed-in people that may call
+ * it (`x-roles`, from src/domain/roles.ts), with what each sees where it is less than the org, also
+ * said in the operation's description. API keys need the operation's scope instead.
+ */
+export const documentRoles = (spec: Record<string, any>): Record<string, any> => {
+  for (const pathItem of Object.values(spec.paths ?? {}) as Array<Record<string, any>>) {
+    for (const op of Object.values(pathItem)) {
+      if (typeof op !== "object" || op === null || typeof op.operationId !== "string") continue
+      const roles = rolesFor(op.operationId)
+      const narrowed = roles.flatMap((role) => {
+        const seen = visibilityFor(op.operationId, role)
+        return seen === "org" ? [] : [`${role}: ${seen === "own" ? "their own activity only" : "the teams they lead"}`]
+      })
+      op["x-roles"] = roles
+      const note = `Roles (signed-in people): ${roles.join(", ")}${narrowed.length > 0 ? ` (${narrowed.join("; ")})` : ""}.`
+      op.description = op.description === undefined ? note : `${op.description}\n\n${note}`
+    }
+  }
+  return spec
+}

@@ -4,6 +4,7 @@ import { defaultPageSize } from "../../domain/pagination.ts"
 import { Goals } from "../../store/goals-repo.ts"
 import { ApiPrincipal } from "../contract.ts"
 import { ManagementApi } from "./api.ts"
+import { tenantOf } from "./tenant.ts"
 
 export const GoalsHandlers = HttpApiBuilder.group(
   ManagementApi,
@@ -13,7 +14,7 @@ export const GoalsHandlers = HttpApiBuilder.group(
     return handlers.handle("list", ({ query }) =>
       ApiPrincipal.use((p) =>
         goals.list(
-          { orgId: p.orgId, environment: p.environment },
+          tenantOf(p),
           { user_id: query.user_id, status: query.status },
           { limit: query.limit ?? defaultPageSize, cursor: query.cursor }
         )

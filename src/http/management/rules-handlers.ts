@@ -1,6 +1,8 @@
 import { DateTime, Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
-import { BadRequest, Unprocessable } from "../../domain/errors.ts"
+import { BadRequest, Forbidden, Unprocessable } from "../../domain/errors.ts"
+import { type RuleReach, teamLeadMayChange } from "../../domain/roles.ts"
+import { Tenancy } from "../../store/tenancy-repo.ts"
 import { defaultPageSize } from "../../domain/pagination.ts"
 import { channelIdsOf } from "../../domain/channels.ts"
 import { decodeCondition, semanticProblems } from "../../domain/rules.ts"
@@ -21,6 +23,25 @@ export const RulesHandlers = HttpApiBuilder.group(ManagementApi, "rules", (handl
   Effect.gen(function*() {
     const rules = serviceOnTheWire(yield* Rules)
     const channels = serviceOnTheWire(yield* Channels)
+    const tenancy = yield* Tenancy
+
+    /**
+     * A person whose role changes only some rules (a team lead: the budgets of the teams they
+     * lead) may change these, as they are and as they will be; 403 insufficient_role otherwise.
+     */
+    const mayChange = (...reach: ReadonlyArray<RuleReach>) =>
+      ApiPrincipal.use((p) =>
+        Effect.gen(function*() {
+          const person = p.person
+          if (person === undefined || person.visibility !== "led_teams") return
+          const led = yield* tenancy.ledTeams(p.orgId, person.userId)
+          if (reach.every((r) => teamLeadMayChange(r, led))) return
+          return yield* Forbidden.of(
+            "the team_lead role changes only budget rules scoped to a team the person leads",
+            "insufficient_role"
+          )
+        })
+      )
 
     /**
      * A draft becomes a rule only if its condition has its type's shape and every value makes sense
@@ -83,6 +104,7 @@ export const RulesHandlers = HttpApiBuilder.group(ManagementApi, "rules", (handl
             action: payload.action,
             action_config: payload.action_config ?? {}
           })
+          yield* mayChange(fields)
           return yield* rules.create(tenant, fields)
         }))
       .handle("update", ({ params, payload }) =>
@@ -100,9 +122,15 @@ export const RulesHandlers = HttpApiBuilder.group(ManagementApi, "rules", (handl
             action: payload.action ?? current.action,
             action_config: payload.action_config ?? current.action_config
           }, payload.type !== undefined && payload.condition !== undefined)
+          yield* mayChange(current, fields)
           return yield* rules.replace(tenant, params.id, fields)
         }))
-      .handle("remove", ({ params }) => Effect.flatMap(tenantOf, (tenant) => rules.remove(tenant, params.id)))
+      .handle("remove", ({ params }) =>
+        Effect.gen(function*() {
+          const tenant = yield* tenantOf
+          yield* mayChange(yield* rules.get(tenant, params.id))
+          return yield* rules.remove(tenant, params.id)
+        }))
   }))
 
 export const BudgetsHandlers = HttpApiBuilder.group(ManagementApi, "budgets", (handlers) =>

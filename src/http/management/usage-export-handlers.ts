@@ -16,6 +16,7 @@ import { UsageExports } from "../../store/usage-export-repo.ts"
 import { ApiPrincipal } from "../contract.ts"
 import { instant } from "../query.ts"
 import { ManagementApi } from "./api.ts"
+import { tenantOf } from "./tenant.ts"
 import { exportContentTypes } from "./usage-export-api.ts"
 
 /** An export's default range, as the usage report's: the 30 days before now. */
@@ -51,7 +52,7 @@ export const UsageExportHandlers = HttpApiBuilder.group(
           if (Date.parse(from) >= Date.parse(to)) return yield* Unprocessable.of("from must be before to", "validation_error")
           const dimensions = parseExportDimensions(query.group_by)
           const format = query.format ?? "csv"
-          const opened = yield* exports.open({ orgId: p.orgId, environment: p.environment }, {
+          const opened = yield* exports.open(tenantOf(p), {
             dimensions,
             from,
             to,

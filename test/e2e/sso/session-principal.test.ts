@@ -97,7 +97,7 @@ describe("the dashboard session as a management credential", () => {
     expect(entry?.actor).toMatchObject({ type: "user", id: adminId })
   })
 
-  it("a member's session may not use the management API (403 insufficient_role)", async () => {
+  it("a member's session may not read the org's users (403 insufficient_role)", async () => {
     const member = await call(server, "POST", "/api/v1/users", {
       key: org.api_key_live!,
       body: { email: "mo@people.example.com", name: "Mo", role: "member" }
