@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { development, held, isPrompt } from "../drift/corpus.ts"
+import { development, fresh, held, isPrompt } from "../drift/corpus.ts"
 import { evaluate, type Figures } from "../drift/evaluate.ts"
 
 /**
@@ -16,7 +16,7 @@ const targets = (f: Figures) => ({
 
 describe("the goal-drift corpus", () => {
   it("has goals of every kind, each with on- and off-goal prompts and labelled sessions", () => {
-    const all = [...development, ...held]
+    const all = [...development, ...held, ...fresh]
     expect(development.length).toBeGreaterThanOrEqual(40)
     expect(new Set(all.map((g) => g.kind))).toEqual(new Set(["bug", "feature", "migration", "refactor", "infrastructure", "docs"]))
     expect(new Set(all.map((g) => g.id)).size).toBe(all.length)
