@@ -13,6 +13,8 @@ import { bugs } from "./goals-bugs.ts"
 import { clientBugs } from "./goals-bugs-clients.ts"
 import { docs } from "./goals-docs.ts"
 import { features } from "./goals-features.ts"
+import { fresh as freshGoals } from "./goals-fresh.ts"
+import { moreFresh } from "./goals-fresh-more.ts"
 import { serviceFeatures } from "./goals-features-services.ts"
 import { heldOut } from "./goals-held-out.ts"
 import { moreHeldOut } from "./goals-held-out-more.ts"
@@ -51,5 +53,11 @@ export const development: ReadonlyArray<CorpusGoal> = [...bugs, ...clientBugs, .
 
 /** Goals written after the detector was settled, and never tuned on: how it does on unseen work. */
 export const held: ReadonlyArray<CorpusGoal> = [...heldOut, ...moreHeldOut]
+
+/**
+ * Goals written before the detector was made to generalise, in stacks the rest does not cover, and
+ * never tuned on: the detector is only measured on them, to report (docs/benchmarks.md).
+ */
+export const fresh: ReadonlyArray<CorpusGoal> = [...freshGoals, ...moreFresh]
 
 export const isPrompt = (step: Step): step is string => typeof step === "string"
