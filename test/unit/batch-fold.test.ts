@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import fc from "fast-check"
-import { type BatchContext, type Entry, foldBatch } from "../../src/domain/batch-fold.ts"
+import { type BatchContext, type Entry, foldBatch, scopeUsageRows } from "../../src/domain/batch-fold.ts"
 import type { RuleView } from "../../src/domain/judge.ts"
 import { eventIdFor, type EventRow, type SessionRow } from "../../src/domain/projection-rows.ts"
 import type { SignalRecord } from "../../src/domain/records.ts"
@@ -11,6 +11,7 @@ import type { SignalType } from "../../src/domain/signals.ts"
 import { defaultFoldSettings, emptyUserState, type UserState } from "../../src/domain/user-state.ts"
 import type { KnownEvent, Outcome, Verdict } from "../../src/domain/verdict.ts"
 import type { OutboxEvent } from "../../src/domain/notices.ts"
+import { signalAt } from "../support/log-records.ts"
 
 /**
  * The batch fold without a database: a log of signals (some sent with idempotency keys and
@@ -262,5 +263,71 @@ describe("the batch fold", () => {
       const written = new Set(replayed.sessions.map(([id]) => id))
       for (const [id, row] of full.sessions) if (Date.parse(row.last_activity_at) >= at) expect(written).toContain(id)
     }))
+  })
+})
+
+describe("one batch of a user crossing the org's daily budget", () => {
+  // Eight calls of 800 input tokens against a 2,000-token budget that warns: the third crosses it.
+  const log: ReadonlyArray<Entry> = Array.from(
+    { length: 8 },
+    (_, i) => signalAt({ at: t0 + i * 1_000, type: "post-tool", team_ids: ["team_1"], metadata: { model: "claude-sonnet-4", tokens_in: 800, tokens_out: 0 } })
+  ).map((record, offset) => ({ partition: 0, offset, key: record.user_id, record }))
+  const context: BatchContext = {
+    partition: 0,
+    settings: defaultFoldSettings,
+    rules: { rulesFor: () => [rules[0]!], watched: () => true },
+    notify: true,
+    committed: () => undefined,
+    reportedBefore: () => false,
+    scopeKeys: makeScopeKeys().keysOf
+  }
+  const fold = (over: Partial<BatchContext> = {}) => foldBatch(log, new Map([["user_a", emptyUserState]]), new Map(), { ...context, ...over })
+  const actions = (outcomes: ReadonlyArray<Outcome>) => outcomes.map((o) => ("action" in o && o.action !== undefined ? o.action : "ok"))
+
+  it("warns on every signal past it, and reports the warning and the crossing once", () => {
+    const out = fold()
+    expect(actions(out.outcomes)).toEqual(["ok", "ok", "ok", "warn", "warn", "warn", "warn", "warn"])
+    expect(out.notices.map((n) => n.type)).toEqual([
+      "session.started",
+      "budget.warning",
+      "budget.exceeded",
+      ...Array.from({ length: 5 }, () => "rule.triggered")
+    ])
+    expect(out.reported.size).toBe(2)
+  })
+
+  it("does not report again what an earlier batch reported", () => {
+    const out = fold({ reportedBefore: () => true })
+    expect(actions(out.outcomes)).toEqual(["ok", "ok", "ok", "warn", "warn", "warn", "warn", "warn"])
+    expect(out.notices.map((n) => n.type)).toEqual(["session.started", ...Array.from({ length: 5 }, () => "rule.triggered")])
+    expect(out.reported.size).toBe(0)
+  })
+
+  it("folded without notifying (a replay), answers every signal ok and says nothing, but counts it all", () => {
+    const out = fold({ notify: false })
+    expect(actions(out.outcomes)).toEqual(Array.from({ length: 8 }, () => "ok"))
+    expect(out.notices).toEqual([])
+    expect(out.counts.get(scopeKey("org_1", "live", "org", "org_1", "d:2026-03-02"))?.tokens_in).toBe(6_400)
+  })
+})
+
+describe("the scope-usage rows of a batch", () => {
+  it("are every count it made, and the ones a budget watches are announced", () => {
+    const usage = (n: number): Usage => ({ cost_usd: n / 100, tokens_in: n, tokens_out: n / 2 })
+    const counts = new Map<string, Usage>([
+      [scopeKey("org_1", "live", "org", "org_1", "d:2026-03-02"), usage(10)],
+      [scopeKey("org_1", "live", "team", "team_1", "d:2026-03-02"), usage(20)],
+      [scopeKey("org_1", "live", "project", "proj_1", "m:2026-03"), usage(30)]
+    ])
+    const { rows, watch, announced } = scopeUsageRows(counts, 3, (_o, _e, scope) => scope === "team")
+    expect(rows).toEqual([
+      { org_id: "org_1", environment: "live", scope: "org", scope_id: "org_1", window_key: "d:2026-03-02", partition: 3, ...usage(10) },
+      { org_id: "org_1", environment: "live", scope: "team", scope_id: "team_1", window_key: "d:2026-03-02", partition: 3, ...usage(20) },
+      { org_id: "org_1", environment: "live", scope: "project", scope_id: "proj_1", window_key: "m:2026-03", partition: 3, ...usage(30) }
+    ])
+    expect(watch).toEqual([{ org_id: "org_1", environment: "live", scope: "team", scope_id: "team_1", window_key: "d:2026-03-02" }])
+    expect(announced).toEqual([rows[1]])
+    const unwatched = scopeUsageRows(counts, 3, undefined)
+    expect([unwatched.rows.length, unwatched.watch, unwatched.announced]).toEqual([3, [], []])
   })
 })
