@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest"
-import { decodePosition, encodePosition } from "../../src/domain/keyset.ts"
+import { decodePosition, encodePosition, parseInstant } from "../../src/domain/keyset.ts"
 import { decodeCursor, encodeCursor, toPage } from "../../src/domain/pagination.ts"
 
 /** Keyset pages (spec §8): a cursor names the last item returned, and only cursors made here are taken. */
@@ -62,5 +62,31 @@ describe("the cursors of time-ordered lists (sessions, events)", () => {
     ["not base64url at all", "%%%"]
   ])("are refused when they were not made here: %s", (_, cursor) => {
     expect(decodePosition(cursor)).toBeUndefined()
+  })
+})
+
+describe("an instant given by a client (from, to, before)", () => {
+  it.each<[string, string | undefined]>([
+    ["2026-11-28", "2026-11-28T00:00:00Z"],
+    ["2024-02-29", "2024-02-29T00:00:00Z"],
+    ["2026-11-28T10:00Z", "2026-11-28T10:00Z"],
+    ["2026-11-28T10:00:59Z", "2026-11-28T10:00:59Z"],
+    ["2026-11-28t10:00:00.123456789z", "2026-11-28T10:00:00.123456789Z"],
+    ["2026-11-28T10:00:00+14:00", "2026-11-28T10:00:00+14:00"],
+    ["2026-11-28T10:00:00-05:59", "2026-11-28T10:00:00-05:59"],
+    ["2026-11-28T23:59:59+0530", "2026-11-28T23:59:59+0530"],
+    ["2026-11-28T10:00:00", undefined],
+    ["2026-11-28T10:00:60Z", undefined],
+    ["2026-11-28T10:60Z", undefined],
+    ["2026-11-28T24:00Z", undefined],
+    ["2026-11-28T10:00:00+15:00", undefined],
+    ["2026-11-28T10:00:00+05:60", undefined],
+    ["2026-02-29", undefined],
+    ["2026-13-01", undefined],
+    ["0000-01-01", undefined],
+    ["yesterday", undefined],
+    ["", undefined]
+  ])("%s is read as %s", (input, read) => {
+    expect(parseInstant(input)).toBe(read)
   })
 })

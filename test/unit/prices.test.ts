@@ -1,11 +1,11 @@
 import { describe, expect, it } from "@effect/vitest"
-import { calcPrice, type ModelInfo, type Provider } from "@pydantic/genai-prices"
+import { calcPrice, type ModelInfo, type ModelPrice as DatabasePrice, type Provider } from "@pydantic/genai-prices"
 import { bundledDatabase, memoizedRates, priceSignal, type PriceTable, resolveRates } from "../../src/domain/prices.ts"
 
 // A provider the bundled database does not know, shaped as genai-prices' own data is: the
 // service falls back to such a list's patterns when genai-prices' provider matching finds nothing.
 const acme = (models: ReadonlyArray<ModelInfo>): Provider => ({ id: "acme", name: "Acme", api_pattern: "https://api\\.acme\\.test", models: [...models] })
-const flat = (input: number): ModelInfo["prices"] => ({ input_mtok: input, output_mtok: input })
+const flat = (input: number): DatabasePrice => ({ input_mtok: input, output_mtok: input })
 
 const patterns = acme([
   { id: "alpha", match: { or: [{ equals: "Acme-Alpha" }, { equals: "acme-alpha-lts" }] }, prices: flat(1) },
