@@ -311,6 +311,48 @@ describe("one batch of a user crossing the org's daily budget", () => {
   })
 })
 
+describe("a user's keyed and unkeyed signals over a budget, in one batch", () => {
+  // A tool check, then a call that crosses the 2,000-token org budget, then a keyed call and an
+  // unkeyed one past it: both warned.
+  const log: ReadonlyArray<Entry> = [
+    signalAt({ at: t0, type: "pre-tool", metadata: { tool_name: "Bash", project_id: "proj_9" } }),
+    signalAt({ at: t0 + 1_000, type: "post-tool", idempotency_key: "call-1", metadata: { model: "claude-sonnet-4", tokens_in: 2_500, tokens_out: 0 } }),
+    signalAt({ at: t0 + 2_000, type: "post-tool", idempotency_key: "call-2", metadata: { model: "claude-sonnet-4", tokens_in: 100, tokens_out: 0 } }),
+    signalAt({ at: t0 + 3_000, type: "post-tool", metadata: { model: "claude-sonnet-4", tokens_in: 100, tokens_out: 0 } })
+  ].map((record, offset) => ({ partition: 0, offset, key: record.user_id, record }))
+  const context: BatchContext = {
+    partition: 0,
+    settings: defaultFoldSettings,
+    rules: { rulesFor: () => [rules[0]!], watched: () => true },
+    notify: true,
+    committed: () => undefined,
+    reportedBefore: () => false,
+    scopeKeys: makeScopeKeys().keysOf
+  }
+  const fold = (over: Partial<BatchContext> = {}) => foldBatch(log, new Map([["user_a", emptyUserState]]), new Map(), { ...context, ...over })
+
+  it("keeps the verdict on a keyed signal's event, for its retries, and on no other", () => {
+    const out = fold()
+    const warned = { ok: true, action: "warn", rule_id: "rule_org", message: "rule_org fired" }
+    expect(out.events.map((e) => e.verdict ?? null)).toEqual([null, null, warned, null])
+    expect(out.outcomes.map((o) => ("action" in o ? o.action : undefined))).toEqual([undefined, undefined, "warn", "warn"])
+  })
+
+  it("counts every signal in the project its session was given, the tool check included", () => {
+    const out = fold()
+    expect(out.events.map((e) => e.project_id)).toEqual(["proj_9", "proj_9", "proj_9", "proj_9"])
+    expect(out.counts.get(scopeKey("org_1", "live", "project", "proj_9", "d:2026-03-02"))?.tokens_in).toBe(2_700)
+  })
+
+  it("replayed from a time, writes and answers only the records from then on, and counts them all", () => {
+    const out = fold({ projectFrom: t0 + 1_500 })
+    expect(out.events.map((e) => e.signal_id)).toEqual(log.slice(2).map((e) => (e.record as SignalRecord).signal_id))
+    expect(out.outcomes).toHaveLength(2)
+    expect(out.sessions).toHaveLength(1)
+    expect(out.counts.get(scopeKey("org_1", "live", "org", "org_1", "d:2026-03-02"))?.tokens_in).toBe(2_700)
+  })
+})
+
 describe("the scope-usage rows of a batch", () => {
   it("are every count it made, and the ones a budget watches are announced", () => {
     const usage = (n: number): Usage => ({ cost_usd: n / 100, tokens_in: n, tokens_out: n / 2 })
