@@ -9,7 +9,7 @@ import type { Rule } from "../../src/domain/rules.ts"
 import { makeScopeKeys, scopeKey } from "../../src/domain/scope-usage.ts"
 import type { SignalType } from "../../src/domain/signals.ts"
 import { defaultFoldSettings, emptyUserState, type UserState } from "../../src/domain/user-state.ts"
-import type { KnownEvent, Outcome, Verdict } from "../../src/domain/verdict.ts"
+import { type KnownEvent, type Outcome, outcomeId, type Verdict } from "../../src/domain/verdict.ts"
 import type { OutboxEvent } from "../../src/domain/notices.ts"
 import { signalAt } from "../support/log-records.ts"
 
@@ -342,6 +342,28 @@ describe("a user's keyed and unkeyed signals over a budget, in one batch", () =>
     const out = fold()
     expect(out.events.map((e) => e.project_id)).toEqual(["proj_9", "proj_9", "proj_9", "proj_9"])
     expect(out.counts.get(scopeKey("org_1", "live", "project", "proj_9", "d:2026-03-02"))?.tokens_in).toBe(2_700)
+  })
+
+  it("answers each signal and not the timer's tick that closes their session", () => {
+    const sessionId = fold().sessions[0]!.id
+    const tick: Entry = {
+      partition: 0,
+      offset: log.length,
+      key: "user_a",
+      record: {
+        v: 1,
+        kind: "session-timeout",
+        org_id: "org_1",
+        environment: "live",
+        user_id: "user_a",
+        ts: new Date(t0 + 3 * 3_600_000).toISOString(),
+        session_id: sessionId,
+        last_activity_at: new Date(t0 + 3_000).toISOString()
+      }
+    }
+    const out = foldBatch([...log, tick], new Map([["user_a", emptyUserState]]), new Map(), context)
+    expect(out.outcomes.map(outcomeId)).toEqual(log.map((e) => (e.record as SignalRecord).signal_id))
+    expect(out.sessions.map((row) => [row.id, row.ended_at !== null])).toEqual([[sessionId, true]])
   })
 
   it("replayed from a time, writes and answers only the records from then on, and counts them all", () => {
