@@ -28,9 +28,10 @@ describe("a notification channel's fields", () => {
       "recipients that are not addresses",
       {
         ...email,
-        addresses: ["ops@example.com", "Ops <ops@example.com>", "ops@localhost", "x@y.z ", "@example.com", "a@@example.com", "a@ .com", "a@example. "]
+        addresses: ["ops@example.com", "Ops <ops@example.com>", "ops@localhost", "x@y.z ", "@example.com", "a@@example.com", "a@ .com", "a@example. ",
+          " ops@example.com"]
       },
-      [`addresses: not e-mail addresses: "Ops <ops@example.com>", "ops@localhost", "x@y.z ", "@example.com", "a@@example.com", "a@ .com", "a@example. "`]
+      [`addresses: not e-mail addresses: "Ops <ops@example.com>", "ops@localhost", "x@y.z ", "@example.com", "a@@example.com", "a@ .com", "a@example. ", " ops@example.com"`]
     ],
     ["the shortest address", { ...email, addresses: ["a@b.co", "a.b+c@sub.example.org"] }, []],
     ["the shortest window", { ...slack, coalesce_seconds: coalesceBounds.minimum }, []],
