@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import fc from "fast-check"
-import { type BatchContext, type Entry, foldBatch } from "../../src/domain/batch-fold.ts"
+import { type BatchContext, type Entry, foldBatch, scopeUsageRows } from "../../src/domain/batch-fold.ts"
 import type { RuleView } from "../../src/domain/judge.ts"
 import { eventIdFor, type EventRow, type SessionRow } from "../../src/domain/projection-rows.ts"
 import type { SignalRecord } from "../../src/domain/records.ts"
@@ -9,8 +9,9 @@ import type { Rule } from "../../src/domain/rules.ts"
 import { makeScopeKeys, scopeKey } from "../../src/domain/scope-usage.ts"
 import type { SignalType } from "../../src/domain/signals.ts"
 import { defaultFoldSettings, emptyUserState, type UserState } from "../../src/domain/user-state.ts"
-import type { KnownEvent, Outcome, Verdict } from "../../src/domain/verdict.ts"
+import { type KnownEvent, type Outcome, outcomeId, type Verdict } from "../../src/domain/verdict.ts"
 import type { OutboxEvent } from "../../src/domain/notices.ts"
+import { signalAt } from "../support/log-records.ts"
 
 /**
  * The batch fold without a database: a log of signals (some sent with idempotency keys and
@@ -262,5 +263,135 @@ describe("the batch fold", () => {
       const written = new Set(replayed.sessions.map(([id]) => id))
       for (const [id, row] of full.sessions) if (Date.parse(row.last_activity_at) >= at) expect(written).toContain(id)
     }))
+  })
+})
+
+describe("one batch of a user crossing the org's daily budget", () => {
+  // Eight calls of 800 input tokens against a 2,000-token budget that warns: the third crosses it.
+  const log: ReadonlyArray<Entry> = Array.from(
+    { length: 8 },
+    (_, i) => signalAt({ at: t0 + i * 1_000, type: "post-tool", team_ids: ["team_1"], metadata: { model: "claude-sonnet-4", tokens_in: 800, tokens_out: 0 } })
+  ).map((record, offset) => ({ partition: 0, offset, key: record.user_id, record }))
+  const context: BatchContext = {
+    partition: 0,
+    settings: defaultFoldSettings,
+    rules: { rulesFor: () => [rules[0]!], watched: () => true },
+    notify: true,
+    committed: () => undefined,
+    reportedBefore: () => false,
+    scopeKeys: makeScopeKeys().keysOf
+  }
+  const fold = (over: Partial<BatchContext> = {}) => foldBatch(log, new Map([["user_a", emptyUserState]]), new Map(), { ...context, ...over })
+  const actions = (outcomes: ReadonlyArray<Outcome>) => outcomes.map((o) => ("action" in o && o.action !== undefined ? o.action : "ok"))
+
+  it("warns on every signal past it, and reports the warning and the crossing once", () => {
+    const out = fold()
+    expect(actions(out.outcomes)).toEqual(["ok", "ok", "ok", "warn", "warn", "warn", "warn", "warn"])
+    expect(out.notices.map((n) => n.type)).toEqual([
+      "session.started",
+      "budget.warning",
+      "budget.exceeded",
+      ...Array.from({ length: 5 }, () => "rule.triggered")
+    ])
+    expect(out.reported.size).toBe(2)
+  })
+
+  it("does not report again what an earlier batch reported", () => {
+    const out = fold({ reportedBefore: () => true })
+    expect(actions(out.outcomes)).toEqual(["ok", "ok", "ok", "warn", "warn", "warn", "warn", "warn"])
+    expect(out.notices.map((n) => n.type)).toEqual(["session.started", ...Array.from({ length: 5 }, () => "rule.triggered")])
+    expect(out.reported.size).toBe(0)
+  })
+
+  it("folded without notifying (a replay), answers every signal ok and says nothing, but counts it all", () => {
+    const out = fold({ notify: false })
+    expect(actions(out.outcomes)).toEqual(Array.from({ length: 8 }, () => "ok"))
+    expect(out.notices).toEqual([])
+    expect(out.counts.get(scopeKey("org_1", "live", "org", "org_1", "d:2026-03-02"))?.tokens_in).toBe(6_400)
+  })
+})
+
+describe("a user's keyed and unkeyed signals over a budget, in one batch", () => {
+  // A tool check, then a call that crosses the 2,000-token org budget, then a keyed call and an
+  // unkeyed one past it: both warned.
+  const log: ReadonlyArray<Entry> = [
+    signalAt({ at: t0, type: "pre-tool", metadata: { tool_name: "Bash", project_id: "proj_9" } }),
+    signalAt({ at: t0 + 1_000, type: "post-tool", idempotency_key: "call-1", metadata: { model: "claude-sonnet-4", tokens_in: 2_500, tokens_out: 0 } }),
+    signalAt({ at: t0 + 2_000, type: "post-tool", idempotency_key: "call-2", metadata: { model: "claude-sonnet-4", tokens_in: 100, tokens_out: 0 } }),
+    signalAt({ at: t0 + 3_000, type: "post-tool", metadata: { model: "claude-sonnet-4", tokens_in: 100, tokens_out: 0 } })
+  ].map((record, offset) => ({ partition: 0, offset, key: record.user_id, record }))
+  const context: BatchContext = {
+    partition: 0,
+    settings: defaultFoldSettings,
+    rules: { rulesFor: () => [rules[0]!], watched: () => true },
+    notify: true,
+    committed: () => undefined,
+    reportedBefore: () => false,
+    scopeKeys: makeScopeKeys().keysOf
+  }
+  const fold = (over: Partial<BatchContext> = {}) => foldBatch(log, new Map([["user_a", emptyUserState]]), new Map(), { ...context, ...over })
+
+  it("keeps the verdict on a keyed signal's event, for its retries, and on no other", () => {
+    const out = fold()
+    const warned = { ok: true, action: "warn", rule_id: "rule_org", message: "rule_org fired" }
+    expect(out.events.map((e) => e.verdict ?? null)).toEqual([null, null, warned, null])
+    expect(out.outcomes.map((o) => ("action" in o ? o.action : undefined))).toEqual([undefined, undefined, "warn", "warn"])
+  })
+
+  it("counts every signal in the project its session was given, the tool check included", () => {
+    const out = fold()
+    expect(out.events.map((e) => e.project_id)).toEqual(["proj_9", "proj_9", "proj_9", "proj_9"])
+    expect(out.counts.get(scopeKey("org_1", "live", "project", "proj_9", "d:2026-03-02"))?.tokens_in).toBe(2_700)
+  })
+
+  it("answers each signal and not the timer's tick that closes their session", () => {
+    const sessionId = fold().sessions[0]!.id
+    const tick: Entry = {
+      partition: 0,
+      offset: log.length,
+      key: "user_a",
+      record: {
+        v: 1,
+        kind: "session-timeout",
+        org_id: "org_1",
+        environment: "live",
+        user_id: "user_a",
+        ts: new Date(t0 + 3 * 3_600_000).toISOString(),
+        session_id: sessionId,
+        last_activity_at: new Date(t0 + 3_000).toISOString()
+      }
+    }
+    const out = foldBatch([...log, tick], new Map([["user_a", emptyUserState]]), new Map(), context)
+    expect(out.outcomes.map(outcomeId)).toEqual(log.map((e) => (e.record as SignalRecord).signal_id))
+    expect(out.sessions.map((row) => [row.id, row.ended_at !== null])).toEqual([[sessionId, true]])
+  })
+
+  it("replayed from a time, writes and answers only the records from then on, and counts them all", () => {
+    const out = fold({ projectFrom: t0 + 1_500 })
+    expect(out.events.map((e) => e.signal_id)).toEqual(log.slice(2).map((e) => (e.record as SignalRecord).signal_id))
+    expect(out.outcomes).toHaveLength(2)
+    expect(out.sessions).toHaveLength(1)
+    expect(out.counts.get(scopeKey("org_1", "live", "org", "org_1", "d:2026-03-02"))?.tokens_in).toBe(2_700)
+  })
+})
+
+describe("the scope-usage rows of a batch", () => {
+  it("are every count it made, and the ones a budget watches are announced", () => {
+    const usage = (n: number): Usage => ({ cost_usd: n / 100, tokens_in: n, tokens_out: n / 2 })
+    const counts = new Map<string, Usage>([
+      [scopeKey("org_1", "live", "org", "org_1", "d:2026-03-02"), usage(10)],
+      [scopeKey("org_1", "live", "team", "team_1", "d:2026-03-02"), usage(20)],
+      [scopeKey("org_1", "live", "project", "proj_1", "m:2026-03"), usage(30)]
+    ])
+    const { rows, watch, announced } = scopeUsageRows(counts, 3, (_o, _e, scope) => scope === "team")
+    expect(rows).toEqual([
+      { org_id: "org_1", environment: "live", scope: "org", scope_id: "org_1", window_key: "d:2026-03-02", partition: 3, ...usage(10) },
+      { org_id: "org_1", environment: "live", scope: "team", scope_id: "team_1", window_key: "d:2026-03-02", partition: 3, ...usage(20) },
+      { org_id: "org_1", environment: "live", scope: "project", scope_id: "proj_1", window_key: "m:2026-03", partition: 3, ...usage(30) }
+    ])
+    expect(watch).toEqual([{ org_id: "org_1", environment: "live", scope: "team", scope_id: "team_1", window_key: "d:2026-03-02" }])
+    expect(announced).toEqual([rows[1]])
+    const unwatched = scopeUsageRows(counts, 3, undefined)
+    expect([unwatched.rows.length, unwatched.watch, unwatched.announced]).toEqual([3, [], []])
   })
 })

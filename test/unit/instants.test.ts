@@ -70,4 +70,15 @@ describe("a record's timestamp read without Date.parse", () => {
       { numRuns: 2_000 }
     )
   })
+
+  it.each([
+    ["an hour ahead in Paris is earlier than 09:30Z", "2026-11-22T10:00:00+01:00", "2026-11-22T09:30:00.000Z", "2026-11-22T09:30:00.000Z"],
+    ["09:30Z is later than 10:00 in Paris", "2026-11-22T09:30:00.000Z", "2026-11-22T10:00:00+01:00", "2026-11-22T09:30:00.000Z"],
+    ["New York's evening is the next UTC day", "2026-11-22T20:00:00-05:00", "2026-11-23T00:30:00.000Z", "2026-11-22T20:00:00-05:00"],
+    ["the same instant in two forms: the first", "2026-11-22T11:00:00+01:00", "2026-11-22T10:00:00.000Z", "2026-11-22T11:00:00+01:00"],
+    ["the same instant in the service's form: the first", "2026-11-22T10:00:00.000Z", "2026-11-22T10:00:00.000Z", "2026-11-22T10:00:00.000Z"],
+    ["two instants in the service's form", "2026-11-22T10:00:00.001Z", "2026-11-22T10:00:00.000Z", "2026-11-22T10:00:00.001Z"]
+  ])("the later of two timestamps: %s", (_, a, b, expected) => {
+    expect(later(a, b)).toBe(expected)
+  })
 })

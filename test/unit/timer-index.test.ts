@@ -68,4 +68,11 @@ describe("timer index", () => {
     expect(index.takeDue(5_000).map((t) => t.id)).toEqual(["s2"])
     expect(index.size()).toBe(0)
   })
+
+  it("hands out the due timers earliest second first, whatever order they were set in", () => {
+    const index = makeTimerIndex<T>()
+    for (const [user, due] of [["c", 5_000], ["a", 1_000], ["b", 3_000], ["d", 9_000]] as const) index.set(user, [{ userId: user, id: `s_${user}`, due }])
+    expect(index.takeDue(6_000).map((t) => t.userId)).toEqual(["a", "b", "c"])
+    expect(index.get("d").map((t) => t.id)).toEqual(["s_d"])
+  })
 })
