@@ -66,7 +66,9 @@ describe("Claude Code's telemetry events as signals", () => {
         output_tokens: " ",
         cache_read_tokens: "-1",
         "prompt.id": "pr-7",
-        cost_usd: 0.25
+        cost_usd: 0.25,
+        duration_ms: " ",
+        prompt_length: true
       }),
       signal("token-milestone", "claude-code", "cc-1", "otel:claude_code.api_request:13", {
         model: "claude-opus-4-1",
