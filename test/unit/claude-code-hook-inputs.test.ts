@@ -126,6 +126,11 @@ describe("a Claude Code hook input as a signal", () => {
       { event: "PostToolUseFailure", type: "post-tool", session_id: session, metadata: { model: "claude-sonnet-4-5", cwd: "/home/dev/svc", tool_name: "Bash", error: "tool error" } }
     ],
     [
+      "a tool that failed with a long message: cut to 500 characters",
+      { ...common, hook_event_name: "PostToolUseFailure", tool_name: "Bash", error: "F".repeat(700) },
+      { event: "PostToolUseFailure", type: "post-tool", session_id: session, metadata: { model: "claude-sonnet-4-5", cwd: "/home/dev/svc", tool_name: "Bash", error: "F".repeat(500) } }
+    ],
+    [
       "an input without a session or working directory: session `unknown`",
       { hook_event_name: "UserPromptSubmit", cwd: 42 },
       { event: "UserPromptSubmit", type: "user-prompt", session_id: "unknown", metadata: { model: "claude-sonnet-4-5" } }
@@ -171,6 +176,12 @@ describe("a tool call's fields, as the adapter's", () => {
     ["mcp__a__b__c", {}, { tool_name: "mcp__a__b__c", mcp_server: "a", tool_input: "{}" }],
     ["", {}, { tool_input: "{}" }]
   ]
+  it.each(["Bash", "shell", "run_shell_command", "shell_command", "exec_command", "local_shell", "Terminal", "powershell"])(
+    "reads %s's input given as text as its command",
+    (name) => {
+      expect(toolFields(name, "make build")).toStrictEqual({ tool_name: name, command: "make build", tool_input: "make build" })
+    }
+  )
   it.each(calls)("%s %j", (name, input, expected) => {
     expect(toolFields(name, input)).toStrictEqual(expected)
     expect(toolFields(name, input)).toStrictEqual(adapterToolFields(name, input))

@@ -91,6 +91,15 @@ describe("a productivity point's window, value and identity", () => {
     expect(a[0]).toBe("wCksymUKgMSIc7ayAEY5LKdwKF3vjQIo")
   })
 
+  it("reads the temporality by its name or its number", () => {
+    const cumulative = (aggregationTemporality: unknown) => {
+      const request = commits(point({}))
+      request.resourceMetrics[0]!.scopeMetrics[0]!.metrics[0]!.sum.aggregationTemporality = aggregationTemporality as string
+      return productivityPoints(request)[0]?.cumulative
+    }
+    expect([2, "AGGREGATION_TEMPORALITY_CUMULATIVE", 1, "AGGREGATION_TEMPORALITY_DELTA", undefined].map(cumulative)).toEqual([true, true, false, false, false])
+  })
+
   it("skips what is not a resource, a scope, a metric or a point", () => {
     expect(productivityPoints({ resourceMetrics: [null, 5, { scopeMetrics: [null, { metrics: [null, { name: 7, sum: {} }, { name: "claude_code.commit.count", sum: { dataPoints: [null] } }] }] }] }))
       .toEqual([])
