@@ -22,4 +22,12 @@ describe("the telemetry views in the management OpenAPI document", () => {
     expect(figures.edits_rejected.description).toContain("reject")
     expect(schemas["CoverageTotals"].properties.none).toEqual({ type: "number", description: "users never seen" })
   })
+
+  it("gives the usage report's spend as a described finite number, in its totals and each group", () => {
+    const doc = generatedSchemas()["management.openapi.json"] as any
+    const report = doc.paths["/api/v1/usage"].get.responses["200"].content["application/json"].schema.properties
+    const usd = { type: "number", description: "USD, to the nano-dollar" }
+    expect(report.totals.properties.cost_usd).toEqual(usd)
+    expect(report.data.items.properties.cost_usd).toEqual(usd)
+  })
 })
