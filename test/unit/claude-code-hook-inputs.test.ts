@@ -17,7 +17,12 @@ describe("a Claude Code hook input as a signal", () => {
     [
       "a session end: its reason",
       { ...common, hook_event_name: "SessionEnd", reason: "prompt_input_exit" },
-      { event: "SessionEnd", type: "session-end", session_id: session, metadata: { model: "claude-sonnet-4-5", cwd: "/home/dev/svc", reason: "prompt_input_exit" } }
+      {
+        event: "SessionEnd",
+        type: "session-end",
+        session_id: session,
+        metadata: { model: "claude-sonnet-4-5", cwd: "/home/dev/svc", reason: "prompt_input_exit" }
+      }
     ],
     [
       "a compaction: its trigger",
@@ -104,7 +109,14 @@ describe("a Claude Code hook input as a signal", () => {
     ],
     [
       "a tool the user interrupted: its error and the interruption",
-      { ...common, hook_event_name: "PostToolUseFailure", tool_name: "Bash", tool_input: { command: "sleep 100" }, error: "Interrupted by user", is_interrupt: true },
+      {
+        ...common,
+        hook_event_name: "PostToolUseFailure",
+        tool_name: "Bash",
+        tool_input: { command: "sleep 100" },
+        error: "Interrupted by user",
+        is_interrupt: true
+      },
       {
         event: "PostToolUseFailure",
         type: "post-tool",
@@ -123,12 +135,22 @@ describe("a Claude Code hook input as a signal", () => {
     [
       "a tool that failed without a message: error `tool error`, cut to 500 characters otherwise",
       { ...common, hook_event_name: "PostToolUseFailure", tool_name: "Bash", is_interrupt: false },
-      { event: "PostToolUseFailure", type: "post-tool", session_id: session, metadata: { model: "claude-sonnet-4-5", cwd: "/home/dev/svc", tool_name: "Bash", error: "tool error" } }
+      {
+        event: "PostToolUseFailure",
+        type: "post-tool",
+        session_id: session,
+        metadata: { model: "claude-sonnet-4-5", cwd: "/home/dev/svc", tool_name: "Bash", error: "tool error" }
+      }
     ],
     [
       "a tool that failed with a long message: cut to 500 characters",
       { ...common, hook_event_name: "PostToolUseFailure", tool_name: "Bash", error: "F".repeat(700) },
-      { event: "PostToolUseFailure", type: "post-tool", session_id: session, metadata: { model: "claude-sonnet-4-5", cwd: "/home/dev/svc", tool_name: "Bash", error: "F".repeat(500) } }
+      {
+        event: "PostToolUseFailure",
+        type: "post-tool",
+        session_id: session,
+        metadata: { model: "claude-sonnet-4-5", cwd: "/home/dev/svc", tool_name: "Bash", error: "F".repeat(500) }
+      }
     ],
     [
       "an input without a session or working directory: session `unknown`",
@@ -160,9 +182,17 @@ describe("a Claude Code hook input as a signal", () => {
 
 describe("a tool call's fields, as the adapter's", () => {
   const calls: ReadonlyArray<readonly [string | undefined, unknown, Record<string, unknown>]> = [
-    ["Bash", { command: "x".repeat(4001) }, { tool_name: "Bash", command: `${"x".repeat(4000)}…`, tool_input: `${JSON.stringify({ command: "x".repeat(4001) }).slice(0, 2000)}…` }],
+    ["Bash", { command: "x".repeat(4001) }, {
+      tool_name: "Bash",
+      command: `${"x".repeat(4000)}…`,
+      tool_input: `${JSON.stringify({ command: "x".repeat(4001) }).slice(0, 2000)}…`
+    }],
     ["Bash", { command: "x".repeat(1985) }, { tool_name: "Bash", command: "x".repeat(1985), tool_input: JSON.stringify({ command: "x".repeat(1985) }) }],
-    ["exec_command", { cmd: ["git", "status", "--short"] }, { tool_name: "exec_command", command: "git status --short", tool_input: "{\"cmd\":[\"git\",\"status\",\"--short\"]}" }],
+    ["exec_command", { cmd: ["git", "status", "--short"] }, {
+      tool_name: "exec_command",
+      command: "git status --short",
+      tool_input: "{\"cmd\":[\"git\",\"status\",\"--short\"]}"
+    }],
     ["exec_command", { cmd: ["git", 1] }, { tool_name: "exec_command", tool_input: "{\"cmd\":[\"git\",1]}" }],
     ["local_shell", { command: 5 }, { tool_name: "local_shell", tool_input: "{\"command\":5}" }],
     ["PowerShell", "Get-ChildItem", { tool_name: "PowerShell", command: "Get-ChildItem", tool_input: "Get-ChildItem" }],

@@ -6,7 +6,8 @@ import { findingKind, findingKindsOf, globProblem, kindsActedOn, kindsMatch, pat
 
 describe("the finding kinds and paths of a signal's metadata", () => {
   it("reads the first 50 findings' kinds, skipping entries without one", () => {
-    const findings = [{ kind: "aws_access_token", where: "prompt" }, null, { kind: 7 }, "github_pat", ...Array.from({ length: 50 }, (_, i) => ({ kind: `k${i}` }))]
+    const findings = [{ kind: "aws_access_token", where: "prompt" }, null, { kind: 7 }, "github_pat",
+      ...Array.from({ length: 50 }, (_, i) => ({ kind: `k${i}` }))]
     const kinds = findingKindsOf(findings)
     expect(kinds.slice(0, 2)).toEqual(["aws_access_token", "k0"])
     expect(kinds).toHaveLength(47)

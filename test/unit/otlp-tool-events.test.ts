@@ -48,7 +48,15 @@ describe("Claude Code's telemetry events as signals", () => {
   const cases: ReadonlyArray<readonly [string, unknown, unknown]> = [
     [
       "a request without a request id: keyed by its sequence, no cache or cost fields when there are none",
-      claude("api_request", { "event.sequence": 12, model: "claude-haiku-4-5", input_tokens: 900, output_tokens: 120, cache_read_tokens: 0, cache_creation_tokens: 0, duration_ms: 0 }),
+      claude("api_request", {
+        "event.sequence": 12,
+        model: "claude-haiku-4-5",
+        input_tokens: 900,
+        output_tokens: 120,
+        cache_read_tokens: 0,
+        cache_creation_tokens: 0,
+        duration_ms: 0
+      }),
       signal("token-milestone", "claude-code", "cc-1", "otel:claude_code.api_request:12", {
         model: "claude-haiku-4-5",
         tokens_in: 900,
@@ -80,7 +88,14 @@ describe("Claude Code's telemetry events as signals", () => {
     ],
     [
       "a failed request without a status: its error message, cut to 100 characters, is the error code",
-      claude("api_error", { "event.sequence": 14, model: "claude-sonnet-4-5", error: `Connection error: ${"x".repeat(120)}`, request_id: "req_9", "prompt.id": "pr-7", duration_ms: 30012 }),
+      claude("api_error", {
+        "event.sequence": 14,
+        model: "claude-sonnet-4-5",
+        error: `Connection error: ${"x".repeat(120)}`,
+        request_id: "req_9",
+        "prompt.id": "pr-7",
+        duration_ms: 30012
+      }),
       signal("token-milestone", "claude-code", "cc-1", "otel:claude_code.api_error:14", {
         model: "claude-sonnet-4-5",
         tokens_in: 0,
@@ -100,7 +115,12 @@ describe("Claude Code's telemetry events as signals", () => {
     [
       "a failed request with a status: the status is the error code",
       claude("api_error", { "event.sequence": 16, status_code: 429, error: "rate_limit_error" }),
-      signal("token-milestone", "claude-code", "cc-1", "otel:claude_code.api_error:16", { tokens_in: 0, tokens_out: 0, error_code: "429", error: "rate_limit_error" }, "dev@example.com")
+      signal("token-milestone", "claude-code", "cc-1", "otel:claude_code.api_error:16", {
+        tokens_in: 0,
+        tokens_out: 0,
+        error_code: "429",
+        error: "rate_limit_error"
+      }, "dev@example.com")
     ],
     [
       "a prompt logged with its text (OTEL_LOG_USER_PROMPTS=1) and no prompt id: text kept, keyed by the record",
@@ -192,7 +212,15 @@ describe("Gemini CLI's telemetry events as signals", () => {
     ],
     [
       "a failed call: its status, else its error type, is the error code",
-      gemini("api_error", { "event.sequence": 7, model: "gemini-2.5-pro", status_code: "None", error_type: "RESOURCE_EXHAUSTED", error: "quota", duration_ms: 90, prompt_id: "p-3" }),
+      gemini("api_error", {
+        "event.sequence": 7,
+        model: "gemini-2.5-pro",
+        status_code: "None",
+        error_type: "RESOURCE_EXHAUSTED",
+        error: "quota",
+        duration_ms: 90,
+        prompt_id: "p-3"
+      }),
       signal("token-milestone", "gemini-cli", "g-1", "otel:gemini_cli.api_error:7", {
         model: "gemini-2.5-pro",
         tokens_in: 0,
@@ -240,7 +268,13 @@ describe("Gemini CLI's telemetry events as signals", () => {
         duration_ms: 40,
         prompt_id: "p-4"
       }),
-      signal("post-tool", "gemini-cli", "g-1", "otel:gemini_cli.tool_call:13", { tool_name: "search", mcp_server: "docs", duration_ms: 40, error: "failed", prompt_id: "p-4" })
+      signal("post-tool", "gemini-cli", "g-1", "otel:gemini_cli.tool_call:13", {
+        tool_name: "search",
+        mcp_server: "docs",
+        duration_ms: 40,
+        error: "failed",
+        prompt_id: "p-4"
+      })
     ],
     [
       "a tool that failed with a message",
@@ -270,8 +304,20 @@ describe("Codex's telemetry events as signals", () => {
   const cases: ReadonlyArray<readonly [string, unknown, unknown]> = [
     [
       "a completed response: its usage, the cached tokens within the input",
-      codex("sse_event", { "event.kind": "response.completed", model: "gpt-5-codex", input_token_count: 12000, output_token_count: 800, cached_token_count: 9000, cache_write_token_count: 0 }),
-      signal("token-milestone", "codex", "cx-1", `otel:codex.sse_event:${at}`, { model: "gpt-5-codex", tokens_in: 12000, tokens_out: 800, cache_read_tokens: 9000 })
+      codex("sse_event", {
+        "event.kind": "response.completed",
+        model: "gpt-5-codex",
+        input_token_count: 12000,
+        output_token_count: 800,
+        cached_token_count: 9000,
+        cache_write_token_count: 0
+      }),
+      signal("token-milestone", "codex", "cx-1", `otel:codex.sse_event:${at}`, {
+        model: "gpt-5-codex",
+        tokens_in: 12000,
+        tokens_out: 800,
+        cache_read_tokens: 9000
+      })
     ],
     [
       "a completed response with cache writes and no output count",
@@ -285,12 +331,23 @@ describe("Codex's telemetry events as signals", () => {
     [
       "a request that failed with a status",
       codex("api_request", { model: "gpt-5-codex", "http.response.status_code": 503, duration_ms: 1200 }),
-      signal("token-milestone", "codex", "cx-1", `otel:codex.api_request:${at}`, { model: "gpt-5-codex", tokens_in: 0, tokens_out: 0, latency_ms: 1200, error_code: "503" })
+      signal("token-milestone", "codex", "cx-1", `otel:codex.api_request:${at}`, {
+        model: "gpt-5-codex",
+        tokens_in: 0,
+        tokens_out: 0,
+        latency_ms: 1200,
+        error_code: "503"
+      })
     ],
     [
       "a request that failed without a status: its error message, error code `error`",
       codex("api_request", { "error.message": "stream disconnected before completion" }),
-      signal("token-milestone", "codex", "cx-1", `otel:codex.api_request:${at}`, { tokens_in: 0, tokens_out: 0, error_code: "error", error: "stream disconnected before completion" })
+      signal("token-milestone", "codex", "cx-1", `otel:codex.api_request:${at}`, {
+        tokens_in: 0,
+        tokens_out: 0,
+        error_code: "error",
+        error: "stream disconnected before completion"
+      })
     ],
     [
       "a request with status 200 and an error",

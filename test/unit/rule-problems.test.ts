@@ -4,7 +4,12 @@ import { decodeCondition, type Rule, semanticProblems } from "../../src/domain/r
 // What POST /api/v1/rules answers (422, one line per problem) for rules that are well-shaped JSON
 // but say something the engine cannot act on, at the edges of each bound.
 
-type Draft = { readonly type: Rule["type"]; readonly condition: Record<string, unknown>; readonly action?: Rule["action"]; readonly action_config?: Record<string, unknown> }
+type Draft = {
+  readonly type: Rule["type"]
+  readonly condition: Record<string, unknown>
+  readonly action?: Rule["action"]
+  readonly action_config?: Record<string, unknown>
+}
 const problemsOf = ({ type, condition, action = "log", action_config = {} }: Draft) => {
   const decoded = decodeCondition(type, condition)
   if ("error" in decoded) return [decoded.error]
@@ -17,8 +22,12 @@ const configOf = (bytes: number) => ({ note: "x".repeat(bytes - JSON.stringify({
 describe("a rule's problems at its bounds", () => {
   const cases: ReadonlyArray<readonly [string, Draft, ReadonlyArray<string>]> = [
     ["a user limit of 1 a user", { type: "user_limit", condition: { window: "daily", metric: "cost_usd", per_user: 1 } }, []],
-    ["a user limit of 0", { type: "user_limit", condition: { window: "monthly", metric: "tokens_total", per_user: 0 } }, ["condition.per_user: must be greater than 0"]],
-    ["a blank blocked tool: blank, not match-everything", { type: "org_policy", condition: { blocked_tools: ["Bash", " "] } }, ["condition.blocked_tools: entries must not be blank"]],
+    ["a user limit of 0", { type: "user_limit", condition: { window: "monthly", metric: "tokens_total", per_user: 0 } }, [
+      "condition.per_user: must be greater than 0"
+    ]],
+    ["a blank blocked tool: blank, not match-everything", { type: "org_policy", condition: { blocked_tools: ["Bash", " "] } }, [
+      "condition.blocked_tools: entries must not be blank"
+    ]],
     ["a blocked tool of stars", { type: "org_policy", condition: { blocked_tools: ["mcp__*", "* *"] } }, [
       "condition.blocked_tools: an entry must have more than * and spaces (it would match everything)"
     ]],
@@ -44,11 +53,16 @@ describe("a rule's problems at its bounds", () => {
     ["21 custom patterns, the 21st not judged", { type: "org_policy", condition: { custom_patterns: patterns(21, (i) => (i === 20 ? "BAD" : `k${i}`)) } }, [
       "condition.custom_patterns: at most 20 patterns"
     ]],
-    ["no custom patterns", { type: "org_policy", condition: { custom_patterns: [] } }, ["condition.custom_patterns: must name at least one pattern (leave it out instead)"]],
+    ["no custom patterns", { type: "org_policy", condition: { custom_patterns: [] } }, [
+      "condition.custom_patterns: must name at least one pattern (leave it out instead)"
+    ]],
     ["a custom pattern of kind *", { type: "org_policy", condition: { custom_patterns: [{ kind: "*", pattern: "acme_[0-9]{8}" }] } }, [
       "condition.custom_patterns[0].kind: lowercase letters, digits and _"
     ]],
-    ["a custom pattern of 200 characters", { type: "org_policy", condition: { custom_patterns: [{ kind: "k", pattern: `k${"[0-9]".repeat(39)}x${"y".repeat(3)}` }] } }, []],
+    ["a custom pattern of 200 characters", {
+      type: "org_policy",
+      condition: { custom_patterns: [{ kind: "k", pattern: `k${"[0-9]".repeat(39)}x${"y".repeat(3)}` }] }
+    }, []],
     ["protected paths: blank and long ones left to their own problems, the first bad glob named", {
       type: "org_policy",
       condition: { protected_paths: [" ", "a".repeat(201), "~/.ssh/*", "**", "/"] }

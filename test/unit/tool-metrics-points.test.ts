@@ -4,7 +4,8 @@ import { productivityPoints } from "../../src/domain/tool-metrics.ts"
 // Claude Code's `claude_code.commit.count` as its exporter sends it, one point at a time, and the
 // point the service keeps of it.
 
-const attributes = (o: Record<string, unknown>) => Object.entries(o).map(([key, value]) => ({ key, value: typeof value === "string" ? { stringValue: value } : value }))
+const attributes = (o: Record<string, unknown>) =>
+  Object.entries(o).map(([key, value]) => ({ key, value: typeof value === "string" ? { stringValue: value } : value }))
 const commits = (point: Record<string, unknown>, resource: Record<string, unknown> | undefined = { "service.name": "claude-code" }) => ({
   resourceMetrics: [{
     ...(resource === undefined ? {} : { resource: { attributes: attributes(resource) } }),
@@ -24,7 +25,11 @@ const point = (o: Record<string, unknown>) => ({
 describe("a productivity point's window, value and identity", () => {
   const cases: ReadonlyArray<readonly [string, Record<string, unknown>, Record<string, unknown> | undefined]> = [
     ["times as decimal strings, kept as sent", {}, { startNs: "1795873632279000000", timeNs: "1795873692548000000", value: 1 }],
-    ["times as numbers, whole nanoseconds", { startTimeUnixNano: 1795873632.9, timeUnixNano: 1795873692 }, { startNs: "1795873632", timeNs: "1795873692", value: 1 }],
+    ["times as numbers, whole nanoseconds", { startTimeUnixNano: 1795873632.9, timeUnixNano: 1795873692 }, {
+      startNs: "1795873632",
+      timeNs: "1795873692",
+      value: 1
+    }],
     ["leading zeros dropped", { startTimeUnixNano: "000", timeUnixNano: "0001795873692548000" }, { startNs: "0", timeNs: "1795873692548000", value: 1 }],
     ["no start: the window starts at 0", { startTimeUnixNano: undefined }, { startNs: "0", timeNs: "1795873692548000000", value: 1 }],
     ["a start that is not nanoseconds: 0", { startTimeUnixNano: "1795873632279000000Z" }, { startNs: "0", timeNs: "1795873692548000000", value: 1 }],
@@ -101,7 +106,13 @@ describe("a productivity point's window, value and identity", () => {
   })
 
   it("skips what is not a resource, a scope, a metric or a point", () => {
-    expect(productivityPoints({ resourceMetrics: [null, 5, { scopeMetrics: [null, { metrics: [null, { name: 7, sum: {} }, { name: "claude_code.commit.count", sum: { dataPoints: [null] } }] }] }] }))
+    expect(
+      productivityPoints({
+        resourceMetrics: [null, 5, {
+          scopeMetrics: [null, { metrics: [null, { name: 7, sum: {} }, { name: "claude_code.commit.count", sum: { dataPoints: [null] } }] }]
+        }]
+      })
+    )
       .toEqual([])
   })
 })
