@@ -139,7 +139,7 @@ const usageFigures = {
   sessions: Schema.Int.annotate({ description: "sessions with activity in the group" }),
   tokens_in: Schema.Int,
   tokens_out: Schema.Int,
-  cost_usd: Schema.Number.annotate({ description: "USD, to the nano-dollar" }),
+  cost_usd: Schema.Finite.annotate({ description: "USD, to the nano-dollar" }),
   error_count: Schema.Int.annotate({ description: "signals whose model call returned an error" }),
   secret_findings: Schema.Int.annotate({
     description: "Extension: secrets the adapters found (each finding of each signal's metadata.findings; never the secret)"

@@ -71,9 +71,8 @@ const number = (a: Attributes, key: string): number | undefined => {
 
 const compact = (o: Record<string, unknown>): Record<string, unknown> => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined))
 
-/** What a tool's event names begin with, the adapter its signals are counted under (the same as its hook adapter's). */
+/** What a tool's events are read by (each builder names the adapter its signals are counted under, its hook adapter's). */
 interface ToolTelemetry {
-  readonly adapter: string
   /** The attribute naming the tool's own session (its hooks' session id). */
   readonly sessionAttribute: string
   /** Builds the signal of an event (its name without the prefix); undefined for events that make none. */
@@ -94,7 +93,6 @@ const signal = (type: string, adapter: string, session: string, key: string, met
 })
 
 const claudeCode: ToolTelemetry = {
-  adapter: "claude-code",
   sessionAttribute: "session.id",
   events: {
     // One model request: the usage the hook adapter reads from the transcript, keyed by the same
@@ -170,7 +168,6 @@ const geminiCallId = (timeUnixNano: unknown, model: string | undefined): string 
 }
 
 const geminiCli: ToolTelemetry = {
-  adapter: "gemini-cli",
   sessionAttribute: "session.id",
   events: {
     // Every model call, the router's and helpers' included. The prompt's count includes the
@@ -226,7 +223,6 @@ const geminiCli: ToolTelemetry = {
  * service's `tokens_in` does.
  */
 const codex: ToolTelemetry = {
-  adapter: "codex",
   sessionAttribute: "conversation.id",
   events: {
     sse_event: (a, session, record) =>

@@ -6,7 +6,8 @@ import { Timestamp } from "./tenancy.ts"
  * spend, per user or team (GET /api/v1/productivity), and how each user is seen (GET /api/v1/coverage).
  */
 
-const count = (description: string) => Schema.Number.annotate({ description })
+// Finite, not Number: a Number allows the "Infinity" strings and its description is lost in the OpenAPI document.
+const count = (description: string) => Schema.Finite.annotate({ description })
 
 export const ProductivityFigures = Schema.Struct({
   lines_added: count("lines of code the tools added (Claude Code's claude_code.lines_of_code.count, type added)"),
