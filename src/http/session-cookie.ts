@@ -33,17 +33,20 @@ export const sessionCookie = (id: string, options: { readonly maxAgeSeconds: num
 /** The cookie that removes it (sign-out, expired session). */
 export const clearedSessionCookie = (secure: boolean): string => sessionCookie("", { maxAgeSeconds: 0, secure })
 
-/** The session id a request's Cookie header carries, if any. */
-export const sessionIdOf = (cookieHeader: string | undefined): string | undefined => {
-  for (const part of (cookieHeader ?? "").split(";")) {
+/** A cookie's value in a request's Cookie header, if it is there and not empty. */
+export const cookieValue = (header: string | undefined, name: string): string | undefined => {
+  for (const part of (header ?? "").split(";")) {
     const eq = part.indexOf("=")
-    if (eq > 0 && part.slice(0, eq).trim() === sessionCookieName) {
+    if (eq > 0 && part.slice(0, eq).trim() === name) {
       const value = part.slice(eq + 1).trim()
       return value === "" ? undefined : value
     }
   }
   return undefined
 }
+
+/** The session id a request's Cookie header carries, if any. */
+export const sessionIdOf = (cookieHeader: string | undefined): string | undefined => cookieValue(cookieHeader, sessionCookieName)
 
 const safeMethods = new Set(["GET", "HEAD", "OPTIONS"])
 

@@ -5,11 +5,11 @@ import { RequestId } from "../../observability/request-id.ts"
 import { type SignInSettings, SsoSignIn } from "../../store/sso-sign-in-repo.ts"
 import { requestOrigin } from "../audit-trail.ts"
 import type { DirectRoute } from "../gateway.ts"
-import { sessionCookieName, sessionIdOf } from "../session-cookie.ts"
+import { cookieValue, sessionCookieName, sessionIdOf } from "../session-cookie.ts"
 import { DashboardSessions } from "../../store/dashboard-sessions-repo.ts"
 import { authorizationRequest, signInClaims } from "./oidc.ts"
 import { failureText, recordFailure, signIn } from "./sign-in.ts"
-import { cookieValue, makeSsoContext } from "./sso-context.ts"
+import { makeSsoContext } from "./sso-context.ts"
 import { failurePage } from "./sso-page.ts"
 
 /**

@@ -37,15 +37,3 @@ export const makeSsoContext = Effect.gen(function*() {
     throttle: (request) => limiter.consume(`sso-ip:${Option.getOrElse(request.remoteAddress, () => "unknown")}`, windows)
   } satisfies SsoContext
 })
-
-/** A cookie's value in a request's Cookie header, if it is there and not empty. */
-export const cookieValue = (header: string | undefined, name: string): string | undefined => {
-  for (const part of (header ?? "").split(";")) {
-    const eq = part.indexOf("=")
-    if (eq > 0 && part.slice(0, eq).trim() === name) {
-      const value = part.slice(eq + 1).trim()
-      return value === "" ? undefined : value
-    }
-  }
-  return undefined
-}
