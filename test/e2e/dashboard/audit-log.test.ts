@@ -1,32 +1,22 @@
-import type { Browser } from "puppeteer-core"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { bootstrapOrg, call, startServer, type TestServer } from "../../support/harness.ts"
+import { describe, expect, it } from "vitest"
+import { bootstrapOrg, call } from "../../support/harness.ts"
 import { waitFor } from "../../support/wait.ts"
-import { clickText, goTo, launchBrowser, openPage, screenshot, signIn, visibleText, waitForText } from "./browser.ts"
+import { clickText, goTo, openPage, screenshot, signIn, visibleText, waitForText, withDashboard } from "./browser.ts"
 
-let server: TestServer
-let browser: Browser
-
-beforeAll(async () => {
-  ;[server, browser] = await Promise.all([startServer(), launchBrowser()])
-})
-afterAll(async () => {
-  await browser?.close()
-  await server?.stop()
-})
+const dash = withDashboard()
 
 describe("the audit log in the dashboard", () => {
   it("shows a change made in the dashboard, what changed, and filters by resource", async () => {
-    const org = await bootstrapOrg(server.databaseUrl, "dash-audit", "team")
-    await call(server, "POST", "/api/v1/projects", { key: org.api_key_live!, body: { name: "made-by-script" } })
-    const page = await openPage(browser)
-    await signIn(page, server.baseUrl, org.api_key_live!)
-    await goTo(page, server.baseUrl, "/settings?tab=teams")
+    const org = await bootstrapOrg(dash.server.databaseUrl, "dash-audit", "team")
+    await call(dash.server, "POST", "/api/v1/projects", { key: org.api_key_live!, body: { name: "made-by-script" } })
+    const page = await openPage(dash.browser)
+    await signIn(page, dash.server.baseUrl, org.api_key_live!)
+    await goTo(page, dash.server.baseUrl, "/settings?tab=teams")
     await page.type("form[aria-label='New team'] input[name=name]", "Platform")
     await clickText(page, "Add")
     await waitForText(page, "Platform")
 
-    await goTo(page, server.baseUrl, "/audit")
+    await goTo(page, dash.server.baseUrl, "/audit")
     const text = await waitForText(page, "team.create")
     expect(text).toContain("project.create")
     expect(text).toContain("127.0.0.1")

@@ -1,6 +1,8 @@
 import { mkdirSync } from "node:fs"
 import { join } from "node:path"
 import puppeteer, { type Browser, type Page } from "puppeteer-core"
+import { afterAll, beforeAll } from "vitest"
+import { startServer, type TestServer } from "../../support/harness.ts"
 
 /**
  * The machine's Chromium (Debian's `chromium` package), driven headless. Browsers downloaded by
@@ -100,3 +102,19 @@ export const goTo = async (page: Page, baseUrl: string, route: string): Promise<
 
 /** The page's width as laid out (wider than the viewport: it scrolls sideways). */
 export const layoutWidth = (page: Page): Promise<number> => page.evaluate(() => document.documentElement.scrollWidth)
+
+/**
+ * A service and a browser for a test file: both started before its tests, stopped after them.
+ * Read `server` and `browser` inside the tests (they are set once `beforeAll` has run).
+ */
+export const withDashboard = (options?: Parameters<typeof startServer>[0]): { readonly server: TestServer; readonly browser: Browser } => {
+  const world = {} as { server: TestServer; browser: Browser }
+  beforeAll(async () => {
+    ;[world.server, world.browser] = await Promise.all([startServer(options), launchBrowser()])
+  })
+  afterAll(async () => {
+    await world.browser?.close()
+    await world.server?.stop()
+  })
+  return world
+}

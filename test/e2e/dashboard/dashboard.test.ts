@@ -1,13 +1,12 @@
 import { randomUUID } from "node:crypto"
-import type { Browser } from "puppeteer-core"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import type { Bootstrapped } from "../../../src/store/tenancy-repo.ts"
-import { bootstrapOrg, call, startServer, type TestServer } from "../../support/harness.ts"
+import { bootstrapOrg, call } from "../../support/harness.ts"
 import { startReceiver } from "../../support/receiver.ts"
 import { waitFor } from "../../support/wait.ts"
-import { clickText, goTo, launchBrowser, layoutWidth, openPage, screenshot, signIn, tabTo, visibleText, waitForText } from "./browser.ts"
+import { clickText, goTo, layoutWidth, openPage, screenshot, signIn, tabTo, visibleText, waitForText, withDashboard } from "./browser.ts"
 
-// What an admin does in the dashboard, in a real browser, against the real service.
+// What an admin does in the dashboard, in a real dash.browser, against the real service.
 
 const env = {
   WEBHOOK_ALLOWED_HOSTS: "127.0.0.1",
@@ -16,22 +15,13 @@ const env = {
   WEBHOOK_POLL_INTERVAL: "20 millis"
 }
 
-let server: TestServer
-let browser: Browser
+const dash = withDashboard({ env })
 let orgs = 0
-const newOrg = () => bootstrapOrg(server.databaseUrl, `dash-${++orgs}`, "team")
-
-beforeAll(async () => {
-  ;[server, browser] = await Promise.all([startServer({ env }), launchBrowser()])
-})
-afterAll(async () => {
-  await browser?.close()
-  await server?.stop()
-})
+const newOrg = () => bootstrapOrg(dash.server.databaseUrl, `dash-${++orgs}`, "team")
 
 /** A signal as the adapters send it: with an idempotency key, so its verdict is kept. */
 const signal = (org: Bootstrapped, metadata: Record<string, unknown>, type = "post-tool", sessionId = "cc-session-1") =>
-  call(server, "POST", "/engine/v1/signals", {
+  call(dash.server, "POST", "/engine/v1/signals", {
     key: org.license_key,
     headers: { "idempotency-key": randomUUID() },
     body: { type, adapter: "claude-code", session_id: sessionId, metadata }
@@ -43,9 +33,9 @@ describe("the dashboard in a browser", () => {
   it("signs in with a live key, shows the environment, and today's spend on the Overview", async () => {
     const org = await newOrg()
     await signal(org, sonnet)
-    const page = await openPage(browser)
+    const page = await openPage(dash.browser)
     const started = Date.now()
-    await page.goto(`${server.baseUrl}/`)
+    await page.goto(`${dash.server.baseUrl}/`)
     await waitForText(page, "Sign in with a management API key")
     // The first page, every module and library included, on loopback: well under a second.
     expect(Date.now() - started).toBeLessThan(1000)
@@ -78,9 +68,9 @@ describe("the dashboard in a browser", () => {
   it("a test key shows test data, said so in the header", async () => {
     const org = await newOrg()
     await signal(org, sonnet, "post-tool", "live-only")
-    const page = await openPage(browser)
-    await signIn(page, server.baseUrl, org.api_key_test!)
-    await goTo(page, server.baseUrl, "/sessions")
+    const page = await openPage(dash.browser)
+    await signIn(page, dash.server.baseUrl, org.api_key_test!)
+    await goTo(page, dash.server.baseUrl, "/sessions")
     const text = await waitForText(page, "No sessions yet")
     expect(text).toMatch(/test data/i)
     await page.close()
@@ -90,11 +80,11 @@ describe("the dashboard in a browser", () => {
     const org = await newOrg()
     expect((await signal(org, sonnet)).body.ok).toBe(true)
     expect((await signal(org, { ...sonnet, error_code: "rate_limited" })).body.ok).toBe(true)
-    const page = await openPage(browser)
-    await signIn(page, server.baseUrl, org.api_key_live!)
+    const page = await openPage(dash.browser)
+    await signIn(page, dash.server.baseUrl, org.api_key_live!)
 
     // Rules: a block rule without a message is refused with the API's own words; with one, made.
-    await goTo(page, server.baseUrl, "/rules")
+    await goTo(page, dash.server.baseUrl, "/rules")
     await waitForText(page, "No rules yet")
     await clickText(page, "New rule")
     await page.waitForSelector("form.rule-form")
@@ -116,7 +106,7 @@ describe("the dashboard in a browser", () => {
     const blocked = await signal(org, { model: "o3", tokens_in: 500, tokens_out: 50 })
     expect(blocked.body).toMatchObject({ ok: false, action: "block", message: "o3 is not allowed here" })
 
-    await goTo(page, server.baseUrl, "/sessions")
+    await goTo(page, dash.server.baseUrl, "/sessions")
     await waitForText(page, "1 session")
     await screenshot(page, "sessions")
     // Filters go to the API and into the URL; Clear brings every session back.
@@ -137,13 +127,13 @@ describe("the dashboard in a browser", () => {
     await screenshot(page, "session-timeline")
 
     // Events: error_only keeps the failed model call only.
-    await goTo(page, server.baseUrl, "/events?error_only=true")
+    await goTo(page, dash.server.baseUrl, "/events?error_only=true")
     const events = await waitForText(page, "rate_limited")
     expect(events).not.toContain("o3")
     await screenshot(page, "events")
 
     // Edit: the priority changes, and the list says so.
-    await goTo(page, server.baseUrl, "/rules")
+    await goTo(page, dash.server.baseUrl, "/rules")
     await (await page.waitForSelector("button[aria-label='Edit No o3']"))!.click()
     await page.waitForSelector("form.rule-form input[name=priority]")
     await page.$eval("form.rule-form input[name=priority]", (el) => ((el as unknown as { value: string }).value = ""))
@@ -156,7 +146,7 @@ describe("the dashboard in a browser", () => {
     expect(await page.$("form.rule-form")).toBeNull()
 
     // Disable, then delete with confirmation.
-    await goTo(page, server.baseUrl, "/rules")
+    await goTo(page, dash.server.baseUrl, "/rules")
     await (await page.waitForSelector("button[aria-label='Disable No o3']"))!.click()
     await page.waitForSelector("button[aria-label='Enable No o3']")
     await clickText(page, "Delete")
@@ -169,7 +159,7 @@ describe("the dashboard in a browser", () => {
 
   it("shows a budget warning on the Overview and in Alerts once spend reaches 80%", async () => {
     const org = await newOrg()
-    const rule = await call(server, "POST", "/api/v1/rules", {
+    const rule = await call(dash.server, "POST", "/api/v1/rules", {
       key: org.api_key_live!,
       body: {
         name: "Daily spend",
@@ -183,12 +173,12 @@ describe("the dashboard in a browser", () => {
     })
     expect(rule.status).toBe(201)
     await signal(org, sonnet) // $0.0081 of $0.01
-    const page = await openPage(browser)
-    await signIn(page, server.baseUrl, org.api_key_live!)
+    const page = await openPage(dash.browser)
+    await signIn(page, dash.server.baseUrl, org.api_key_live!)
     const overview = await waitForText(page, "81%")
     expect(overview).toContain("Daily spend")
     expect(overview).toContain("warning")
-    await goTo(page, server.baseUrl, "/alerts")
+    await goTo(page, dash.server.baseUrl, "/alerts")
     const alerts = await waitForText(page, "Budgets and limits at 80% or over")
     await waitForText(page, "81%")
     expect(alerts).not.toContain("No budget or limit is at 80% or more.")
@@ -196,8 +186,8 @@ describe("the dashboard in a browser", () => {
     for (let i = 0; i < 3; i++) await signal(org, sonnet)
     // Five signals make the user's baseline; one with ten times the tokens is a spike.
     await signal(org, { model: "claude-sonnet-4", tokens_in: 15_000, tokens_out: 3_000 })
-    await goTo(page, server.baseUrl, "/overview")
-    await goTo(page, server.baseUrl, "/alerts")
+    await goTo(page, dash.server.baseUrl, "/overview")
+    await goTo(page, dash.server.baseUrl, "/alerts")
     await waitForText(page, "exceeded")
     await waitForText(page, "Daily spend is nearly used up")
     const raised = await waitForText(page, "anomaly.detected")
@@ -210,20 +200,20 @@ describe("the dashboard in a browser", () => {
 
   it("says on the Overview which identities fleet credentials refused", async () => {
     const org = await newOrg()
-    const fleet = await call(server, "POST", "/api/v1/fleet-credentials", { key: org.api_key_live!, body: { name: "fleet" } })
+    const fleet = await call(dash.server, "POST", "/api/v1/fleet-credentials", { key: org.api_key_live!, body: { name: "fleet" } })
     expect(fleet.status).toBe(201)
-    const page = await openPage(browser)
-    await signIn(page, server.baseUrl, org.api_key_live!)
+    const page = await openPage(dash.browser)
+    await signIn(page, dash.server.baseUrl, org.api_key_live!)
     const before = await waitForText(page, "Spend today")
     expect(before).not.toContain("Fleet credentials refused")
-    const refused = await call(server, "POST", "/engine/v1/hooks/claude-code", {
+    const refused = await call(dash.server, "POST", "/engine/v1/hooks/claude-code", {
       key: fleet.body.key,
       headers: { "x-signal-engine-user": "newcomer@example.com" },
       body: { hook_event_name: "UserPromptSubmit", session_id: "s-fleet", prompt: "hi" }
     })
     expect(refused.status).toBe(403)
-    await goTo(page, server.baseUrl, "/sessions")
-    await goTo(page, server.baseUrl, "/overview")
+    await goTo(page, dash.server.baseUrl, "/sessions")
+    await goTo(page, dash.server.baseUrl, "/overview")
     const text = await waitForText(page, "Fleet credentials refused 1 records of 1 unknown identities")
     expect(text).toContain("newcomer@example.com")
     expect(page.errors).toEqual([])
@@ -234,20 +224,20 @@ describe("the dashboard in a browser", () => {
     const receiver = await startReceiver(() => ({ status: 500 }))
     try {
       const org = await newOrg()
-      const hook = await call(server, "POST", "/api/v1/webhooks", {
+      const hook = await call(dash.server, "POST", "/api/v1/webhooks", {
         key: org.api_key_live!,
         body: { url: receiver.url, events: ["session.started"], secret: "a-webhook-secret-of-at-least-32-characters" }
       })
       expect(hook.status).toBe(201)
       await signal(org, sonnet)
       await waitFor(
-        async () => (await call(server, "GET", "/api/v1/webhooks", { key: org.api_key_live! })).body.data[0],
+        async () => (await call(dash.server, "GET", "/api/v1/webhooks", { key: org.api_key_live! })).body.data[0],
         (w) => w.failing === true,
         { timeoutMs: 30_000, what: "the webhook to be failing" }
       )
-      const page = await openPage(browser)
-      await signIn(page, server.baseUrl, org.api_key_live!)
-      await goTo(page, server.baseUrl, "/webhooks")
+      const page = await openPage(dash.browser)
+      await signIn(page, dash.server.baseUrl, org.api_key_live!)
+      await goTo(page, dash.server.baseUrl, "/webhooks")
       await waitForText(page, "deliveries paused after 5 failed attempts")
       await clickText(page, "Deliveries")
       const log = await waitForText(page, "Attempt 5: HTTP 500")
@@ -260,11 +250,11 @@ describe("the dashboard in a browser", () => {
       await clickText(page, "Send test")
       await waitForText(page, /Test delivered: HTTP 200/)
       await screenshot(page, "webhooks")
-      await goTo(page, server.baseUrl, "/alerts")
+      await goTo(page, dash.server.baseUrl, "/alerts")
       await waitForText(page, "webhook.failing")
 
       // A new webhook: a short secret is refused as the API says; the secret is never shown.
-      await goTo(page, server.baseUrl, "/webhooks")
+      await goTo(page, dash.server.baseUrl, "/webhooks")
       await clickText(page, "New webhook")
       await page.type("form[aria-label='New webhook'] input[name=url]", `${receiver.url}/second`)
       await page.type("form[aria-label='New webhook'] input[name=secret]", "short")
@@ -286,9 +276,9 @@ describe("the dashboard in a browser", () => {
 
   it("creates an API key and shows it once, with a copy button", async () => {
     const org = await newOrg()
-    const page = await openPage(browser)
-    await signIn(page, server.baseUrl, org.api_key_live!)
-    await goTo(page, server.baseUrl, "/settings?tab=keys")
+    const page = await openPage(dash.browser)
+    await signIn(page, dash.server.baseUrl, org.api_key_live!)
+    await goTo(page, dash.server.baseUrl, "/settings?tab=keys")
     await page.waitForSelector("form[aria-label='New API key']")
     await page.type("form[aria-label='New API key'] input[name=name]", "Reporting")
     await clickText(page, "Create API key")
@@ -298,13 +288,13 @@ describe("the dashboard in a browser", () => {
     expect(shown).toContain("Copy")
     await screenshot(page, "settings-keys")
     // The key works, and once dismissed it is nowhere on the page: only its hint stays.
-    expect((await call(server, "GET", "/api/v1/sessions", { key: key! })).status).toBe(200)
+    expect((await call(dash.server, "GET", "/api/v1/sessions", { key: key! })).status).toBe(200)
     await clickText(page, "Done")
     const after = await visibleText(page)
     expect(after).not.toContain(key!)
     expect(after).toContain(`sek_live_…${key!.slice(-4)}`)
     for (const tab of ["users", "teams", "projects", "license", "org"]) {
-      await goTo(page, server.baseUrl, `/settings?tab=${tab}`)
+      await goTo(page, dash.server.baseUrl, `/settings?tab=${tab}`)
       await page.waitForSelector("main form")
       // The tab's lists are fetched after its form shows: the screenshot waits for their answers.
       await page.waitForNetworkIdle({ idleTime: 100 })
@@ -312,12 +302,12 @@ describe("the dashboard in a browser", () => {
     }
     expect(await visibleText(page)).toContain("Session timeout")
     // A new user, then a license key for them, shown once.
-    await goTo(page, server.baseUrl, "/settings?tab=users")
+    await goTo(page, dash.server.baseUrl, "/settings?tab=users")
     await page.type("form[aria-label='New user'] input[name=name]", "Dana Scully")
     await page.type("form[aria-label='New user'] input[name=email]", "dana@example.com")
     await clickText(page, "Add")
     await waitForText(page, "dana@example.com")
-    await goTo(page, server.baseUrl, "/settings?tab=license")
+    await goTo(page, dash.server.baseUrl, "/settings?tab=license")
     await page.waitForSelector("form[aria-label='New license key'] select option[value^='user_']")
     type Select = { readonly options: ArrayLike<{ readonly value: string; readonly text: string }> }
     const dana = await page.$eval(
@@ -329,7 +319,7 @@ describe("the dashboard in a browser", () => {
     const licensed = await waitForText(page, "New license key for Dana Scully")
     expect(licensed).toMatch(/lic_[0-9a-f]{20}/)
     await screenshot(page, "settings-license")
-    await goTo(page, server.baseUrl, "/settings?tab=org")
+    await goTo(page, dash.server.baseUrl, "/settings?tab=org")
     await page.waitForSelector("form[aria-label='Org settings']")
     // Org settings: the API's refusal is shown as it says it; a valid change is saved.
     const zone = "form[aria-label='Org settings'] input[name=time_zone]"
@@ -342,21 +332,24 @@ describe("the dashboard in a browser", () => {
     await page.$eval("form[aria-label='Org settings'] input[name=session_timeout]", (el) => ((el as unknown as { value: string }).value = "45"))
     await clickText(page, "Save settings")
     await waitForText(page, "Saved.")
-    expect((await call(server, "GET", "/api/v1/org", { key: org.api_key_live! })).body).toMatchObject({ time_zone: "Europe/Berlin", session_timeout: 2700 })
+    expect((await call(dash.server, "GET", "/api/v1/org", { key: org.api_key_live! })).body).toMatchObject({
+      time_zone: "Europe/Berlin",
+      session_timeout: 2700
+    })
     expect(page.errors).toEqual([])
     await page.close()
   })
 
   it("sends a revoked key back to sign-in with a message", async () => {
     const org = await newOrg()
-    const made = await call(server, "POST", "/api/v1/api-keys", {
+    const made = await call(dash.server, "POST", "/api/v1/api-keys", {
       key: org.api_key_live!,
       body: { name: "temp", scopes: ["admin:read", "sessions:read", "events:read", "rules:read"] }
     })
-    const page = await openPage(browser)
-    await signIn(page, server.baseUrl, made.body.key)
+    const page = await openPage(dash.browser)
+    await signIn(page, dash.server.baseUrl, made.body.key)
     await waitForText(page, "Spend today")
-    expect((await call(server, "DELETE", `/api/v1/api-keys/${made.body.id}`, { key: org.api_key_live! })).status).toBe(204)
+    expect((await call(dash.server, "DELETE", `/api/v1/api-keys/${made.body.id}`, { key: org.api_key_live! })).status).toBe(204)
     // The next page the user opens asks the API with the revoked key.
     await page.evaluate(() => {
       ;(globalThis as unknown as { location: { hash: string } }).location.hash = "#/sessions"
@@ -370,30 +363,33 @@ describe("the dashboard in a browser", () => {
 
   it("shows a goal's drift, marked in the session's timeline, and renders at phone width", async () => {
     const org = await newOrg()
-    const goal = await call(server, "POST", "/engine/v1/goals", { key: org.license_key, body: { description: "Fix the login bug", adapter: "claude-code" } })
+    const goal = await call(dash.server, "POST", "/engine/v1/goals", {
+      key: org.license_key,
+      body: { description: "Fix the login bug", adapter: "claude-code" }
+    })
     expect(goal.status).toBe(201)
     await signal(org, sonnet, "post-tool", "drifting")
     for (const prompt of ["write a haiku about autumn", "what is the capital of peru", "recommend some jazz records"]) {
       await signal(org, { prompt }, "user-prompt", "drifting")
     }
     await waitFor(
-      async () => (await call(server, "GET", "/api/v1/events?type=goal-drift", { key: org.api_key_live! })).body.data,
+      async () => (await call(dash.server, "GET", "/api/v1/events?type=goal-drift", { key: org.api_key_live! })).body.data,
       (events) => events.length === 1,
       { what: "the goal-drift signal" }
     )
-    const page = await openPage(browser, 390, 844)
-    await signIn(page, server.baseUrl, org.api_key_live!)
+    const page = await openPage(dash.browser, 390, 844)
+    await signIn(page, dash.server.baseUrl, org.api_key_live!)
     await waitForText(page, "Spend today")
     await screenshot(page, "phone-overview")
     // Nothing is wider than the screen: the page does not scroll sideways.
     expect(await layoutWidth(page)).toBeLessThanOrEqual(390)
-    await goTo(page, server.baseUrl, "/goals")
+    await goTo(page, dash.server.baseUrl, "/goals")
     await waitForText(page, "Fix the login bug")
     await waitForText(page, "drifted 1×")
     await screenshot(page, "phone-goals")
     await page.setViewport({ width: 1280, height: 900 })
     await screenshot(page, "goals")
-    await goTo(page, server.baseUrl, "/sessions")
+    await goTo(page, dash.server.baseUrl, "/sessions")
     await (await page.waitForSelector("table a[href^='#/sessions/sess_']"))!.click()
     await waitForText(page, "goal-drift")
     // Which goal, and on what evidence: the off-goal prompts.

@@ -1,27 +1,17 @@
 import { randomUUID } from "node:crypto"
-import type { Browser } from "puppeteer-core"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { bootstrapOrg, call, startServer, type TestServer } from "../../support/harness.ts"
+import { describe, expect, it } from "vitest"
+import { bootstrapOrg, call } from "../../support/harness.ts"
 import { waitFor } from "../../support/wait.ts"
-import { goTo, launchBrowser, openPage, screenshot, signIn, waitForText } from "./browser.ts"
+import { goTo, openPage, screenshot, signIn, waitForText, withDashboard } from "./browser.ts"
 
 /** Secrets found, as an admin sees them: a count on the Overview that leads to the events with findings. */
-let server: TestServer
-let browser: Browser
-
-beforeAll(async () => {
-  ;[server, browser] = await Promise.all([startServer(), launchBrowser()])
-})
-afterAll(async () => {
-  await browser?.close()
-  await server?.stop()
-})
+const dash = withDashboard()
 
 describe("findings on the dashboard", () => {
   it("the Overview counts this month's findings and its card lists the events that have them", async () => {
-    const org = await bootstrapOrg(server.databaseUrl, "dash-findings", "team")
+    const org = await bootstrapOrg(dash.server.databaseUrl, "dash-findings", "team")
     const signal = (type: string, metadata: Record<string, unknown>) =>
-      call(server, "POST", "/engine/v1/signals", {
+      call(dash.server, "POST", "/engine/v1/signals", {
         key: org.license_key,
         headers: { "idempotency-key": randomUUID() },
         body: { type, adapter: "claude-code", session_id: "s-findings", metadata }
@@ -39,14 +29,14 @@ describe("findings on the dashboard", () => {
     ).toBe(200)
     expect((await signal("pre-tool", { tool_name: "Bash", command: "ls" })).status).toBe(200)
     await waitFor(
-      async () => (await call(server, "GET", "/api/v1/events", { key: org.api_key_live! })).body.data?.length,
+      async () => (await call(dash.server, "GET", "/api/v1/events", { key: org.api_key_live! })).body.data?.length,
       (n) => n === 3,
       { timeoutMs: 10_000, what: "the three events" }
     )
 
-    const page = await openPage(browser)
-    await signIn(page, server.baseUrl, org.api_key_live!)
-    await goTo(page, server.baseUrl, "/")
+    const page = await openPage(dash.browser)
+    await signIn(page, dash.server.baseUrl, org.api_key_live!)
+    await goTo(page, dash.server.baseUrl, "/")
     const card = await page.waitForSelector("a.card[title='Events with findings']")
     await waitForText(page, "Secrets found this month")
     expect(await card!.evaluate((el) => (el as unknown as { innerText: string }).innerText)).toBe("Secrets found this month\n3")

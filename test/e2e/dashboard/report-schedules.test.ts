@@ -1,28 +1,18 @@
-import type { Browser } from "puppeteer-core"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { bootstrapOrg, call, startServer, type TestServer } from "../../support/harness.ts"
-import { clickText, goTo, launchBrowser, openPage, screenshot, signIn, waitForText } from "./browser.ts"
+import { describe, expect, it } from "vitest"
+import { bootstrapOrg, call } from "../../support/harness.ts"
+import { clickText, goTo, openPage, screenshot, signIn, waitForText, withDashboard } from "./browser.ts"
 
-let server: TestServer
-let browser: Browser
-
-beforeAll(async () => {
-  ;[server, browser] = await Promise.all([startServer({ env: { WEBHOOK_ALLOWED_HOSTS: "127.0.0.1" } }), launchBrowser()])
-})
-afterAll(async () => {
-  await browser?.close()
-  await server?.stop()
-})
+const dash = withDashboard({ env: { WEBHOOK_ALLOWED_HOSTS: "127.0.0.1" } })
 
 describe("scheduled reports in the dashboard", () => {
   it("creates a weekly report to a channel, pauses it and deletes it", async () => {
-    const org = await bootstrapOrg(server.databaseUrl, "dash-reports", "team")
+    const org = await bootstrapOrg(dash.server.databaseUrl, "dash-reports", "team")
     const key = org.api_key_live!
-    const channel = await call(server, "POST", "/api/v1/channels", { key, body: { name: "Finance room", kind: "slack", url: "http://127.0.0.1:9/r" } })
+    const channel = await call(dash.server, "POST", "/api/v1/channels", { key, body: { name: "Finance room", kind: "slack", url: "http://127.0.0.1:9/r" } })
     expect(channel.status).toBe(201)
-    const page = await openPage(browser)
-    await signIn(page, server.baseUrl, key)
-    await goTo(page, server.baseUrl, "/channels")
+    const page = await openPage(dash.browser)
+    await signIn(page, dash.server.baseUrl, key)
+    await goTo(page, dash.server.baseUrl, "/channels")
     await waitForText(page, "No scheduled reports yet.")
     await clickText(page, "New report")
     await page.type("form[aria-label='New report'] input[name=name]", "Finance weekly")
@@ -30,7 +20,7 @@ describe("scheduled reports in the dashboard", () => {
     await clickText(page, "Create report")
     await waitForText(page, "Finance weekly")
 
-    const listed = await call(server, "GET", "/api/v1/report-schedules", { key })
+    const listed = await call(dash.server, "GET", "/api/v1/report-schedules", { key })
     expect(listed.body.data).toEqual([expect.objectContaining({ name: "Finance weekly", period: "weekly", channels: [channel.body.id], enabled: true })])
     const shown = await waitForText(page, "scheduled")
     expect(shown).toContain("Finance room")
@@ -38,12 +28,12 @@ describe("scheduled reports in the dashboard", () => {
 
     await clickText(page, "Pause")
     await waitForText(page, "Resume")
-    expect((await call(server, "GET", `/api/v1/report-schedules/${listed.body.data[0].id}`, { key })).body.enabled).toBe(false)
+    expect((await call(dash.server, "GET", `/api/v1/report-schedules/${listed.body.data[0].id}`, { key })).body.enabled).toBe(false)
 
     await clickText(page, "Delete", 1)
     await clickText(page, "Yes, delete")
     await waitForText(page, "No scheduled reports yet.")
-    expect((await call(server, "GET", "/api/v1/report-schedules", { key })).body.data).toEqual([])
+    expect((await call(dash.server, "GET", "/api/v1/report-schedules", { key })).body.data).toEqual([])
     expect(page.errors).toEqual([])
     await page.close()
   })

@@ -1,19 +1,9 @@
-import type { Browser } from "puppeteer-core"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { bootstrapOrg, call, startServer, type TestServer } from "../../support/harness.ts"
+import { describe, expect, it } from "vitest"
+import { bootstrapOrg, call } from "../../support/harness.ts"
 import { waitFor } from "../../support/wait.ts"
-import { clickText, goTo, launchBrowser, openPage, screenshot, signIn, visibleText, waitForText } from "./browser.ts"
+import { clickText, goTo, openPage, screenshot, signIn, visibleText, waitForText, withDashboard } from "./browser.ts"
 
-let server: TestServer
-let browser: Browser
-
-beforeAll(async () => {
-  ;[server, browser] = await Promise.all([startServer(), launchBrowser()])
-})
-afterAll(async () => {
-  await browser?.close()
-  await server?.stop()
-})
+const dash = withDashboard()
 
 const attr = (key: string, value: string) => ({ key, value: { stringValue: value } })
 /** Claude Code's counters as its exporter sends them (delta, http/json). */
@@ -40,14 +30,14 @@ const counters = (atMs: number, points: Record<string, ReadonlyArray<readonly [n
 
 describe("the tools' telemetry in the dashboard", () => {
   it("shows each user's productivity figures, by user and by team, and how each user is seen", async () => {
-    const org = await bootstrapOrg(server.databaseUrl, "dash-telemetry", "team")
+    const org = await bootstrapOrg(dash.server.databaseUrl, "dash-telemetry", "team")
     const admin = org.api_key_live!
-    const team = await call(server, "POST", "/api/v1/teams", { key: admin, body: { name: "Platform" } })
-    const user = await call(server, "POST", "/api/v1/users", { key: admin, body: { email: "ada@dash.test", name: "Ada", team_ids: [team.body.id] } })
-    const license = await call(server, "POST", "/api/v1/license-keys", { key: admin, body: { user_id: user.body.id } })
-    await call(server, "POST", "/api/v1/users", { key: admin, body: { email: "quiet@dash.test", name: "Quiet Quinn" } })
+    const team = await call(dash.server, "POST", "/api/v1/teams", { key: admin, body: { name: "Platform" } })
+    const user = await call(dash.server, "POST", "/api/v1/users", { key: admin, body: { email: "ada@dash.test", name: "Ada", team_ids: [team.body.id] } })
+    const license = await call(dash.server, "POST", "/api/v1/license-keys", { key: admin, body: { user_id: user.body.id } })
+    await call(dash.server, "POST", "/api/v1/users", { key: admin, body: { email: "quiet@dash.test", name: "Quiet Quinn" } })
     const now = Date.now()
-    const sent = await call(server, "POST", "/engine/v1/otlp/v1/metrics", {
+    const sent = await call(dash.server, "POST", "/engine/v1/otlp/v1/metrics", {
       key: license.body.key,
       body: counters(now, {
         "claude_code.lines_of_code.count": [[1234, { type: "added" }], [56, { type: "removed" }]],
@@ -57,15 +47,15 @@ describe("the tools' telemetry in the dashboard", () => {
     })
     expect(sent.status).toBe(200)
     // A hook signal from the bootstrap user, so the coverage shows both kinds.
-    const hook = await call(server, "POST", "/engine/v1/signals", {
+    const hook = await call(dash.server, "POST", "/engine/v1/signals", {
       key: org.license_key,
       body: { type: "post-tool", adapter: "claude-code", session_id: "dash-hook", metadata: { tool_name: "Bash" } }
     })
     expect(hook.status).toBe(200)
 
-    const page = await openPage(browser)
-    await signIn(page, server.baseUrl, admin)
-    await goTo(page, server.baseUrl, "/productivity")
+    const page = await openPage(dash.browser)
+    await signIn(page, dash.server.baseUrl, admin)
+    await goTo(page, dash.server.baseUrl, "/productivity")
     const byUser = await waitForText(page, "1,234")
     expect(byUser).toContain("Ada")
     expect(byUser).toMatch(/Ada\s+1,234\s+56\s+7\s+0\s+9\s+0/)
@@ -74,7 +64,7 @@ describe("the tools' telemetry in the dashboard", () => {
     expect(byTeam).not.toContain("Quiet Quinn")
     await screenshot(page, "productivity")
 
-    await goTo(page, server.baseUrl, "/coverage")
+    await goTo(page, dash.server.baseUrl, "/coverage")
     await waitFor(() => visibleText(page), (seen) => seen.includes("3 users: 1 through hooks only, 1 through telemetry only, 0 through both, 1 never seen"), {
       what: "the hook signal in the coverage"
     })
