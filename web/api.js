@@ -18,7 +18,7 @@ export class ApiError extends Error {
 /** @type {Set<(message: string) => void>} */
 const signedOutListeners = new Set()
 
-/** @typedef {{ user: { id: string, email: string, name: string, role: string }, org: { id: string, name: string }, csrf_token: string }} Person */
+/** @typedef {{ user: { id: string, email: string, name: string, role: string }, org: { id: string, name: string }, operations: string[], csrf_token: string }} Person */
 
 /** The signed-in person when signed in with single sign-on, null otherwise. @type {Person | null} */
 let person = null
@@ -27,6 +27,12 @@ export const auth = {
   /** @returns {string | null} */
   key: () => sessionStorage.getItem(keyItem),
   person: () => person,
+  /**
+   * Whether the dashboard offers what the management operation (`group.endpoint`) does: a signed-in
+   * person's role decides; a pasted key is offered everything (its scopes answer, as for programs).
+   * @param {string} operation
+   */
+  may: (operation) => person === null || person.operations.includes(operation),
   /**
    * The person of this browser's dashboard session, if it has one (and remembers its CSRF token).
    * @returns {Promise<Person | null>}

@@ -19,19 +19,20 @@ import { AuditLog } from "./pages/audit-log.js"
 import { Productivity } from "./pages/productivity.js"
 import { Coverage } from "./pages/coverage.js"
 
+/** Each page with the operation it reads: a person whose role may not call it is not offered the page. */
 const pages = [
-  { path: "/overview", title: "Overview", view: Overview },
-  { path: "/sessions", title: "Sessions", view: Sessions },
-  { path: "/events", title: "Events", view: Events },
-  { path: "/alerts", title: "Alerts", view: Alerts },
-  { path: "/rules", title: "Rules", view: Rules },
-  { path: "/webhooks", title: "Webhooks", view: Webhooks },
-  { path: "/channels", title: "Channels", view: Channels },
-  { path: "/goals", title: "Goals", view: Goals },
-  { path: "/audit", title: "Audit log", view: AuditLog },
-  { path: "/productivity", title: "Productivity", view: Productivity },
-  { path: "/coverage", title: "Coverage", view: Coverage },
-  { path: "/settings", title: "Settings", view: Settings }
+  { path: "/overview", title: "Overview", view: Overview, reads: "usage.report" },
+  { path: "/sessions", title: "Sessions", view: Sessions, reads: "sessions.list" },
+  { path: "/events", title: "Events", view: Events, reads: "events.list" },
+  { path: "/alerts", title: "Alerts", view: Alerts, reads: "alerts.list" },
+  { path: "/rules", title: "Rules", view: Rules, reads: "rules.list" },
+  { path: "/webhooks", title: "Webhooks", view: Webhooks, reads: "webhooks.list" },
+  { path: "/channels", title: "Channels", view: Channels, reads: "channels.list" },
+  { path: "/goals", title: "Goals", view: Goals, reads: "goals.list" },
+  { path: "/audit", title: "Audit log", view: AuditLog, reads: "auditLog.list" },
+  { path: "/productivity", title: "Productivity", view: Productivity, reads: "telemetryViews.productivity" },
+  { path: "/coverage", title: "Coverage", view: Coverage, reads: "telemetryViews.coverage" },
+  { path: "/settings", title: "Settings", view: Settings, reads: "users.list" }
 ]
 
 /** @typedef {{ id: string, name: string, plan: string, environment: string, time_zone: string, session_timeout: number }} Org */
@@ -145,13 +146,15 @@ const Shell = ({ org, onSignOut, setOrg }) => {
       <button type="button" class="link" onClick=${onSignOut}>Sign out</button>
     </header>
     <nav class="side" aria-label="Pages">
-      ${pages.map((p) => html`<a href=${hrefOf(p.path)} aria-current=${p === page ? "page" : undefined}>${p.title}</a>`)}
+      ${pages.filter((p) => auth.may(p.reads)).map((p) => html`<a href=${hrefOf(p.path)} aria-current=${p === page ? "page" : undefined}>${p.title}</a>`)}
     </nav>
     <main id="main" tabindex="-1">
       ${
     sessionId
       ? html`<${SessionTimeline} id=${decodeURIComponent(sessionId)} org=${org} />`
-      : html`<${View} query=${route.query} org=${org} setOrg=${setOrg} />`
+      : auth.may(page?.reads ?? "usage.report")
+      ? html`<${View} query=${route.query} org=${org} setOrg=${setOrg} />`
+      : html`<h1>${page?.title}</h1><p class="notice">Your role (${auth.person()?.user.role}) does not give access to this page.</p>`
   }
     </main>
   </div>`

@@ -34,8 +34,11 @@ const ruleRead: Grants = { viewer: "org", team_lead: "org" }
  */
 const teamBudgetWrite: Grants = { team_lead: "led_teams" }
 
+/** Every signed-in person: the org's own settings (name, plan, time zone), which the dashboard shows everyone. */
+const everyone: Grants = { viewer: "org", team_lead: "org", member: "org" }
+
 export const endpointGrants = {
-  "org.get": viewerRead,
+  "org.get": everyone,
   "org.update": adminOnly,
   "users.list": viewerRead,
   "users.get": viewerRead,
@@ -113,6 +116,10 @@ export const visibilityFor = (operation: string, role: Role): Visibility | undef
   const grants: Grants | undefined = (endpointGrants as Readonly<Record<string, Grants>>)[operation]
   return grants?.[role]
 }
+
+/** The operations a person of `role` may call (the dashboard shows what they lead to, and nothing else). */
+export const operationsFor = (role: Role): ReadonlyArray<Operation> =>
+  (Object.keys(endpointGrants) as Array<Operation>).filter((operation) => visibilityFor(operation, role) !== undefined)
 
 /** The roles that may call the endpoint, most powerful first (as the OpenAPI document lists them). */
 export const rolesFor = (operation: string): ReadonlyArray<Role> => roles.filter((role) => visibilityFor(operation, role) !== undefined)

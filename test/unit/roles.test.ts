@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest"
 import { generatedSchemas } from "../../src/cli/schemas.ts"
-import { endpointGrants, roles, rolesFor, teamLeadMayChange, visibilityFor } from "../../src/domain/roles.ts"
+import { endpointGrants, operationsFor, roles, rolesFor, teamLeadMayChange, visibilityFor } from "../../src/domain/roles.ts"
 
 /** The management operations, as the document generated from ManagementApi's groups lists them. */
 const operations = (): Array<{ readonly id: string; readonly op: Record<string, any> }> => {
@@ -42,9 +42,23 @@ describe("the role table", () => {
 
   it("names each endpoint's roles, most powerful first", () => {
     expect(rolesFor("sessions.list")).toEqual(["admin", "team_lead", "viewer", "member"])
-    expect(rolesFor("org.get")).toEqual(["admin", "viewer"])
+    expect(rolesFor("users.list")).toEqual(["admin", "viewer"])
+    // The org itself (name, plan, time zone) is everyone's: the dashboard shows it to every role.
+    expect(rolesFor("org.get")).toEqual(["admin", "team_lead", "viewer", "member"])
     expect(rolesFor("apiKeys.create")).toEqual(["admin"])
     expect(roles).toEqual(["admin", "team_lead", "viewer", "member"])
+  })
+})
+
+describe("what the dashboard offers a role", () => {
+  it("lists the operations the role may call, and only those", () => {
+    expect(operationsFor("admin")).toEqual(Object.keys(endpointGrants))
+    expect([...operationsFor("member")].sort()).toEqual(
+      ["events.get", "events.list", "goals.list", "org.get", "sessions.events", "sessions.get", "sessions.list", "usage.report", "usageExport.export"]
+    )
+    for (const role of roles) for (const id of operationsFor(role)) expect(visibilityFor(id, role), `${role} ${id}`).toBeDefined()
+    expect(operationsFor("viewer")).not.toContain("apiKeys.list")
+    expect(operationsFor("team_lead")).toContain("rules.create")
   })
 })
 

@@ -3,7 +3,7 @@
 // delete; and which channels the org's admin alerts go to.
 import { html } from "htm/preact"
 import { useState } from "preact/hooks"
-import { api } from "../api.js"
+import { api, auth } from "../api.js"
 import { Badge, ConfirmButton, ErrorBox, Loaded, Pager, Table, useAction, usePages } from "../ui.js"
 import { ReportSchedules } from "./report-schedules.js"
 
@@ -29,7 +29,9 @@ export const Channels = ({ org, setOrg }) => {
       setOutcomes({ ...outcomes, [c.id]: await api("POST", `/channels/${c.id}/test`) })
     })
   return html`<div class="section-head"><h1>Channels</h1>
-      ${creating ? null : html`<button type="button" class="primary" onClick=${() => setCreating(true)}>New channel</button>`}</div>
+      ${
+    creating || !auth.may("channels.create") ? null : html`<button type="button" class="primary" onClick=${() => setCreating(true)}>New channel</button>`
+  }</div>
     <p class="lede">Where notify rules and admin alerts (budgets, anomalies, failing webhooks) reach people.</p>
     ${
     creating
@@ -63,21 +65,29 @@ export const Channels = ({ org, setOrg }) => {
       {
         label: "Admin alerts",
         cell: (/** @type {any} */ c) =>
-          html`<button type="button" class="toggle" aria-pressed=${alerting.has(c.id)}
+          auth.may("org.update")
+            ? html`<button type="button" class="toggle" aria-pressed=${alerting.has(c.id)}
               aria-label=${`Admin alerts to ${c.name}`} onClick=${() => toggleAlerts(c)}>${alerting.has(c.id) ? "Sent here" : "Not sent"}</button>`
+            : alerting.has(c.id)
+            ? "Sent here"
+            : "Not sent"
       },
       {
         label: "",
         cell: (/** @type {any} */ c) =>
           html`<div class="row">
               ${
-            c.failing || !c.enabled
+            (c.failing || !c.enabled) && auth.may("channels.update")
               ? html`<button type="button" class="primary" onClick=${() =>
                 act(() => api("PATCH", `/channels/${c.id}`, { body: { enabled: true } }))}>Re-enable</button>`
               : null
           }
-              <button type="button" onClick=${() => test(c)}>Send test</button>
-              <${ConfirmButton} label="Delete" confirmLabel="Delete this channel?" onConfirm=${() => act(() => api("DELETE", `/channels/${c.id}`))} />
+              ${auth.may("channels.test") ? html`<button type="button" onClick=${() => test(c)}>Send test</button>` : null}
+              ${
+            auth.may("channels.delete")
+              ? html`<${ConfirmButton} label="Delete" confirmLabel="Delete this channel?" onConfirm=${() => act(() => api("DELETE", `/channels/${c.id}`))} />`
+              : null
+          }
             </div>
             ${outcomes[c.id] ? html`<${TestOutcome} o=${outcomes[c.id]} />` : null}`
       }

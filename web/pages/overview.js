@@ -1,7 +1,7 @@
 // Overview: spend and tokens today and this month, by user, team, project and model; the last
 // 30 days as charts; a usage download; budgets toward their thresholds; the latest blocks and warnings.
 import { html } from "htm/preact"
-import { api } from "../api.js"
+import { api, auth } from "../api.js"
 import { TimeChart } from "../chart.js"
 import { count, dayKey, dayKeys, money, shortId, startOf, time, tokens } from "../format.js"
 import { hrefOf } from "../route.js"
@@ -20,7 +20,7 @@ export const Overview = ({ org }) => {
   const month = useLoad(() => api("GET", "/usage", { query: { group_by: "day", from: startOf(tz, new Date(), "month").toISOString(), limit: 100 } }), [tz])
   return html`<h1>Overview</h1>
     <p class="lede">Times are counted in the org's time zone, ${tz}.</p>
-    <${UnknownIdentities} />
+    ${auth.may("fleet.unknownIdentities") ? html`<${UnknownIdentities} />` : null}
     <${Loaded} state=${month}>${(/** @type {any} */ report) => {
     const today = report.data.find((/** @type {Group} */ d) => d.key === dayKey(tz))
     return html`<section class="cards" aria-label="Totals">
@@ -53,8 +53,7 @@ export const Overview = ({ org }) => {
   }}<//>
     <${Breakdown} tz=${tz} />
     <${UsageExport} tz=${tz} />
-    <h2>Budgets and limits</h2>
-    <${Budgets} />
+    ${auth.may("budgets.list") ? html`<h2>Budgets and limits</h2><${Budgets} />` : null}
     <h2>Recent blocks and warnings</h2>
     <${RecentVerdicts} />`
 }

@@ -2,7 +2,7 @@
 // sent to channels when the period ends in the org's time zone. Create, pause or resume, delete.
 import { html } from "htm/preact"
 import { useState } from "preact/hooks"
-import { api, listAll } from "../api.js"
+import { api, auth, listAll } from "../api.js"
 import { time } from "../format.js"
 import { Badge, ConfirmButton, ErrorBox, Loaded, Pager, Table, useAction, useLoad, usePages } from "../ui.js"
 
@@ -15,7 +15,7 @@ export const ReportSchedules = ({ tz }) => {
   const names = new Map((channels.data ?? []).map((c) => [c.id, c.name]))
   return html`<section aria-labelledby="reports-title">
     <div class="section-head"><h2 id="reports-title">Scheduled reports</h2>
-      ${creating ? null : html`<button type="button" onClick=${() => setCreating(true)}>New report</button>`}</div>
+      ${creating || !auth.may("reportSchedules.create") ? null : html`<button type="button" onClick=${() => setCreating(true)}>New report</button>`}</div>
     <p class="muted">A summary of spend, tokens, the change against the period before and the top users, teams and models,
       sent when a week (from Monday) or a month ends in the org's time zone, ${tz}.</p>
     ${
@@ -44,11 +44,13 @@ export const ReportSchedules = ({ tz }) => {
       {
         label: "",
         cell: (/** @type {any} */ s) =>
-          html`<div class="row">
+          auth.may("reportSchedules.update") ?
+            html`<div class="row">
             <button type="button" onClick=${() => act(() => api("PATCH", `/report-schedules/${s.id}`, { body: { enabled: !s.enabled } }))}>
               ${s.enabled ? "Pause" : "Resume"}</button>
             <${ConfirmButton} label="Delete" confirmLabel="Delete this report?" onConfirm=${() => act(() => api("DELETE", `/report-schedules/${s.id}`))} />
-          </div>`
+          </div>` :
+            null
       }
     ]}
       />

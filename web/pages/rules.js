@@ -2,7 +2,7 @@
 // the API's filters; create, edit, enable or disable, delete.
 import { html } from "htm/preact"
 import { useState } from "preact/hooks"
-import { api } from "../api.js"
+import { api, auth } from "../api.js"
 import { shortId } from "../format.js"
 import { navigate } from "../route.js"
 import { Badge, ConfirmButton, ErrorBox, Filters, Loaded, Pager, Table, useAction, usePages } from "../ui.js"
@@ -38,7 +38,7 @@ export const Rules = ({ query, org }) => {
   const [editing, setEditing] = useState(/** @type {any} */ (null))
   const { error, act } = useAction(pages.reload)
   return html`<div class="section-head"><h1>Rules</h1>
-      ${editing ? null : html`<button type="button" class="primary" onClick=${() => setEditing({})}>New rule</button>`}</div>
+      ${editing || !auth.may("rules.create") ? null : html`<button type="button" class="primary" onClick=${() => setEditing({})}>New rule</button>`}</div>
     ${
     editing ?
       html`<${RuleForm} org=${org} rule=${editing.id ? editing : undefined}
@@ -70,17 +70,23 @@ export const Rules = ({ query, org }) => {
       {
         label: "Enabled",
         cell: (/** @type {any} */ r) =>
-          html`<button type="button" class="toggle" aria-pressed=${r.enabled}
+          auth.may("rules.update")
+            ? html`<button type="button" class="toggle" aria-pressed=${r.enabled}
               aria-label=${`${r.enabled ? "Disable" : "Enable"} ${r.name}`}
               onClick=${() => act(() => api("PUT", `/rules/${r.id}`, { body: { enabled: !r.enabled } }))}>${r.enabled ? "Enabled" : "Disabled"}</button>`
+            : r.enabled
+            ? "Enabled"
+            : "Disabled"
       },
       {
         label: "",
         cell: (/** @type {any} */ r) =>
-          html`<div class="row">
+          auth.may("rules.update") ?
+            html`<div class="row">
               <button type="button" onClick=${() => setEditing(r)} aria-label=${`Edit ${r.name}`}>Edit</button>
               <${ConfirmButton} label="Delete" confirmLabel=${`Delete “${r.name}”?`} onConfirm=${() => act(() => api("DELETE", `/rules/${r.id}`))} />
-            </div>`
+            </div>` :
+            null
       }
     ]}
       />

@@ -1,16 +1,17 @@
 // Users, teams and projects: listed with the API's pagination, created in place.
 import { html } from "htm/preact"
 import { useState } from "preact/hooks"
-import { api, listAll } from "../api.js"
+import { api, auth, listAll } from "../api.js"
 import { time } from "../format.js"
 import { Badge, ConfirmButton, ErrorBox, Loaded, Pager, Table, useLoad, usePages } from "../ui.js"
 import { forgetUserNames } from "../users.js"
 
 /**
- * A create form above a paginated list: what the three share.
- * @param {{ title: string, path: string, fields: any, toBody: (f: FormData) => unknown, columns: (reload: () => void, fail: (e: any) => void) => Array<any>, empty: string }} props
+ * A create form above a paginated list: what the three share. Without `changes` (a role that may
+ * only read) the list alone, without its last column (the row's change).
+ * @param {{ title: string, path: string, fields: any, toBody: (f: FormData) => unknown, columns: (reload: () => void, fail: (e: any) => void) => Array<any>, empty: string, changes: boolean }} props
  */
-const Managed = ({ title, path, fields, toBody, columns, empty }) => {
+const Managed = ({ title, path, fields, toBody, columns, empty, changes }) => {
   const pages = usePages((cursor) => api("GET", path, { query: { cursor } }), [path])
   const [error, setError] = useState(/** @type {any} */ (null))
   /** @param {SubmitEvent} e */
@@ -27,15 +28,20 @@ const Managed = ({ title, path, fields, toBody, columns, empty }) => {
       setError(err)
     }
   }
+  const shown = columns(pages.reload, setError)
   return html`<h2>${title}</h2>
-    <form class="panel inline" onSubmit=${submit} aria-label=${`New ${title.toLowerCase().replace(/s$/, "")}`}>
+    ${
+    changes ?
+      html`<form class="panel inline" onSubmit=${submit} aria-label=${`New ${title.toLowerCase().replace(/s$/, "")}`}>
       ${fields}
       <button type="submit" class="primary">Add</button>
-    </form>
+    </form>` :
+      null
+  }
     ${error ? html`<${ErrorBox} error=${error} />` : null}
     <${Loaded} state=${pages}>${(/** @type {any} */ page) =>
     html`
-      <${Table} rows=${page.data} empty=${empty} columns=${columns(pages.reload, setError)} />
+      <${Table} rows=${page.data} empty=${empty} columns=${changes ? shown : shown.slice(0, -1)} />
       <${Pager} pages=${pages} label=${title} />`}<//>`
 }
 
@@ -43,7 +49,7 @@ export const Users = () => {
   const teams = useLoad(() => listAll("/teams"), [])
   /** @param {string} id */
   const teamName = (id) => teams.data?.find((t) => t.id === id)?.name ?? id
-  return html`<${Managed} title="Users" path="/users" empty="No users."
+  return html`<${Managed} title="Users" path="/users" empty="No users." changes=${auth.may("users.create")}
   fields=${html`<label><span>Name</span><input name="name" required /></label>
     <label><span>E-mail</span><input name="email" type="email" required /></label>
     <label><span>Role</span><select name="role"><option value="member">member</option><option value="admin">admin</option></select></label>
@@ -73,7 +79,7 @@ export const Users = () => {
 }
 
 export const Teams = () =>
-  html`<${Managed} title="Teams" path="/teams" empty="No teams."
+  html`<${Managed} title="Teams" path="/teams" empty="No teams." changes=${auth.may("teams.create")}
   fields=${html`<label><span>Name</span><input name="name" required /></label>`}
   toBody=${(/** @type {FormData} */ f) => ({ name: String(f.get("name")) })}
   columns=${(/** @type {() => void} */ reload, /** @type {(e: any) => void} */ fail) => [
@@ -91,6 +97,7 @@ export const Teams = () =>
 
 export const Projects = () =>
   html`<${Managed} title="Projects" path="/projects" empty="No projects registered. Signals may still name project ids."
+  changes=${auth.may("projects.create")}
   fields=${html`<label><span>Name</span><input name="name" required /></label>`}
   toBody=${(/** @type {FormData} */ f) => ({ name: String(f.get("name")) })}
   columns=${(/** @type {() => void} */ reload, /** @type {(e: any) => void} */ fail) => [

@@ -1,19 +1,28 @@
 // Settings: keys, people, projects and the org's own settings, one tab each (?tab=).
 import { html } from "htm/preact"
 import { useState } from "preact/hooks"
-import { api } from "../api.js"
+import { api, auth } from "../api.js"
 import { hrefOf } from "../route.js"
 import { ApiKeys, LicenseKeys } from "./settings-keys.js"
 import { Projects, Teams, Users } from "./settings-people.js"
 
-const tabs = [["keys", "API keys"], ["license", "License keys"], ["users", "Users"], ["teams", "Teams"], ["projects", "Projects"], ["org", "Org"]]
+/** Each tab with the operation it reads (the org's settings: the one that changes them), shown to whom may call it. */
+const tabs = [
+  ["keys", "API keys", "apiKeys.list"],
+  ["license", "License keys", "licenseKeys.list"],
+  ["users", "Users", "users.list"],
+  ["teams", "Teams", "teams.list"],
+  ["projects", "Projects", "projects.list"],
+  ["org", "Org", "org.update"]
+]
 
 /** @param {{ query: Record<string, string>, org: any, setOrg: (org: any) => void }} props */
 export const Settings = ({ query, org, setOrg }) => {
-  const tab = query.tab ?? "keys"
+  const offered = tabs.filter(([, , reads]) => auth.may(reads))
+  const tab = offered.find(([id]) => id === query.tab)?.[0] ?? offered[0]?.[0]
   return html`<h1>Settings</h1>
     <nav class="tabs" aria-label="Settings">
-      ${tabs.map(([id, label]) => html`<a href=${hrefOf("/settings", { tab: id })} aria-current=${tab === id ? "page" : undefined}>${label}</a>`)}
+      ${offered.map(([id, label]) => html`<a href=${hrefOf("/settings", { tab: id })} aria-current=${tab === id ? "page" : undefined}>${label}</a>`)}
     </nav>
     ${
     tab === "keys" ?

@@ -2,7 +2,7 @@
 // and re-enable one that is failing (its deliveries paused after 5 failed attempts).
 import { html } from "htm/preact"
 import { useState } from "preact/hooks"
-import { api } from "../api.js"
+import { api, auth } from "../api.js"
 import { time } from "../format.js"
 import { Badge, ConfirmButton, ErrorBox, Loaded, Pager, Table, useAction, usePages } from "../ui.js"
 import { Deliveries } from "./webhook-deliveries.js"
@@ -22,7 +22,9 @@ export const Webhooks = () => {
       setOutcomes({ ...outcomes, [w.id]: await api("POST", `/webhooks/${w.id}/test`) })
     })
   return html`<div class="section-head"><h1>Webhooks</h1>
-      ${creating ? null : html`<button type="button" class="primary" onClick=${() => setCreating(true)}>New webhook</button>`}</div>
+      ${
+    creating || !auth.may("webhooks.create") ? null : html`<button type="button" class="primary" onClick=${() => setCreating(true)}>New webhook</button>`
+  }</div>
     ${
     creating
       ? html`<${WebhookForm} onDone=${() => {
@@ -53,13 +55,17 @@ export const Webhooks = () => {
         cell: (/** @type {any} */ w) =>
           html`<div class="row">
               ${
-            w.failing
+            w.failing && auth.may("webhooks.enable")
               ? html`<button type="button" class="primary" onClick=${() => act(() => api("POST", `/webhooks/${w.id}/enable`))}>Re-enable</button>`
               : null
           }
-              <button type="button" onClick=${() => test(w)}>Send test</button>
+              ${auth.may("webhooks.test") ? html`<button type="button" onClick=${() => test(w)}>Send test</button>` : null}
               <button type="button" aria-expanded=${open === w.id} onClick=${() => setOpen(open === w.id ? null : w.id)}>Deliveries</button>
-              <${ConfirmButton} label="Delete" confirmLabel="Delete this webhook?" onConfirm=${() => act(() => api("DELETE", `/webhooks/${w.id}`))} />
+              ${
+            auth.may("webhooks.delete")
+              ? html`<${ConfirmButton} label="Delete" confirmLabel="Delete this webhook?" onConfirm=${() => act(() => api("DELETE", `/webhooks/${w.id}`))} />`
+              : null
+          }
             </div>
             ${outcomes[w.id] ? html`<${TestOutcome} o=${outcomes[w.id]} />` : null}`
       }

@@ -2,6 +2,7 @@ import { Effect } from "effect"
 import { HttpServerRequest, HttpServerResponse } from "effect/http"
 import { SqlClient } from "effect/sql"
 import { envelopeOf, type Forbidden, TooManyRequests, type Unauthorized } from "../../domain/errors.ts"
+import { operationsFor } from "../../domain/roles.ts"
 import { isStorableText } from "../../domain/text.ts"
 import { RequestId } from "../../observability/request-id.ts"
 import { AuditLog } from "../../store/audit-repo.ts"
@@ -55,6 +56,7 @@ export const makeSessionRoutes = Effect.gen(function*() {
       user: { id: caller.session.userId, email: person?.email ?? "", name: person?.name ?? "", role: caller.role },
       org: { id: caller.session.orgId, name: person?.org_name ?? "" },
       environment: principal.environment,
+      operations: operationsFor(caller.role),
       csrf_token: caller.session.csrfToken,
       expires_at: caller.session.expiresAt.toISOString()
     }, { headers: noStore })
