@@ -4,7 +4,7 @@ import { UnknownCursor } from "../domain/activity.ts"
 import { isStorableText } from "../domain/text.ts"
 import type { CoverageSource, CoverageTotals, CoverageUser } from "../domain/telemetry-views.ts"
 import { iso } from "./activity-rows.ts"
-import type { Tenant } from "./tenant-pages.ts"
+import { type Tenant, visibleUsers } from "./tenant-pages.ts"
 
 export interface CoverageQuery {
   /** The instant the report is as of (now), and how many days of silence is "stopped reporting". */
@@ -62,7 +62,7 @@ export class Coverage extends Context.Service<Coverage, {
             AND e.user_id = u.id AND e.metadata->>'source' = 'otel' ORDER BY ts DESC LIMIT 1) o ON true
           LEFT JOIN LATERAL (SELECT max(ts) AS ts FROM tool_metric_points p WHERE p.org_id = u.org_id
             AND p.environment = ${tenant.environment} AND p.user_id = u.id) m ON true
-          WHERE u.org_id = ${tenant.orgId}`
+          WHERE ${sql.and([sql`u.org_id = ${tenant.orgId}`, ...visibleUsers(sql, tenant, "u.id")])}`
         const classified = sql`
           SELECT *, CASE WHEN last_hook_at IS NOT NULL AND last_telemetry_at IS NOT NULL THEN 'both'
               WHEN last_hook_at IS NOT NULL THEN 'hooks' WHEN last_telemetry_at IS NOT NULL THEN 'telemetry' ELSE 'none' END AS seen_through,

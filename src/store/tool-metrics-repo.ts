@@ -5,7 +5,7 @@ import { isStorableText } from "../domain/text.ts"
 import type { ProductivityFigures, ProductivityGroup, ProductivityGroupBy } from "../domain/telemetry-views.ts"
 import type { ToolMetricPoint } from "../domain/tool-metrics.ts"
 import { iso } from "./activity-rows.ts"
-import type { Tenant } from "./tenant-pages.ts"
+import { type Tenant, visibleUsers } from "./tenant-pages.ts"
 
 export interface ProductivityQuery {
   readonly group_by: ProductivityGroupBy
@@ -106,7 +106,8 @@ export class ToolMetrics extends Context.Service<ToolMetrics, {
 
       const perUser = (tenant: Tenant, q: ProductivityQuery) => {
         const figure = (name: string) => sql`sum(inc) FILTER (WHERE figure = ${name})`
-        const onlyUser = q.user_id === undefined ? sql`true` : sql`user_id = ${q.user_id}`
+        // The user asked for, among those the caller may see (a team lead's teams, a member alone).
+        const onlyUser = sql.and([...(q.user_id === undefined ? [] : [sql`user_id = ${q.user_id}`]), ...visibleUsers(sql, tenant, "user_id")])
         return sql`
           WITH figures AS (
             SELECT user_id, ${figure("lines_added")} AS lines_added, ${figure("lines_removed")} AS lines_removed,

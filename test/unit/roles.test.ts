@@ -30,7 +30,20 @@ describe("the role table", () => {
   })
 
   it("confines team leads and members to their teams' or their own activity", () => {
-    for (const id of ["sessions.list", "sessions.get", "sessions.events", "events.list", "events.get", "usage.report", "goals.list", "usageExport.export"]) {
+    for (
+      const id of [
+        "sessions.list",
+        "sessions.get",
+        "sessions.events",
+        "events.list",
+        "events.get",
+        "usage.report",
+        "goals.list",
+        "usageExport.export",
+        "telemetryViews.productivity",
+        "telemetryViews.coverage"
+      ]
+    ) {
       expect(visibilityFor(id, "team_lead"), id).toBe("led_teams")
       expect(visibilityFor(id, "member"), id).toBe("own")
     }
@@ -54,7 +67,19 @@ describe("what the dashboard offers a role", () => {
   it("lists the operations the role may call, and only those", () => {
     expect(operationsFor("admin")).toEqual(Object.keys(endpointGrants))
     expect([...operationsFor("member")].sort()).toEqual(
-      ["events.get", "events.list", "goals.list", "org.get", "sessions.events", "sessions.get", "sessions.list", "usage.report", "usageExport.export"]
+      [
+        "events.get",
+        "events.list",
+        "goals.list",
+        "org.get",
+        "sessions.events",
+        "sessions.get",
+        "sessions.list",
+        "telemetryViews.coverage",
+        "telemetryViews.productivity",
+        "usage.report",
+        "usageExport.export"
+      ]
     )
     for (const role of roles) for (const id of operationsFor(role)) expect(visibilityFor(id, role), `${role} ${id}`).toBeDefined()
     expect(operationsFor("viewer")).not.toContain("apiKeys.list")

@@ -2,17 +2,14 @@ import { Clock, Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { Unprocessable } from "../../domain/errors.ts"
 import { defaultPageSize } from "../../domain/pagination.ts"
-import type { ApiKeyPrincipal } from "../../domain/principal.ts"
 import { Coverage } from "../../store/coverage-repo.ts"
-import type { Tenant } from "../../store/tenant-pages.ts"
 import { ToolMetrics } from "../../store/tool-metrics-repo.ts"
 import { ApiPrincipal } from "../contract.ts"
 import { instant } from "../query.ts"
 import { serviceOnTheWire } from "../refusals.ts"
 import { ManagementApi } from "./api.ts"
 import { defaultStaleAfterDays } from "./telemetry-views-api.ts"
-
-const tenant = (p: ApiKeyPrincipal): Tenant => ({ orgId: p.orgId, environment: p.environment })
+import { tenantOf } from "./tenant.ts"
 
 /** A report's default range: the 30 days before now (as GET /usage). */
 const defaultSpanMs = 30 * 24 * 3600 * 1000
@@ -31,7 +28,7 @@ export const TelemetryViewsHandlers = HttpApiBuilder.group(
             const to = instant(query.to) ?? new Date(now).toISOString()
             const from = instant(query.from) ?? new Date(Date.parse(to) - defaultSpanMs).toISOString()
             if (Date.parse(from) >= Date.parse(to)) return yield* Unprocessable.of("from must be before to", "validation_error")
-            return yield* metrics.productivity(tenant(p), {
+            return yield* metrics.productivity(tenantOf(p), {
               group_by: query.group_by ?? "user",
               from,
               to,
@@ -45,7 +42,7 @@ export const TelemetryViewsHandlers = HttpApiBuilder.group(
         ApiPrincipal.use((p) =>
           Effect.gen(function*() {
             const now = yield* Clock.currentTimeMillis
-            return yield* coverage.report(tenant(p), {
+            return yield* coverage.report(tenantOf(p), {
               now: new Date(now).toISOString(),
               staleAfterDays: query.stale_after_days ?? defaultStaleAfterDays,
               seenThrough: query.seen_through,

@@ -55,7 +55,7 @@ describe("the dashboard by role", () => {
     tab = await openTab(f)
     await signInAs(f, tab, "mia")
     await waitForText(tab.page, "Spend today")
-    expect(await navLinks(tab)).toEqual(["Overview", "Sessions", "Events", "Goals"])
+    expect(await navLinks(tab)).toEqual(["Overview", "Sessions", "Events", "Goals", "Productivity", "Coverage"])
     expect(await tab.page.evaluate(() => document.body.innerText)).not.toContain("Budgets and limits")
     // /dashboard/sso/me says what the role may call; the page offers just that.
     const me = (await meOf(tab)).body as unknown as { operations: Array<string> }
@@ -107,7 +107,7 @@ describe("the dashboard by role", () => {
     tab = await openTab(f)
     await signInAs(f, tab, "lee")
     await waitForText(tab.page, "Spend today")
-    expect(await navLinks(tab)).toEqual(["Overview", "Sessions", "Events", "Rules", "Goals"])
+    expect(await navLinks(tab)).toEqual(["Overview", "Sessions", "Events", "Rules", "Goals", "Productivity", "Coverage"])
     await waitForText(tab.page, "Budgets and limits")
     await goTo(tab.page, f.server.baseUrl, "/rules")
     await waitForText(tab.page, "New rule")

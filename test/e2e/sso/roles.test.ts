@@ -175,6 +175,31 @@ describe("what each role sees of the activity", () => {
   })
 })
 
+describe("the telemetry views by role", () => {
+  const userIds = (res: JsonResponse, key: string) => (res.body.data as Array<Record<string, string>>).map((r) => r[key]).sort()
+
+  it("productivity and coverage count only the users a team lead or member sees", async () => {
+    const mine = [people.lead.id, people.mate.id].sort()
+    const productivity = await as("lead", "GET", "/api/v1/productivity?group_by=user")
+    expect(productivity.status, JSON.stringify(productivity.body)).toBe(200)
+    expect(userIds(productivity, "key")).toEqual(mine)
+    expect(productivity.body.totals.sessions).toBe(2)
+    // A user outside their teams is not theirs to ask for: nothing is counted.
+    const other = await as("lead", "GET", `/api/v1/productivity?group_by=user&user_id=${people.other.id}`)
+    expect(other.body.data).toEqual([])
+    expect(other.body.totals.sessions).toBe(0)
+    const own = await as("mate", "GET", "/api/v1/productivity?group_by=user")
+    expect(userIds(own, "key")).toEqual([people.mate.id])
+    expect(userIds(await as("viewer", "GET", "/api/v1/productivity?group_by=user"), "key")).toEqual(
+      [people.lead.id, people.mate.id, people.other.id].sort()
+    )
+
+    expect(userIds(await as("lead", "GET", "/api/v1/coverage?limit=100"), "user_id")).toEqual(mine)
+    expect(userIds(await as("mate", "GET", "/api/v1/coverage?limit=100"), "user_id")).toEqual([people.mate.id])
+    expect(userIds(await as("viewer", "GET", "/api/v1/coverage?limit=100"), "user_id")).toContain(people.other.id)
+  })
+})
+
 describe("changing roles and leads", () => {
   it("is audited with the role and the leads before and after", async () => {
     const id = await user("promoted", "member", [teams.otherTeam])
