@@ -52,7 +52,9 @@ export const Users = () => {
   return html`<${Managed} title="Users" path="/users" empty="No users." changes=${auth.may("users.create")}
   fields=${html`<label><span>Name</span><input name="name" required /></label>
     <label><span>E-mail</span><input name="email" type="email" required /></label>
-    <label><span>Role</span><select name="role"><option value="member">member</option><option value="admin">admin</option></select></label>
+    <label><span>Role</span><select name="role">${
+    ["member", "team_lead", "viewer", "admin"].map((r) => html`<option value=${r}>${r}</option>`)
+  }</select></label>
     <label><span>Team</span><select name="team_id"><option value="">none</option>
       ${(teams.data ?? []).map((t) => html`<option value=${t.id}>${t.name}</option>`)}</select></label>`}
   toBody=${(/** @type {FormData} */ f) => ({

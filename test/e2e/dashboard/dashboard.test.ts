@@ -305,8 +305,11 @@ describe("the dashboard in a browser", () => {
     await goTo(page, dash.server.baseUrl, "/settings?tab=users")
     await page.type("form[aria-label='New user'] input[name=name]", "Dana Scully")
     await page.type("form[aria-label='New user'] input[name=email]", "dana@example.com")
+    await page.select("form[aria-label='New user'] select[name=role]", "viewer")
     await clickText(page, "Add")
     await waitForText(page, "dana@example.com")
+    const users = await call(dash.server, "GET", "/api/v1/users?limit=100", { key: org.api_key_live! })
+    expect((users.body.data as Array<{ email: string; role: string }>).find((u) => u.email === "dana@example.com")?.role).toBe("viewer")
     await goTo(page, dash.server.baseUrl, "/settings?tab=license")
     await page.waitForSelector("form[aria-label='New license key'] select option[value^='user_']")
     type Select = { readonly options: ArrayLike<{ readonly value: string; readonly text: string }> }
