@@ -21,16 +21,8 @@ export interface UsageExport {
   readonly rows: Stream.Stream<ExportRow>
 }
 
-interface Row {
-  readonly day?: string
-  readonly user_id?: string
-  readonly user_email?: string | null
-  readonly user_name?: string | null
-  readonly team_id?: string | null
-  readonly team_name?: string | null
-  readonly project_id?: string | null
-  readonly project_name?: string | null
-  readonly model?: string | null
+/** A row as the driver reads it: the dimensions as exported, the figures as PostgreSQL answers them. */
+interface Row extends Omit<ExportRow, "signals" | "sessions" | "tokens_in" | "tokens_out" | "cost_usd" | "error_count"> {
   readonly signals: Count
   readonly sessions: Count
   readonly tokens_in: Count | null
