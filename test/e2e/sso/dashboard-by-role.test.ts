@@ -24,6 +24,14 @@ const person = async (login: string, role: string, teamIds: Array<string> = []) 
   return made.body.id as string
 }
 
+/** A new browser context signed in as `login`, on the Overview. */
+const signedIn = async (login: string) => {
+  const opened = await openTab(f)
+  await signInAs(f, opened, login)
+  await waitForText(opened.page, "Spend today")
+  return opened
+}
+
 const navLinks = (t: Tab) => t.page.$$eval("nav.side a", (links) => links.map((a) => a.textContent))
 const buttons = (t: Tab) => t.page.$$eval("main button", (found) => found.map((b) => b.textContent?.trim()))
 
@@ -52,9 +60,7 @@ afterEach(async () => {
 
 describe("the dashboard by role", () => {
   it("a member is offered their own activity only, and a page of another role says so", async () => {
-    tab = await openTab(f)
-    await signInAs(f, tab, "mia")
-    await waitForText(tab.page, "Spend today")
+    tab = await signedIn("mia")
     expect(await navLinks(tab)).toEqual(["Overview", "Sessions", "Events", "Goals", "Productivity", "Coverage"])
     expect(await tab.page.evaluate(() => document.body.innerText)).not.toContain("Budgets and limits")
     // /dashboard/sso/me says what the role may call; the page offers just that.
@@ -69,9 +75,7 @@ describe("the dashboard by role", () => {
   })
 
   it("a viewer reads the org's setup without a control that changes it", async () => {
-    tab = await openTab(f)
-    await signInAs(f, tab, "vic")
-    await waitForText(tab.page, "Spend today")
+    tab = await signedIn("vic")
     expect(await navLinks(tab)).toEqual([
       "Overview",
       "Sessions",
@@ -104,9 +108,7 @@ describe("the dashboard by role", () => {
   })
 
   it("a team lead is offered their teams' activity and the budget rules they may make", async () => {
-    tab = await openTab(f)
-    await signInAs(f, tab, "lee")
-    await waitForText(tab.page, "Spend today")
+    tab = await signedIn("lee")
     expect(await navLinks(tab)).toEqual(["Overview", "Sessions", "Events", "Rules", "Goals", "Productivity", "Coverage"])
     await waitForText(tab.page, "Budgets and limits")
     await goTo(tab.page, f.server.baseUrl, "/rules")
