@@ -2,12 +2,12 @@
 import { parseArgs } from "node:util"
 
 export const allScenarios = ["http_baseline", "ingest", "ingest_batch", "lag", "slo", "ingest_keyed", "ingest_rules", "replay", "memory", "hook", "flood",
-  "drift", "ingest_otlp", "secrets", "export"] as const
+  "drift", "ingest_otlp", "storage", "secrets", "export"] as const
 export type Scenario = (typeof allScenarios)[number]
 export type LogName = "pg" | "kafka"
 
 /** The scenarios measured against one service over one log, one after the other. */
-export const ingestGroup: ReadonlyArray<Scenario> = ["ingest", "ingest_batch", "lag", "slo", "ingest_keyed", "ingest_rules", "ingest_otlp"]
+export const ingestGroup: ReadonlyArray<Scenario> = ["ingest", "ingest_batch", "lag", "slo", "ingest_keyed", "ingest_rules", "ingest_otlp", "storage"]
 
 const { values: flags } = parseArgs({
   options: {

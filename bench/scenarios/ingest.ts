@@ -12,6 +12,7 @@ import { ingestGroup, type LogName, options, wants } from "../options.ts"
 import { say } from "../say.ts"
 import { ruleCount, rulesInForce, seedRules, seedUsers } from "../seed.ts"
 import { startService } from "../service.ts"
+import { storageBaseline, storageFigures } from "../storage.ts"
 import { lag, lagInFlight } from "./lag.ts"
 import { slo } from "./slo.ts"
 
@@ -20,6 +21,7 @@ export const ingestScenarios = async (bench: Bench, log: LogName, baselineRps: n
   const id = `${log}${randomBytes(3).toString("hex")}`
   const url = await bench.database.newDatabase(`bench_ingest_${id}`)
   const tenant = await seedUsers(url, options.users)
+  const emptyDatabase = await storageBaseline(url)
   // The generator is one address standing for many clients: over the per-client connection cap
   // (256 as shipped), lag's open loop would get 429s where its queueing should show as latency.
   const service = await startService(bench, url, log, id, { MAX_CONNECTIONS_PER_CLIENT: String(lagInFlight * 2) })
@@ -130,6 +132,8 @@ export const ingestScenarios = async (bench: Bench, log: LogName, baselineRps: n
         }
       })
     }
+    // Every signal the group sent is in the database by now: what it occupies there.
+    if (wants("storage")) bench.record({ scenario: "storage", log, figures: await storageFigures(url, emptyDatabase) })
   } finally {
     await service.stop()
   }
