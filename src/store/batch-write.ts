@@ -5,7 +5,7 @@ import type { UserState } from "../domain/user-state.ts"
 import type { OutboxEvent } from "../domain/notices.ts"
 import type { Recipients } from "../domain/recipients.ts"
 import { outboxCtes } from "./outbox-enqueue.ts"
-import { copyRows, type PgWriter, sqlLiteral, type WriteFailed } from "./pg-writer.ts"
+import { copyRows, type PgWriter, type WriteFailed } from "./pg-writer.ts"
 
 export interface ActorSnapshot {
   readonly user_id: string
@@ -98,10 +98,10 @@ export const makeBatchWrite = (writer: PgWriter) => {
     batches: ReadonlyArray<BatchWrite>,
     mode: "atomic" | "copy" | "insert"
   ): Effect.Effect<ReadonlyArray<CommitOutcome>, WriteFailed> => {
-    // Values travel as parameters, or (atomic: a query string cannot have parameters) as literals.
-    const params: Array<unknown> = []
+    // Values travel as parameters, or (atomic: a query string cannot have parameters) as literals
+    // the writer puts in their places as it sends the query.
+    const params: Array<string> = []
     const value = (text: string) => {
-      if (mode === "atomic") return sqlLiteral(text)
       params.push(text)
       return `$${params.length}`
     }
@@ -224,7 +224,7 @@ export const makeBatchWrite = (writer: PgWriter) => {
         CASE WHEN (SELECT count(*) FROM fence) <> ${wanted}
           THEN signal_engine_fence_lost((SELECT count(*) FROM fence), ${wanted}) END AS lost;
         COPY events (${eventColumns.join(", ")}) FROM STDIN`
-      return writer.atomic(text, copyRows(events, eventColumns)).pipe(
+      return writer.atomic(text, params, copyRows(events, eventColumns)).pipe(
         Effect.map((rows) => {
           const read = readOthers(rows[0]![1] ?? "[]")
           return batches.map((b): CommitOutcome => ({ _tag: "Committed", others: read.filter((r) => r.partition !== b.partition) }))

@@ -15,10 +15,15 @@ export interface PgWriter {
   /**
    * Runs `text`, statements that end with a `COPY … FROM STDIN` (text format) of `data`, as one
    * query: one round trip, one transaction (PostgreSQL runs the statements of one query string
-   * together, so an error in any of them leaves nothing of the others). Answers the rows of the
-   * statements before the `COPY`, each a list of its columns' text (null for NULL).
+   * together, so an error in any of them leaves nothing of the others). `$1`, `$2`, … in `text`
+   * stand for `values`, sent as string literals (a query string has no parameters). Answers the
+   * rows of the statements before the `COPY`, each a list of its columns' text (null for NULL).
    */
-  readonly atomic: (text: string, data: string) => Effect.Effect<ReadonlyArray<ReadonlyArray<string | null>>, WriteFailed>
+  readonly atomic: (
+    text: string,
+    values: ReadonlyArray<string>,
+    data: string
+  ) => Effect.Effect<ReadonlyArray<ReadonlyArray<string | null>>, WriteFailed>
 }
 
 export interface WriterTx {
@@ -35,8 +40,7 @@ export class WriteFailed extends Schema.TaggedError<WriteFailed>()("WriteFailed"
 
 /** What a `pg` connection offers a submittable during COPY (not in its type declarations). */
 interface CopyConnection {
-  readonly stream: { readonly cork: () => void; readonly uncork: () => void }
-  readonly query: (text: string) => void
+  readonly stream: { readonly cork: () => void; readonly uncork: () => void; readonly write: (chunk: Buffer) => boolean }
   readonly sendCopyFromChunk: (chunk: Buffer) => void
   readonly endCopyFrom: () => void
 }
@@ -57,9 +61,10 @@ class CopyQuery implements pg.Submittable {
   private reject!: (error: unknown) => void
   private readonly rows: Array<ReadonlyArray<string | null>> = []
   private copied = 0
-  private readonly text: string
+  private readonly text: ReadonlyArray<Buffer>
   private readonly data: Buffer
-  constructor(text: string, data: Buffer) {
+  /** `text`: the query string in pieces, sent one after the other (never joined into one string). */
+  constructor(text: ReadonlyArray<Buffer>, data: Buffer) {
     this.text = text
     this.data = data
     this.done = new Promise((resolve, reject) => {
@@ -70,7 +75,15 @@ class CopyQuery implements pg.Submittable {
   submit(connection: pg.Connection) {
     const c = connection as unknown as CopyConnection
     c.stream.cork()
-    c.query(this.text)
+    // A Query message: 'Q', its length (itself included), the text, a NUL.
+    let length = 4 + 1
+    for (const piece of this.text) length += piece.length
+    const head = Buffer.allocUnsafe(5)
+    head[0] = 0x51
+    head.writeInt32BE(length, 1)
+    c.stream.write(head)
+    for (const piece of this.text) c.stream.write(piece)
+    c.stream.write(nul)
     if (this.data.length > 0) c.sendCopyFromChunk(this.data)
     c.endCopyFrom()
     c.stream.uncork()
@@ -93,6 +106,32 @@ class CopyQuery implements pg.Submittable {
   }
   handleEmptyQuery() {}
 }
+
+const nul = Buffer.from([0])
+
+/**
+ * The query string's pieces: `text` cut at its `$n`, each value a literal between them. The large
+ * values (every table's rows as JSON) become Buffers outside V8's heap at once: the text is never
+ * built as one string (which, megabytes a commit, went to the old generation and was collected
+ * only by its major collections). A dollar-quoted literal needs no escaping, so the value is not
+ * copied to double its quotes, unless it holds the quote's tag.
+ */
+export const queryPieces = (text: string, values: ReadonlyArray<string>): ReadonlyArray<Buffer> => {
+  const pieces: Array<Buffer> = []
+  let at = 0
+  for (const m of text.matchAll(/\$(\d+)/g)) {
+    pieces.push(Buffer.from(text.slice(at, m.index)))
+    const value = values[Number(m[1]) - 1]!
+    // The tag inside the value, or its last characters with the closing tag, would end it early.
+    const quoted = !value.includes(dollarTag) && !value.endsWith("$se")
+    pieces.push(...(quoted ? [dollarQuote, Buffer.from(value), dollarQuote] : [Buffer.from(sqlLiteral(value))]))
+    at = m.index + m[0].length
+  }
+  pieces.push(Buffer.from(text.slice(at)))
+  return pieces
+}
+const dollarTag = "$se$"
+const dollarQuote = Buffer.from(dollarTag)
 
 const codeOf = (error: unknown): string | undefined =>
   typeof error === "object" && error !== null && "code" in error && typeof error.code === "string" ? error.code : undefined
@@ -159,7 +198,7 @@ export const makePgWriter = (config: {
       const c = await connect()
       const tx: WriterTx = {
         query: async <R extends object>(text: string, params: ReadonlyArray<unknown>) => (await c.query<R & pg.QueryResultRow>(text, [...params])).rows,
-        copyFrom: async (target, data) => (await c.query(new CopyQuery(`COPY ${target} FROM STDIN`, Buffer.from(data))).done).copied
+        copyFrom: async (target, data) => (await c.query(new CopyQuery([Buffer.from(`COPY ${target} FROM STDIN`)], Buffer.from(data))).done).copied
       }
       await c.query("BEGIN")
       try {
@@ -174,11 +213,11 @@ export const makePgWriter = (config: {
       }
     }
 
-    const atomic = async (text: string, data: string) => {
+    const atomic = async (text: string, values: ReadonlyArray<string>, data: string) => {
       if (closed) throw new Error("the write connection is closed")
       const c = await connect()
       try {
-        return (await c.query(new CopyQuery(text, Buffer.from(data))).done).rows
+        return (await c.query(new CopyQuery(queryPieces(text, values), Buffer.from(data))).done).rows
       } catch (error) {
         // A refused statement leaves the connection as it was (the query string's implicit
         // transaction is gone with it); anything else drops it.
@@ -194,7 +233,7 @@ export const makePgWriter = (config: {
 
     return {
       transaction: (body) => Effect.tryPromise({ try: () => run(body), catch: failed }),
-      atomic: (text, data) => Effect.tryPromise({ try: () => atomic(text, data), catch: failed })
+      atomic: (text, values, data) => Effect.tryPromise({ try: () => atomic(text, values, data), catch: failed })
     } satisfies PgWriter
   })
 
