@@ -14,7 +14,9 @@ export type Measured = (
   pid: number,
   spec: LoadSpec,
   /** Database backends whose CPU is the harness's own (lag's poller), left out of the database's. */
-  harnessBackends?: () => ReadonlySet<number>
+  harnessBackends?: () => ReadonlySet<number>,
+  /** Told when the measured part starts and ends (lag scrapes the service's stages then). */
+  window?: { readonly started: () => void; readonly ended: () => void }
 ) => Promise<{ readonly result: LoadResult; readonly serverCpuMs: number; readonly cpu: WindowCpu }>
 
 /** The processes besides the server whose CPU a measured load reports: their root pids, when running. */
@@ -61,7 +63,7 @@ export const makeLoad = (dir: string, others: Others): { readonly load: Load; re
     }
     return result
   }
-  const measured: Measured = async (pid, spec, harnessBackends = () => new Set()) => {
+  const measured: Measured = async (pid, spec, harnessBackends = () => new Set(), window) => {
     // Sampled when the generator says its measured part starts and ends: its warm-up and its
     // own start and exit stay out of every process's CPU.
     const sample = () => {
@@ -75,7 +77,13 @@ export const makeLoad = (dir: string, others: Others): { readonly load: Load; re
     }
     let before = sample()
     let after = before
-    const result = await run(spec, () => (before = sample()), () => (after = sample()))
+    const result = await run(spec, () => {
+      before = sample()
+      window?.started()
+    }, () => {
+      after = sample()
+      window?.ended()
+    })
     const delta = (a: number | undefined, b: number | undefined) => (a === undefined || b === undefined ? undefined : b - a)
     const cpu: WindowCpu = {
       serverMs: after.server - before.server,

@@ -22,6 +22,8 @@ export interface LoadSpec {
   readonly concurrency: number
   /** Open loop instead: this many requests per second, whatever the answers (concurrency caps in-flight). */
   readonly rate?: number
+  /** An open loop's requests each over a connection of its own, as the adapters send (`--connection-per-request`). */
+  readonly newConnections?: boolean
   /** Signals per request: 1 sends one signal; more sends `{signals: [...]}` to a batch endpoint. */
   readonly batch: number
   /** Every `probeEvery`-th request is sent by one of `probeKeys` with metadata.probe = its number (lag). */
@@ -58,13 +60,27 @@ export interface LoadResult {
   readonly latencyMs: { readonly p50: number; readonly p99: number; readonly p999: number; readonly max: number; readonly mean: number }
   readonly probes: number
   readonly dropped: number
+  /**
+   * An open loop's sends, how late the generator made them after they were due (its 1 ms timer
+   * loop, its event loop busy with answers, its core shared): part of every latency counted.
+   */
+  readonly sendLateMs: { readonly p50: number; readonly p99: number; readonly max: number }
+  /** Requests sent over a connection opened for them (the pool had no idle one, or none are kept). */
+  readonly newConnections: number
+  /** Of the answers at or over the p99, the share sent over a new connection (see bench/stages.ts). */
+  readonly slowestOnNewConnections: number
   /** Answers that took longer than the adapters wait (3 s): to them, no answer. */
   readonly overAdapterTimeout: number
   readonly cpu: { readonly userMs: number; readonly systemMs: number; readonly percentOfOneCore: number }
 }
 
 const spec = JSON.parse(readFileSync(process.argv[2]!, "utf8")) as LoadSpec
-const agent = new Agent({ keepAlive: true, maxSockets: spec.concurrency, maxFreeSockets: spec.concurrency })
+// An open loop with `newConnections` connects for every request, as the adapters do (`Connection: close`).
+const agent = new Agent({
+  keepAlive: !(spec.newConnections === true && spec.rate !== undefined),
+  maxSockets: spec.concurrency,
+  maxFreeSockets: spec.concurrency
+})
 
 const tools = ["Edit", "Read", "Bash", "Grep", "Write"]
 const models = ["claude-sonnet-4-20250514", "gpt-4o", "claude-opus-4", "gemini-2.5-pro"]
@@ -126,6 +142,8 @@ const bodyFor = (n: number, probe?: number): string | Uint8Array =>
 interface Answer {
   readonly status: number
   readonly body: string
+  /** Sent over a connection opened for it. */
+  readonly fresh: boolean
 }
 
 const post = (key: string, body: string | Uint8Array, idempotencyKey?: string): Promise<Answer> =>
@@ -145,7 +163,7 @@ const post = (key: string, body: string | Uint8Array, idempotencyKey?: string): 
     }, (res) => {
       const chunks: Array<Buffer> = []
       res.on("data", (c: Buffer) => chunks.push(c))
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString("utf8") }))
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString("utf8"), fresh: !req.reusedSocket }))
       res.on("error", reject)
     })
     req.on("error", reject)
@@ -153,6 +171,9 @@ const post = (key: string, body: string | Uint8Array, idempotencyKey?: string): 
   })
 
 const latencies: Array<number> = []
+/** Of `latencies`, those of requests sent over a new connection. */
+const freshLatencies: Array<number> = []
+const lateness: Array<number> = []
 let requests = 0
 let signals = 0
 let errors = 0
@@ -198,10 +219,12 @@ const classify = (answer: Answer) => {
 const one = async (n: number, key: string, probe?: number, dueAt?: number) => {
   const body = bodyFor(n, probe)
   const started = dueAt ?? performance.now()
+  if (dueAt !== undefined && measuring) lateness.push(performance.now() - dueAt)
   try {
     const answer = await post(key, body, spec.idempotencyKeys && spec.batch <= 1 ? `${keyPrefix}-${n}` : undefined)
     if (!measuring) return
     latencies.push(performance.now() - started)
+    if (answer.fresh) freshLatencies.push(performance.now() - started)
     requests += 1
     // Signals the service took: a refused request (429, 503) carried none it kept.
     if (answer.status >= 200 && answer.status < 300) signals += spec.batch
@@ -295,6 +318,9 @@ const main = async () => {
   const seconds = (performance.now() - t0) / 1000
   const cpu = process.cpuUsage(cpu0)
   const sorted = latencies.sort((a, b) => a - b)
+  const late = lateness.sort((a, b) => a - b)
+  const p99 = percentile(sorted, 99)
+  const slowest = sorted.filter((ms) => ms >= p99).length
   const result: LoadResult = {
     requests,
     signals,
@@ -313,6 +339,9 @@ const main = async () => {
     },
     probes,
     dropped,
+    sendLateMs: { p50: percentile(late, 50), p99: percentile(late, 99), max: late[late.length - 1] ?? 0 },
+    newConnections: freshLatencies.length,
+    slowestOnNewConnections: slowest === 0 ? 0 : freshLatencies.filter((ms) => ms >= p99).length / slowest,
     overAdapterTimeout: sorted.filter((ms) => ms > 3_000).length,
     cpu: {
       userMs: cpu.user / 1000,

@@ -29,7 +29,8 @@ const { values: flags } = parseArgs({
     "cpu-prof": { type: "boolean", default: false },
     keep: { type: "boolean", default: false },
     warmup: { type: "string" },
-    "service-env": { type: "string", multiple: true }
+    "service-env": { type: "string", multiple: true },
+    "connection-per-request": { type: "boolean" }
   }
 })
 
@@ -64,6 +65,8 @@ export const options = {
   cpuProf: flags["cpu-prof"] === true,
   /** Keep the working directory (profiles, service logs) instead of deleting it. */
   keep: flags.keep === true,
+  /** lag's and slo's open loops connect for every request, as the adapters do (`Connection: close`), instead of a keep-alive pool. */
+  connectionPerRequest: flags["connection-per-request"] === true,
   /** Settings given to every service started (`--service-env KAFKA_PRODUCERS=4`, repeatable): to compare settings in alternating runs. */
   serviceEnv: Object.fromEntries((flags["service-env"] ?? []).map((kv) => {
     const at = kv.indexOf("=")

@@ -11,6 +11,8 @@ import { root, startChild, stopChild, waitHttp } from "./processes.ts"
 
 export interface Service {
   readonly port: number
+  /** Its Prometheus metrics' port (METRICS_PORT): the verdict's stages (bench/stages.ts). */
+  readonly metricsPort: number
   readonly pid: number
   /** Its output so far (stdout and stderr), as written to its log file. */
   readonly log: () => string
@@ -32,9 +34,11 @@ export const startService = async (
   nodeArgs: ReadonlyArray<string> = []
 ): Promise<Service> => {
   const port = await freePort()
+  const metricsPort = await freePort()
   const env: Record<string, string> = {
     DATABASE_URL: url,
     PORT: String(port),
+    METRICS_PORT: String(metricsPort),
     HOST: "127.0.0.1",
     DEMO_BOOTSTRAP: "false",
     LOG_PARTITIONS: String(options.partitions),
@@ -49,6 +53,7 @@ export const startService = async (
   await waitHttp(port, "/readyz", `the service (${log})`, started)
   return {
     port,
+    metricsPort,
     pid: started.child.pid!,
     log: () => readFileSync(started.logFile, "utf8"),
     stop: async () => {

@@ -14,6 +14,7 @@ import { cpuFigures, round } from "../measure.ts"
 import { type LogName, options } from "../options.ts"
 import type { Tenant } from "../seed.ts"
 import type { Service } from "../service.ts"
+import { type Scrape, scrapeOrEmpty, stageFigures } from "../stages.ts"
 
 /** `percent` of `maxRate` (ingest's signals/s), whose `ratioToBaseline` the row carries. */
 export interface LagLoad {
@@ -36,7 +37,8 @@ export const openLoop = (service: Service, tenant: Tenant, rate: number) => ({
   durationS: options.durationS,
   concurrency: lagInFlight,
   rate,
-  batch: 1
+  batch: 1,
+  newConnections: options.connectionPerRequest
 })
 
 export const lag = async (bench: Bench, service: Service, url: string, tenant: Tenant, load: LagLoad, log: LogName) => {
@@ -86,11 +88,22 @@ export const lag = async (bench: Bench, service: Service, url: string, tenant: T
   })()
   await Promise.race([polled, poller])
   const started = Date.now()
-  const { result, cpu } = await bench.measured(service.pid, {
-    ...openLoop(service, tenant, rate),
-    probeKeys: tenant.keys.slice(0, 20),
-    probeEvery
-  }, () => pollerBackends)
+  let stagesBefore: Promise<Scrape> | undefined
+  let stagesAfter: Promise<Scrape> | undefined
+  const { result, cpu } = await bench.measured(
+    service.pid,
+    {
+      ...openLoop(service, tenant, rate),
+      probeKeys: tenant.keys.slice(0, 20),
+      probeEvery
+    },
+    () => pollerBackends,
+    {
+      started: () => void (stagesBefore = scrapeOrEmpty(service.metricsPort)),
+      ended: () => void (stagesAfter = scrapeOrEmpty(service.metricsPort))
+    }
+  )
+  const stages = stagesBefore && stagesAfter ? stageFigures(await stagesBefore, await stagesAfter) : {}
   await sleep(500)
   polling = false
   await poller
@@ -115,6 +128,10 @@ export const lag = async (bench: Bench, service: Service, url: string, tenant: T
       pending: result.pending,
       dropped: result.dropped,
       over_3s: result.overAdapterTimeout,
+      send_late_p50_ms: ms(result.sendLateMs.p50),
+      send_late_p99_ms: ms(result.sendLateMs.p99),
+      new_connections: result.newConnections,
+      slowest_on_new_connections: round(result.slowestOnNewConnections, 3),
       ratio_to_http_baseline: load.ratioToBaseline,
       probes_sent: result.probes,
       probes_seen: lags.length,
@@ -122,7 +139,8 @@ export const lag = async (bench: Bench, service: Service, url: string, tenant: T
       lag_p99_ms: at(99),
       lag_max_ms: sorted[sorted.length - 1] ?? 0,
       poll_period_ms: round(elapsed / Math.max(1, polls), 2),
-      ...cpuFigures(result, cpu, log)
+      ...cpuFigures(result, cpu, log),
+      ...stages
     }
   })
 }

@@ -6,6 +6,7 @@ import { statelessBlock } from "../domain/rule-evaluation.ts"
 import type { Outcome } from "../domain/verdict.ts"
 import { LogUnavailable, SignalLog } from "../log/signal-log.ts"
 import { childrenByKey, Metrics, secondsSince } from "../observability/metrics.ts"
+import { RequestReceived } from "../observability/request-received.ts"
 import { DatabaseHealth } from "../store/database-health.ts"
 import { Cluster } from "./cluster.ts"
 import { type AcceptanceVerdict, NotAppended, type PendingReason, type Submitted } from "./ingress-answers.ts"
@@ -70,6 +71,8 @@ export class Ingress extends Context.Service<Ingress, {
       const submitMany = Effect.fnUntraced(function*(records: ReadonlyArray<SignalRecord>) {
         const judged = records.map(atAcceptance)
         const started = performance.now()
+        const received = yield* RequestReceived
+        if (received !== undefined) { for (let i = 0; i < records.length; i++) metrics.verdictStages.admit.observe((started - received) / 1000) }
         const outcomes = yield* appendAndWait(records, judged.map((j) => j !== undefined)).pipe(
           Effect.mapError((e) => new NotAppended({ message: e.message, notWritten: e.notWritten === true, judged }))
         )
@@ -117,6 +120,7 @@ const appendThenWait = Effect.gen(function*() {
   const wait = yield* Config.Duration("INGEST_WAIT").pipe(Config.withDefault(Duration.seconds(2)))
   const appendWait = yield* Config.Duration("APPEND_WAIT").pipe(Config.withDefault(Duration.seconds(2)))
   const fromOwner = askOwner(cluster, log.name, wait)
+  const stages = (yield* Metrics).verdictStages
 
   /**
    * The outcome of an appended record, or why there is none at the deadline: from this node's
@@ -142,6 +146,7 @@ const appendThenWait = Effect.gen(function*() {
     // One wait per record, each answered by its own record's outcome (copies of a keyed
     // signal share an id, and queue); the waits of records never appended are taken out.
     const deferreds = yield* Effect.forEach(records, (record) => verdicts.register(idOf(record), deadline))
+    const started = performance.now()
     // The append is bounded too (APPEND_WAIT): a client is answered well inside the adapters'
     // 3 s whatever the log does; an append not confirmed by then goes on, and the answer says
     // its outcome is unknown (sent again under its idempotency key, it is a duplicate).
@@ -158,10 +163,17 @@ const appendThenWait = Effect.gen(function*() {
       })),
       Effect.onError(() => Effect.forEach(records, (record, i) => verdicts.cancel(idOf(record), deferreds[i]!), { discard: true }))
     )
+    const appended = performance.now()
+    for (let i = 0; i < records.length; i++) stages.append.observe((appended - started) / 1000)
     const answers: Array<Outcome | PendingReason> = []
     for (let i = 0; i < records.length; i++) {
       const record = records[i]!
-      answers.push(yield* outcomeOf(record.user_id, idOf(record), deferreds[i]!, blocked[i] === true))
+      const outcome = yield* outcomeOf(record.user_id, idOf(record), deferreds[i]!, blocked[i] === true)
+      answers.push(outcome)
+      // From its verdict, or from the append's confirmation where the verdict came first (a
+      // node's own append is folded as it is confirmed, before this request goes on).
+      const completed = typeof outcome === "string" ? undefined : verdicts.completedAt(outcome)
+      if (completed !== undefined) stages.answer.observe((performance.now() - Math.max(completed, appended)) / 1000)
     }
     return answers
   })

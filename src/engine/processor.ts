@@ -120,10 +120,13 @@ const partitionHandler = Effect.fnUntraced(function*(workers: Map<number, Partit
       )
     )
 
+  const stages = metrics.verdictStages
   const batch = (partition: number, entries: ReadonlyArray<LogEntry>) =>
     Effect.gen(function*() {
       const worker = workers.get(partition)
       if (!worker) return yield* Effect.die(`batch for partition ${partition}, which this node does not own`)
+      const taken = performance.now()
+      for (const e of entries) if (e.at !== undefined) stages.queue.observe((taken - e.at) / 1000)
       const done = yield* worker.process(entries, yield* Clock.currentTimeMillis).pipe(
         stepSpan("PartitionWorker.batch", {
           "signal_engine.log": log.name,
@@ -134,6 +137,8 @@ const partitionHandler = Effect.fnUntraced(function*(workers: Map<number, Partit
         })
       )
       yield* verdicts.complete(done.outcomes)
+      const folded = (performance.now() - taken) / 1000
+      for (let i = 0; i < entries.length; i++) stages.fold.observe(folded)
       // A drift the fold detected becomes a goal-drift signal of the user, like any other.
       if (done.drifts.length > 0) {
         yield* log.append(done.drifts).pipe(

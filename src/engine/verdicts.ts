@@ -32,6 +32,8 @@ export class VerdictRegistry extends Context.Service<VerdictRegistry, {
   /** Takes a wait out before its deadline (its record was never appended), answering it `undefined`. */
   readonly cancel: (id: string, deferred: Deferred.Deferred<Outcome | undefined>) => Effect.Effect<void>
   readonly complete: (outcomes: ReadonlyArray<Outcome>) => Effect.Effect<void>
+  /** When `complete` was given this outcome (`performance.now()`), while the outcome is in use: the verdict's `answer` stage. */
+  readonly completedAt: (outcome: Outcome) => number | undefined
   /** The outcome of a record, waiting up to `timeout` for it. */
   readonly await: (id: string, timeout: Duration.Input) => Effect.Effect<Option.Option<Outcome>>
   /** How many records' outcomes are waited for now (metrics). */
@@ -50,6 +52,8 @@ export class VerdictRegistry extends Context.Service<VerdictRegistry, {
       const waits = new WaitQueues()
       const recent = new Map<string, { readonly outcome: Outcome; readonly at: number }>()
       const owned = new Set<number>()
+      // Weak: an outcome's time goes with the outcome, whether or not a request read it.
+      const completed = new WeakMap<Outcome, number>()
       const keepMs = Duration.toMillis(recentFor)
       yield* Effect.sync(() => waits.expire(clock.currentTimeMillisUnsafe())).pipe(Effect.repeat(Schedule.spaced(sweepEvery)), Effect.forkScoped)
       const register = (id: string, deadline: number) => Effect.sync(() => waits.register(id, deadline))
@@ -61,15 +65,18 @@ export class VerdictRegistry extends Context.Service<VerdictRegistry, {
         ownPartition: (partition) => void owned.add(partition),
         releasePartition: (partition) => void owned.delete(partition),
         ownsPartition: (partition) => owned.has(partition),
+        completedAt: (outcome) => completed.get(outcome),
         complete: (outcomes) =>
           Effect.sync(() => {
             const now = clock.currentTimeMillisUnsafe()
+            const at = performance.now()
             for (const [id, entry] of recent) {
               if (now - entry.at <= keepMs) break
               recent.delete(id)
             }
             for (const outcome of outcomes) {
               const id = outcomeId(outcome)
+              completed.set(outcome, at)
               if (!waits.answer(id, outcome) && !recent.has(id)) {
                 // Nobody waits here (yet): a forwarded wait may still come for it. A keyed
                 // signal's first outcome is kept, not its retries' after it.

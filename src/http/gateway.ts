@@ -30,6 +30,7 @@ import { Draining } from "./draining.ts"
 import { childrenByKey, Metrics, secondsSince } from "../observability/metrics.ts"
 import { RequestFacts } from "../observability/request-facts.ts"
 import { RequestId } from "../observability/request-id.ts"
+import { receivedAt, RequestReceived } from "../observability/request-received.ts"
 import { ResponseHeaders } from "./response-headers.ts"
 import type { RouteTable } from "./route-table.ts"
 
@@ -303,10 +304,11 @@ export const gateway = <E = never, R = never, E2 = never, R2 = never>(
 
       return (httpEffect) =>
         Effect.gen(function*() {
-          const started = performance.now()
+          const request = yield* HttpServerRequest.HttpServerRequest
+          // From when the server read the request, so that a wait for its handler counts too.
+          const started = receivedAt(request.source) ?? performance.now()
           const requestId = makeRequestId()
           const facts: RequestFacts = {}
-          const request = yield* HttpServerRequest.HttpServerRequest
           const path = pathOf(request.url)
           const directRoute = directRoutes.find((r) => r.method === request.method && r.path === path)
           const route: Effect.Effect<HttpServerResponse.HttpServerResponse, unknown> = directRoute
@@ -322,7 +324,8 @@ export const gateway = <E = never, R = never, E2 = never, R2 = never>(
             Effect.map((response) => (Object.keys(extraHeaders).length === 0 ? response : HttpServerResponse.setHeaders(response, extraHeaders))),
             Effect.provideService(RequestId, requestId),
             Effect.provideService(ResponseHeaders, extraHeaders),
-            Effect.provideService(RequestFacts, facts)
+            Effect.provideService(RequestFacts, facts),
+            Effect.provideService(RequestReceived, started)
           )
 
           let response: HttpServerResponse.HttpServerResponse

@@ -37,6 +37,7 @@ import { makeRouteTable } from "./route-table.ts"
 import { makeSessionRoutes, ssoLogoutRoute, ssoMeRoute, ssoOrgRoute } from "./sso/session-routes.ts"
 import { makeSignInRoutes, ssoCallbackRoute, ssoLoginRoute } from "./sso/sign-in-routes.ts"
 import { requestsUntraced } from "../observability/tracing.ts"
+import { stampReceived } from "../observability/request-received.ts"
 
 export const openApiPaths = {
   management: "/api/v1/openapi.json",
@@ -274,7 +275,10 @@ export const HttpServerLive = Layer.unwrap(
     })
     const prepare = <S extends Server>(server: S, tls: boolean) =>
       closeIdleAfterGrace(
-        keepAlive(answerClientErrors(capConnectionsPerClient(server, config.maxConnectionsPerClient, tls)), Duration.toMillis(config.keepAliveTimeout)),
+        keepAlive(
+          answerClientErrors(capConnectionsPerClient(server.on("request", stampReceived), config.maxConnectionsPerClient, tls)),
+          Duration.toMillis(config.keepAliveTimeout)
+        ),
         Duration.toMillis(config.shutdownIdleGrace)
       )
     // A port taken since start-up's check (listen-ports.ts) is reported the same way.

@@ -25,7 +25,9 @@ export interface PartitionBatches {
 export const makePartitionBatches = (
   handler: PartitionHandler,
   assignment: GroupAssignment,
-  local: LocalRecords
+  local: LocalRecords,
+  /** The `fetch` stage of verdicts: from a record's produce (its timestamp) to its fetch here. */
+  fetchStage?: { readonly observe: (seconds: number) => void }
 ): PartitionBatches => {
   /** Per partition, the handler's failures in a row. */
   const failures = new Map<number, number>()
@@ -59,8 +61,10 @@ export const makePartitionBatches = (
       })
     )
 
-  const fetched = (partition: number, messages: ReadonlyArray<KafkaMessage>, resolveOffset: (o: string) => void) =>
-    assignment.locked(
+  const fetched = (partition: number, messages: ReadonlyArray<KafkaMessage>, resolveOffset: (o: string) => void) => {
+    const at = performance.now()
+    const fetchedAt = Date.now()
+    return assignment.locked(
       partition,
       Effect.gen(function*() {
         // Fetched for an assignment that is gone or not answered yet: the seek that follows
@@ -80,7 +84,9 @@ export const makePartitionBatches = (
               "(deleted by retention?); continuing after them"
           )
         }
-        const { entries, failure } = yield* decodeMessages(partition, fresh)
+        // Only what this fetch hands over (not this node's own appends, folded before their fetch).
+        if (fetchStage !== undefined) { for (const m of fresh) fetchStage.observe(Math.max(0, fetchedAt - Number(m.timestamp)) / 1000) }
+        const { entries, failure } = yield* decodeMessages(partition, fresh, at)
         if (entries.length > 0) {
           if (!(yield* deliver(partition, entries))) return
           resolveOffset(String(entries[entries.length - 1]!.offset))
@@ -88,6 +94,7 @@ export const makePartitionBatches = (
         if (Option.isSome(failure)) yield* assignment.stop(partition, failure.value.message)
       })
     )
+  }
 
   return { fetched, appended }
 }

@@ -111,7 +111,7 @@ export const scopedConsumer = (
  * The first records of `messages` that decode, and the failure that ended them, if any.
  * Values are the JSON of the record; keys (user ids) are only for placement.
  */
-export const decodeMessages = (partition: number, messages: ReadonlyArray<KafkaMessage>) =>
+export const decodeMessages = (partition: number, messages: ReadonlyArray<KafkaMessage>, at?: number) =>
   Effect.sync(() => {
     const entries: Array<LogEntry> = []
     for (const message of messages) {
@@ -124,7 +124,8 @@ export const decodeMessages = (partition: number, messages: ReadonlyArray<KafkaM
       }
       const decoded = decodeStored(partition, offset, json)
       if (decoded._tag === "Failure") return { entries, failure: Option.some(decoded.failure) }
-      entries.push({ partition, offset, key: message.key?.toString("utf8") ?? "", record: decoded.success })
+      const key = message.key?.toString("utf8") ?? ""
+      entries.push(at === undefined ? { partition, offset, key, record: decoded.success } : { partition, offset, key, record: decoded.success, at })
     }
     return { entries, failure: Option.none<UndecodableRecord>() }
   })

@@ -4,6 +4,7 @@ import { makeGroupAssignment } from "./kafka-assignment.ts"
 import { makePartitionBatches } from "./kafka-batches.ts"
 import type { KafkaClient } from "./kafka-client.ts"
 import { runIncarnations } from "./kafka-incarnation.ts"
+import { Metrics } from "../observability/metrics.ts"
 import type { LocalRecords } from "./local-records.ts"
 import type { LogConsumer, PartitionHandler } from "./signal-log.ts"
 
@@ -40,7 +41,7 @@ export const makeKafkaConsumer = (client: KafkaClient, local: LocalRecords, watc
         handler,
         publish: (latest) => void (membership = latest)
       })
-      const batches = makePartitionBatches(handler, assignment, local)
+      const batches = makePartitionBatches(handler, assignment, local, (yield* Metrics).verdictStages.fetch)
       const detach = local.attach({
         owns: assignment.consuming,
         ready: (partition) => background(batches.appended(partition))

@@ -55,6 +55,7 @@ export const makeLocalRecords = (): LocalRecords => {
     appended(records: ReadonlyArray<LogRecord>, stored: ReadonlyArray<string>, placed: ReadonlyArray<AppendResult>) {
       const c = consumer
       if (c === undefined) return
+      const at = performance.now()
       const touched = new Set<number>()
       const stopped = new Set<number>()
       for (let i = 0; i < records.length; i++) {
@@ -73,7 +74,7 @@ export const makeLocalRecords = (): LocalRecords => {
           stopped.add(partition)
           continue
         }
-        list.push({ partition, offset, key: records[i]!.user_id, record: decoded.success })
+        list.push({ partition, offset, key: records[i]!.user_id, record: decoded.success, at })
         touched.add(partition)
       }
       for (const p of touched) c.ready(p)

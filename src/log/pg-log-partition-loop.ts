@@ -60,7 +60,7 @@ const readLog = ({ sql, handler, announcements: { heads } }: PartitionLoopContex
       Effect.retry(backoff)
     )
     if (rows.length > 0) {
-      const { entries, failure } = yield* decodeRows(partition, rows)
+      const { entries, failure } = yield* decodeRows(partition, rows, performance.now())
       if (entries.length > 0) {
         yield* handler.batch(partition, entries)
         cursor.next = entries[entries.length - 1]!.offset + 1

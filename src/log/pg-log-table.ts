@@ -61,14 +61,16 @@ export const readRows = (sql: PgClient.PgClient, partition: number, from: number
         ORDER BY "offset" LIMIT ${limit}`
 
 /** The decodable prefix of the rows, and the failure that ended it, if any. */
-export const decodeRows = (partition: number, rows: ReadonlyArray<Row>) =>
+export const decodeRows = (partition: number, rows: ReadonlyArray<Row>, at?: number) =>
   Effect.sync(() => {
     const entries: Array<LogEntry> = []
     for (const row of rows) {
       const offset = Number(row.offset)
       const decoded = decodeStored(partition, offset, row.record)
       if (decoded._tag === "Failure") return { entries, failure: Option.some(decoded.failure) }
-      entries.push({ partition, offset, key: row.key, record: decoded.success })
+      entries.push(
+        at === undefined ? { partition, offset, key: row.key, record: decoded.success } : { partition, offset, key: row.key, record: decoded.success, at }
+      )
     }
     return { entries, failure: Option.none<UndecodableRecord>() }
   })

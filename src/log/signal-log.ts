@@ -10,6 +10,11 @@ export interface LogEntry {
   readonly offset: number
   readonly key: string
   readonly record: LogRecord
+  /**
+   * When this node came to hold the record (`performance.now()`): its append confirmed here, or
+   * its fetch. For the verdict's stages (metrics); absent where nobody waits (replay, rereads).
+   */
+  readonly at?: number
 }
 
 export interface AppendResult {

@@ -4,6 +4,9 @@ import { Counter, Gauge, Histogram, Registry } from "prom-client"
 /** Seconds buckets for what a request waits on (a verdict, an append): 1 ms to 10 s. */
 const latencyBuckets = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
 
+/** Seconds buckets for the stages of a verdict, some of which take microseconds: 50 µs to 5 s. */
+const stageBuckets = [0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5]
+
 /**
  * Metric children (a metric at given labels) by a string key, made once each: prom-client checks
  * and hashes a label object on every call, which counts on paths taken per signal or per request.
@@ -22,6 +25,7 @@ export interface EngineMetrics {
   readonly registry: Registry
   readonly signalsAccepted: Counter<"type" | "action">
   readonly verdictLatency: Histogram<never>
+  readonly verdictStages: VerdictStages
   readonly pendingVerdicts: Gauge<never>
   readonly appendDuration: Histogram<"log">
   readonly appendErrors: Counter<"log">
@@ -44,6 +48,26 @@ export interface EngineMetrics {
 }
 
 /**
+ * A verdict's path through the node, stage by stage, each observed once per record: `admit` (from
+ * the server reading the request to its append: the handler's start, authentication, the body and
+ * its decoding, the rules judged at acceptance), `append` (the
+ * request's append until the log confirmed it), `fetch` (Kafka, a record another node or an
+ * earlier run appended: from its produce to its fetch here), `queue` (from the node holding the
+ * record, appended or fetched, until its batch reached the partition's worker: the partition's
+ * turn), `fold` (the batch in the worker until its verdicts were completed) and `answer` (from
+ * then, or from the append's confirmation where the verdict came first, until the waiting
+ * request went on). Stages can overlap: a node folds its own append as the log confirms it.
+ */
+export interface VerdictStages {
+  readonly admit: Histogram.Internal<"stage">
+  readonly append: Histogram.Internal<"stage">
+  readonly fetch: Histogram.Internal<"stage">
+  readonly queue: Histogram.Internal<"stage">
+  readonly fold: Histogram.Internal<"stage">
+  readonly answer: Histogram.Internal<"stage">
+}
+
+/**
  * The service's Prometheus metrics (prom-client), one registry per running service. Counters and
  * histograms are updated where their event happens (a label lookup and an add, no allocation of
  * ours); gauges of state (lag, actors, backlog) are set when /metrics is scraped
@@ -57,8 +81,24 @@ export const makeMetrics = (): EngineMetrics => {
   const gauge = <L extends string = never>(name: string, help: string, labelNames: ReadonlyArray<L> = []) => new Gauge<L>({ name, help, labelNames, registers })
   const histogram = <L extends string = never>(name: string, help: string, labelNames: ReadonlyArray<L> = []) =>
     new Histogram<L>({ name, help, labelNames, buckets: latencyBuckets, registers })
+  const stages = new Histogram<"stage">({
+    name: "signal_engine_verdict_stage_seconds",
+    help:
+      "A verdict's path by stage, once per record: admit (from the request read to its append), append, fetch (Kafka, records fetched rather than appended here), queue (until the partition's worker takes its batch), fold (until its verdicts are completed), answer (until the request goes on)",
+    labelNames: ["stage"],
+    buckets: stageBuckets,
+    registers
+  })
   return {
     registry,
+    verdictStages: {
+      admit: stages.labels({ stage: "admit" }),
+      append: stages.labels({ stage: "append" }),
+      fetch: stages.labels({ stage: "fetch" }),
+      queue: stages.labels({ stage: "queue" }),
+      fold: stages.labels({ stage: "fold" }),
+      answer: stages.labels({ stage: "answer" })
+    },
     signalsAccepted: counter(
       "signal_engine_signals_accepted_total",
       "Signals accepted into the log, by signal type and the action answered (allow, block, warn, log, notify, redact, pending)",
@@ -132,7 +172,7 @@ export const makeMetrics = (): EngineMetrics => {
     ),
     httpDuration: histogram(
       "signal_engine_http_request_duration_seconds",
-      "HTTP request durations, by method and route template",
+      "HTTP request durations, from the server reading the request to its response, by method and route template",
       ["method", "route"]
     )
   }

@@ -136,6 +136,34 @@ describe.each(logVariants())("GET /metrics (%s)", (_, variant) => {
     expect(after.text).not.toContain("/no/such/route")
   })
 
+  it("times each verdict's stages once per record, within the request's own duration", async () => {
+    const org = await newOrg()
+    const before = (await scrape()).samples
+    for (let i = 0; i < 3; i++) expect((await signal(org, "user-prompt")).body).toMatchObject({ ok: true })
+    const batch = await call(server, "POST", "/engine/v1/signals/batch", {
+      key: org.license_key,
+      body: { signals: [0, 1].map(() => ({ type: "post-tool", adapter: "claude-code", session_id: "cc-metrics", metadata: { tool_name: "Read" } })) }
+    })
+    expect(batch.body).toMatchObject({ results: [{ ok: true }, { ok: true }] })
+    const after = (await scrape()).samples
+    const stage = (stage: string, part: "count" | "sum") =>
+      value(after, `signal_engine_verdict_stage_seconds_${part}`, { stage }) - value(before, `signal_engine_verdict_stage_seconds_${part}`, { stage })
+
+    // Each of the five signals, on the request's path: read to append, the append, then its answer.
+    for (const name of ["admit", "append", "answer"]) expect(stage(name, "count"), name).toBe(5)
+    // In the partition's worker: these records, and any the engine appended meanwhile (its timers).
+    for (const name of ["queue", "fold"]) expect(stage(name, "count"), name).toBeGreaterThanOrEqual(5)
+    // The request-path stages do not overlap, so together they fit in the requests' durations.
+    const requests = (route: string, part: "count" | "sum") =>
+      value(after, `signal_engine_http_request_duration_seconds_${part}`, { method: "POST", route }) -
+      value(before, `signal_engine_http_request_duration_seconds_${part}`, { method: "POST", route })
+    expect(requests("/engine/v1/signals", "count") + requests("/engine/v1/signals/batch", "count")).toBe(4)
+    const onPath = stage("admit", "sum") + stage("append", "sum") + stage("answer", "sum")
+    expect(onPath).toBeGreaterThan(0)
+    // The batch's two records each count its whole stages: at most twice its duration.
+    expect(onPath).toBeLessThanOrEqual(requests("/engine/v1/signals", "sum") + 2 * requests("/engine/v1/signals/batch", "sum"))
+  })
+
   it("counts rate-limit refusals: a batch over the key's burst is answered 429", async () => {
     const org = await newOrg()
     const before = (await scrape()).samples
