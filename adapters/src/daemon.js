@@ -5,6 +5,7 @@ import { createServer } from "node:net"
 import { join } from "node:path"
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "./builtins.js"
 import { servePlacesWith } from "./hook-context.js"
+import { keepConnections } from "./http1.js"
 import { runHook } from "./hook.js"
 import { daemonFile } from "./daemon-start.js"
 import { adapterScript } from "./launcher.js"
@@ -15,7 +16,8 @@ import { toolNamed } from "./tools/index.js"
  * after the first hook of a while, the launcher hands each hook to this process instead: bash
  * sends it the hook's input, environment, folder and parent over a loopback socket and prints the
  * answer (a hook then costs a `sh`, a `bash` and an `env`, not a Node start). It runs exactly the
- * code a Node hook runs (runHook), serves hooks at once, and exits when idle, when its file
+ * code a Node hook runs (runHook), keeps its connections to the service open between hooks,
+ * serves hooks at once, and exits when idle, when its file
  * is gone or names another process, or when the adapter on disk changed (an upgrade). Anyone on
  * the machine may connect to a loopback port, so each request carries the secret in the file
  * (mode 0600 in the adapter's home, which only its user reads).
@@ -49,6 +51,8 @@ const sameToken = (/** @type {string} */ a, /** @type {string} */ b) => a.length
 
 /** Runs the daemon until it has reason to stop. */
 export const runDaemon = async (env = process.env) => {
+  // Resident: its hooks' requests to the service reuse connections (adapters/src/http1.js).
+  keepConnections(true)
   const file = daemonFile(env)
   const token = randomBytes(24).toString("hex")
   const script = adapterScript()

@@ -3,6 +3,7 @@ import { createServer as createTcpServer } from "node:net"
 import type { AddressInfo } from "node:net"
 import { afterEach, describe, expect, it } from "vitest"
 import { request } from "../../adapters/src/client.js"
+import { keepConnections } from "../../adapters/src/http1.js"
 
 /**
  * The adapter's own HTTP/1.1 exchange (adapters/src/http1.js) against real servers: whatever
@@ -11,6 +12,7 @@ import { request } from "../../adapters/src/client.js"
 describe("the adapter's requests", () => {
   const servers: Array<{ close: () => void }> = []
   afterEach(() => {
+    keepConnections(false)
     for (const s of servers.splice(0)) s.close()
   })
 
@@ -88,6 +90,86 @@ describe("the adapter's requests", () => {
     expect(await request(target("ftp://example.com"), "GET", "/me", undefined, 2000)).toEqual({
       status: 0,
       reason: "the service URL is not http(s): ftp://example.com"
+    })
+  })
+
+  describe("kept connections (the resident hook process)", () => {
+    /** A server counting the connections it accepted, answering `answer(n)` to its n-th request. */
+    const counting = async (answer: (n: number, res: ServerResponse) => void) => {
+      let requests = 0
+      const server = createServer((req, res) => {
+        req.resume()
+        req.on("end", () => answer(++requests, res))
+      })
+      let connections = 0
+      server.on("connection", () => connections++)
+      servers.push({ close: () => server.close() })
+      servers.push({ close: () => server.closeAllConnections() })
+      await new Promise<void>((r) => server.listen(0, "127.0.0.1", r))
+      return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, connections: () => connections, requests: () => requests }
+    }
+
+    it("sends request after request over one connection, and one each without them", async () => {
+      const json = (n: number, res: ServerResponse) => res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ n }))
+      keepConnections(true)
+      const kept = await counting(json)
+      for (let i = 1; i <= 3; i++) expect(await request(target(kept.url), "GET", "/me", undefined, 2000)).toEqual({ status: 200, body: { n: i } })
+      expect(kept.connections()).toBe(1)
+      // Chunked answers keep it too.
+      const chunked = await counting((n, res) => {
+        res.writeHead(200, { "content-type": "application/json" })
+        res.write("{\"n\":")
+        res.end(`${n}}`)
+      })
+      for (let i = 1; i <= 2; i++) expect(await request(target(chunked.url), "GET", "/me", undefined, 2000)).toEqual({ status: 200, body: { n: i } })
+      expect(chunked.connections()).toBe(1)
+
+      keepConnections(false)
+      const closed = await counting(json)
+      for (let i = 1; i <= 2; i++) expect(await request(target(closed.url), "GET", "/me", undefined, 2000)).toEqual({ status: 200, body: { n: i } })
+      expect(closed.connections()).toBe(2)
+    })
+
+    it("opens a new connection where the server closes its own (Connection: close)", async () => {
+      keepConnections(true)
+      const server = await counting((n, res) => res.writeHead(200, { connection: "close", "content-type": "application/json" }).end(JSON.stringify({ n })))
+      for (let i = 1; i <= 2; i++) expect(await request(target(server.url), "GET", "/me", undefined, 2000)).toEqual({ status: 200, body: { n: i } })
+      expect(server.connections()).toBe(2)
+    })
+
+    it("sends a request lost on a kept connection once more on a new one, and only then", async () => {
+      keepConnections(true)
+      // The second request arrives on a connection the server gives up without answering (as a
+      // server closing an idle connection at that moment does); the third is answered.
+      const sockets: Array<import("node:net").Socket> = []
+      const server = createTcpServer((socket) => {
+        sockets.push(socket)
+        let seen = 0
+        socket.on("data", () => {
+          seen += 1
+          if (sockets.length === 1 && seen === 2) return socket.destroy()
+          const body = JSON.stringify({ connection: sockets.indexOf(socket) + 1, seen })
+          socket.write(`HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\n\r\n${body}`)
+        })
+      })
+      servers.push({ close: () => server.close() }, { close: () => sockets.forEach((s) => s.destroy()) })
+      await new Promise<void>((r) => server.listen(0, "127.0.0.1", r))
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+      expect(await request(target(url), "POST", "/signals", { type: "stop" }, 2000, { "idempotency-key": "k1" })).toEqual({
+        status: 200,
+        body: { connection: 1, seen: 1 }
+      })
+      expect(await request(target(url), "POST", "/signals", { type: "stop" }, 2000, { "idempotency-key": "k2" })).toEqual({
+        status: 200,
+        body: { connection: 2, seen: 1 }
+      })
+      expect(sockets).toHaveLength(2)
+      // A new connection that fails is not tried again: the answer says why.
+      const silent = createTcpServer((socket) => socket.once("data", () => socket.destroy()))
+      servers.push({ close: () => silent.close() })
+      await new Promise<void>((r) => silent.listen(0, "127.0.0.1", r))
+      const silentUrl = `http://127.0.0.1:${(silent.address() as AddressInfo).port}`
+      expect(await request(target(silentUrl), "GET", "/me", undefined, 2000)).toMatchObject({ status: 0 })
     })
   })
 })

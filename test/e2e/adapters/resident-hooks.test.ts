@@ -1,4 +1,5 @@
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { type AddressInfo, connect, createServer, type Socket } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterEach, describe, expect, it } from "vitest"
@@ -98,6 +99,37 @@ describe("hooks served by the resident hook process", () => {
     expect(session.signals.filter((x: any) => x.type === "pre-tool").map((x: any) => x.metadata.command).sort()).toEqual(
       ["ls", "rm -rf build", "rm -rf cache", "rm -rf dist"]
     )
+  })
+
+  it("keeps its connection to the service from one hook to the next", perTest, async () => {
+    const { w } = await setUp()
+    // A pass-through proxy in front of the service, counting the connections made to it.
+    const service = new URL(w.server.baseUrl)
+    let connections = 0
+    const sockets: Array<Socket> = []
+    const proxy = createServer((client) => {
+      connections += 1
+      const upstream = connect(Number(service.port), service.hostname)
+      sockets.push(client, upstream)
+      client.pipe(upstream).pipe(client)
+      client.on("error", () => upstream.destroy())
+      upstream.on("error", () => client.destroy())
+    })
+    await new Promise<void>((r) => proxy.listen(0, "127.0.0.1", r))
+    const env = { SIGNAL_ENGINE_URL: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}` }
+    try {
+      denied(await preToolUse(w, "rm -rf build", { env }))
+      await waitFor(async () => existsSync(daemonFile(w)), (up) => up, { what: "the resident hook process to start" })
+      const before = connections
+      denied(await preToolUse(w, "rm -rf dist", { env }))
+      for (const command of ["ls", "pwd", "git status"]) expect((await preToolUse(w, command, { env })).stdout).not.toContain("deny")
+      denied(await preToolUse(w, "rm -rf cache", { env }))
+      // Five hooks served by the resident process, over the one connection it opened.
+      expect(connections - before).toBe(1)
+    } finally {
+      for (const s of sockets) s.destroy()
+      proxy.close()
+    }
   })
 
   it("a hook's pipeline ends with the hook, though the resident process it started lives on", perTest, async () => {
