@@ -17,7 +17,11 @@ import { builtin } from "./builtins.js"
 const IDLE_MS = 15_000
 
 let keeping = false
-/** @type {Map<string, Array<import("node:net").Socket>>} idle connections by origin (protocol, host, port) */
+/**
+ * Idle connections by origin (protocol, host, port), each with what takes the pool's listeners
+ * off it again (only ours: the socket's own, such as TLS's on close, stay).
+ * @type {Map<string, Array<{ socket: import("node:net").Socket, unhook: () => void }>>}
+ */
 const idle = new Map()
 
 /** Whether exchanges keep their connection for the next one (the resident process) or close it (a hook's own process). */
@@ -27,7 +31,7 @@ export const keepConnections = (/** @type {boolean} */ on) => {
 }
 
 export const closeIdleConnections = () => {
-  for (const sockets of idle.values()) for (const s of sockets) s.destroy()
+  for (const sockets of idle.values()) for (const { socket } of sockets) socket.destroy()
   idle.clear()
 }
 
@@ -71,39 +75,41 @@ export const exchange = async (
 /** An idle connection to `origin` still open, taken out of the pool. */
 const takeIdle = (/** @type {string} */ origin) => {
   const sockets = idle.get(origin)
-  for (let s = sockets?.pop(); s !== undefined; s = sockets?.pop()) {
-    quiet(s)
-    s.setTimeout(0)
-    if (s.destroyed || s.readableEnded || !s.writable) {
-      s.destroy()
+  for (let entry = sockets?.pop(); entry !== undefined; entry = sockets?.pop()) {
+    const { socket, unhook } = entry
+    unhook()
+    if (socket.destroyed || socket.readableEnded || !socket.writable) {
+      socket.destroy()
       continue
     }
-    s.ref()
-    return s
+    socket.ref()
+    return socket
   }
   return undefined
 }
 
-/** Takes off the listeners of its last use (an exchange's, or the pool's). */
-const quiet = (/** @type {import("node:net").Socket} */ socket) => {
-  for (const event of ["data", "end", "error", "close", "timeout"]) socket.removeAllListeners(event)
-}
-
 /** Puts a connection whose exchange is complete in the pool, closed after `idleMs` unused. */
 const keepIdle = (/** @type {import("node:net").Socket} */ socket, /** @type {string} */ origin, /** @type {number} */ idleMs) => {
-  quiet(socket)
-  const drop = () => {
+  const events = /** @type {const} */ (["error", "close", "end", "data"])
+  const unhook = () => {
+    for (const event of events) socket.off(event, drop)
+    socket.setTimeout(0)
+    socket.off("timeout", drop)
+  }
+  const entry = { socket, unhook }
+  function drop() {
+    unhook()
     socket.destroy()
     const sockets = idle.get(origin)
-    const i = sockets?.indexOf(socket) ?? -1
+    const i = sockets?.indexOf(entry) ?? -1
     if (i >= 0) sockets?.splice(i, 1)
   }
-  socket.on("error", drop).on("close", drop).on("end", drop).on("data", drop)
+  for (const event of events) socket.on(event, drop)
   socket.setTimeout(idleMs, drop)
   socket.unref()
   let sockets = idle.get(origin)
   if (sockets === undefined) idle.set(origin, sockets = [])
-  sockets.push(socket)
+  sockets.push(entry)
 }
 
 /**
@@ -127,6 +133,7 @@ const send = (
       if (done) return
       done = true
       clearTimeout(timer)
+      socket.off("data", onData).off("end", onEnd).off("error", onError).off("close", onClose)
       if (keepFor === undefined) socket.destroy()
       else keepIdle(socket, origin, keepFor)
       resolve(value)
@@ -134,18 +141,19 @@ const send = (
     const lost = (/** @type {string} */ reason) => finish(!fresh && chunks.length === 0 ? { lostUnanswered: true, reason } : { status: 0, reason })
     const timer = setTimeout(() => finish({ status: 0, reason: `no answer within ${timeoutMs} ms` }), timeoutMs)
     const parsed = () => parse(Buffer.concat(chunks))
-    socket.on("data", (/** @type {Buffer} */ c) => {
+    const onData = (/** @type {Buffer} */ c) => {
       chunks.push(c)
       const answer = parsed()
       if (answer?.complete) finish({ status: answer.status, body: answer.body }, keeping && answer.reusable ? answer.keepFor : undefined)
-    })
-    socket.on("end", () => {
+    }
+    const onEnd = () => {
       const answer = parsed()
       if (answer && (answer.complete || answer.untilClose)) finish({ status: answer.status, body: answer.body })
       else lost("the connection closed before the answer")
-    })
-    socket.on("error", (/** @type {NodeJS.ErrnoException} */ e) => lost(e.code ?? e.message))
-    socket.on("close", () => lost("the connection closed before the answer"))
+    }
+    const onError = (/** @type {NodeJS.ErrnoException} */ e) => lost(e.code ?? e.message)
+    const onClose = () => lost("the connection closed before the answer")
+    socket.on("data", onData).on("end", onEnd).on("error", onError).on("close", onClose)
     if (connected === undefined) socket.write(request)
     else socket.once(connected, () => socket.write(request))
   })
