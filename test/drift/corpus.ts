@@ -15,6 +15,8 @@ import { docs } from "./goals-docs.ts"
 import { features } from "./goals-features.ts"
 import { fresh as freshGoals } from "./goals-fresh.ts"
 import { moreFresh } from "./goals-fresh-more.ts"
+import { freshTwo as freshTwoGoals } from "./goals-fresh-two.ts"
+import { moreFreshTwo } from "./goals-fresh-two-more.ts"
 import { serviceFeatures } from "./goals-features-services.ts"
 import { heldOut } from "./goals-held-out.ts"
 import { moreHeldOut } from "./goals-held-out-more.ts"
@@ -59,5 +61,11 @@ export const held: ReadonlyArray<CorpusGoal> = [...heldOut, ...moreHeldOut]
  * never tuned on: the detector is only measured on them, to report (docs/benchmarks.md).
  */
 export const fresh: ReadonlyArray<CorpusGoal> = [...freshGoals, ...moreFresh]
+
+/**
+ * A second fresh set, written blind to the detector (its author neither read nor ran it) after the
+ * first had been measured, in other stacks again: only measured on, never tuned on.
+ */
+export const freshTwo: ReadonlyArray<CorpusGoal> = [...freshTwoGoals, ...moreFreshTwo]
 
 export const isPrompt = (step: Step): step is string => typeof step === "string"
