@@ -29,7 +29,7 @@ models = {  # name: (artifact, version, file stem in the jar, pooling)
 
 corpus = json.load(open(sys.argv[1]))
 rows = []  # (set, goal, prompt, 1 if on-goal)
-for name in ("dev", "held", "fresh", "fresh2"):
+for name in ("dev", "held", "wide", "fresh", "fresh2"):
     for goal in corpus[name]["goals"]:
         labelled = [(s, 1) for s in goal["work"] if isinstance(s, str)] + [(s, 0) for s in goal["off"]]
         labelled += [(s, 0) for s in goal["drift"] if isinstance(s, str)]
@@ -73,6 +73,6 @@ for name, spec in models.items():
     for r in rows[:200]:
         encode(r[2])
     ms = (time.perf_counter() - started) * 1000 / 200
-    print(name, f"{ms:.1f} ms/prompt;", ", ".join(f"AUC {s} {auc(cosine[sets == s], on[sets == s]):.3f}" for s in ("dev", "held", "fresh", "fresh2")))
+    print(name, f"{ms:.1f} ms/prompt;", ", ".join(f"AUC {s} {auc(cosine[sets == s], on[sets == s]):.3f}" for s in ("dev", "held", "wide", "fresh", "fresh2")))
     out[name] = {f"{r[1]}\u0000{r[2]}": c for r, c in zip(rows, cosine.tolist())}
 json.dump(out, open(sys.argv[2], "w"))

@@ -1,7 +1,7 @@
 /**
  * drift: the goal-drift detector on the labelled corpus (test/drift/), in this process, no service:
- * its figures (per prompt, per session) on the development, the held-out and both fresh held-out
- * sets, for the method in force and the one before it; what judging a prompt adds to the fold of
+ * its figures (per prompt, per session) on the development, the held-out, the wide and both fresh
+ * held-out sets, for the method in force and the one before it; what judging a prompt adds to the fold of
  * its signal; and the memory a user's drift state holds.
  */
 import { performance } from "node:perf_hooks"
@@ -11,7 +11,7 @@ import { type DriftMethod, driftMethod } from "../../src/domain/drift.ts"
 import type { GoalRecord, SignalRecord } from "../../src/domain/records.ts"
 import { fold } from "../../src/domain/user-fold.ts"
 import { defaultFoldSettings, type UserState } from "../../src/domain/user-state.ts"
-import { type CorpusGoal, development, fresh, freshTwo, held, isPrompt } from "../../test/drift/corpus.ts"
+import { type CorpusGoal, development, fresh, freshTwo, held, isPrompt, wide } from "../../test/drift/corpus.ts"
 import { evaluate, firstHalf, recordsOf, run } from "../../test/drift/evaluate.ts"
 import { round } from "../measure.ts"
 import type { Row } from "../report.ts"
@@ -119,6 +119,7 @@ export const driftScenario = (record: (row: Row) => void, smoke: boolean) => {
   for (const method of ["lexical-1", driftMethod] as const) {
     record(figuresOf("development", development, method))
     record(figuresOf("held-out", held, method))
+    record(figuresOf("wide", wide, method))
     record(figuresOf("fresh held-out", fresh, method))
     record(figuresOf("second fresh held-out", freshTwo, method))
   }

@@ -23,6 +23,10 @@ import { moreHeldOut } from "./goals-held-out-more.ts"
 import { migrations } from "./goals-migrations.ts"
 import { operations } from "./goals-operations.ts"
 import { refactors } from "./goals-refactors.ts"
+import { wideA } from "./goals-wide-a.ts"
+import { wideAMore } from "./goals-wide-a-more.ts"
+import { wideB } from "./goals-wide-b.ts"
+import { wideBMore } from "./goals-wide-b-more.ts"
 
 export type GoalKind = "bug" | "feature" | "migration" | "refactor" | "infrastructure" | "docs"
 
@@ -61,6 +65,13 @@ export const held: ReadonlyArray<CorpusGoal> = [...heldOut, ...moreHeldOut]
  * never tuned on: the detector is only measured on them, to report (docs/benchmarks.md).
  */
 export const fresh: ReadonlyArray<CorpusGoal> = [...freshGoals, ...moreFresh]
+
+/**
+ * Development material written after the second fresh set, in common stacks (Next.js, FastAPI,
+ * Rails, Node, Kubernetes, React Native, Angular, GraphQL, Swift, Spring Batch, …), to place a
+ * detector's thresholds on more work than the development set alone; measured like the held-out set.
+ */
+export const wide: ReadonlyArray<CorpusGoal> = [...wideA, ...wideAMore, ...wideB, ...wideBMore]
 
 /**
  * A second fresh set, written blind to the detector (its author neither read nor ran it) after the

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { development, fresh, freshTwo, held, isPrompt } from "../drift/corpus.ts"
+import { development, fresh, freshTwo, held, isPrompt, wide } from "../drift/corpus.ts"
 import { evaluate, type Figures } from "../drift/evaluate.ts"
 
 /**
@@ -17,7 +17,7 @@ const targets = (f: Figures) => ({
 
 describe("the goal-drift corpus", () => {
   it("has goals of every kind, each with on- and off-goal prompts and labelled sessions", () => {
-    const all = [...development, ...held, ...fresh, ...freshTwo]
+    const all = [...development, ...held, ...wide, ...fresh, ...freshTwo]
     expect(development.length).toBeGreaterThanOrEqual(40)
     expect(new Set(all.map((g) => g.kind))).toEqual(new Set(["bug", "feature", "migration", "refactor", "infrastructure", "docs"]))
     expect(new Set(all.map((g) => g.id)).size).toBe(all.length)
@@ -41,6 +41,17 @@ describe("the goal-drift corpus", () => {
       recall: figures.off_goal_recall >= 0.706,
       false_drift: figures.on_goal_sessions_drift_fired <= 0.1,
       found: figures.drift_found_within_3 >= 0.4
+    }).toEqual({ called_off: true, recall: true, false_drift: true, found: true })
+  })
+
+  it("does no worse than it did on the wide goals", () => {
+    const { figures } = evaluate(wide)
+    // Measured when the set was added (docs/benchmarks.md): development material for placing thresholds.
+    expect({
+      called_off: figures.on_goal_called_off <= 0.082,
+      recall: figures.off_goal_recall >= 0.492,
+      false_drift: figures.on_goal_sessions_drift_fired <= 0.031,
+      found: figures.drift_found_within_3 >= 0.438
     }).toEqual({ called_off: true, recall: true, false_drift: true, found: true })
   })
 
