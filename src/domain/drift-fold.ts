@@ -7,11 +7,14 @@ import type { SignalRecord } from "./records.ts"
 import type { UserState } from "./user-state.ts"
 
 /**
- * Goal drift in the fold: per user and environment, the streak of consecutive off-goal prompts,
- * since when, the prompts that were off-goal (the evidence), the goal the user was last on, and
- * the context the detector judges follow-ups and terse prompts by (drift.ts). The streak reaching
- * `prompts` is a drift, reported once; an on-goal prompt, a `refocus-ack` or a goal command
- * (drift-fold's `afterGoalCommand`) ends it.
+ * Goal drift in the fold: per user and environment, the goal the user was last on and the context
+ * the detector judges follow-ups and terse prompts by (drift.ts); per session from `context-3`
+ * (per user before), the streak of consecutive off-goal prompts, since when, the prompts that were
+ * off-goal (the evidence) and the other work's words. The streak reaching `prompts` is a drift,
+ * reported once in that session; an on-goal prompt, a `refocus-ack` or a goal command
+ * (`afterGoalCommand`) ends it. Per session, so that parallel agents of one user (one on the goal,
+ * one on other work) neither reset nor feed each other's streak, and a drift's evidence is its
+ * own session's prompts.
  *
  * Which detector judges a record is stamped on it at acceptance (`drift_method`), so a replay
  * derives what the live run derived whichever version replays it.
@@ -32,7 +35,8 @@ export interface OffGoalPrompt {
   readonly prompt: string
 }
 
-export interface DriftState {
+/** One streak of off-goal prompts: a session's (from context-3), or the user's (before). */
+export interface Streak {
   readonly streak: number
   /** When the streak's first off-goal prompt came. */
   readonly since?: string
@@ -40,13 +44,21 @@ export interface DriftState {
   readonly off?: ReadonlyArray<OffGoalPrompt>
   /** The last judgement: a follow-up continues it. */
   readonly last?: "on-goal" | "off-goal"
-  /** The goal the user's last on-goal prompt was closest to. */
-  readonly goal_id?: string
-  /** Words of the on-goal work so far, space-separated, most recent last (drift.ts `withContext`). */
-  readonly context?: string
-  /** While off-goal: words of the other work (its prompts and files), the same way. */
+  /** While off-goal: words of the other work (its prompts and files), space-separated, most recent last. */
   readonly thread?: string
 }
+
+export interface DriftState extends Streak {
+  /** The goal the user's last on-goal prompt was closest to. */
+  readonly goal_id?: string
+  /** Words of the on-goal work so far, the same way (drift.ts `withContext`). */
+  readonly context?: string
+  /** From context-3: the streaks of the sessions that are off-goal, by session id; a session not here is on the goal. */
+  readonly sessions?: Readonly<Record<string, Streak>>
+}
+
+/** Off-goal sessions a user's drift state keeps at most (the earliest streak goes first): parallel agents, not history. */
+export const maxDriftSessions = 8
 
 /** Enough of a prompt to recognise it on the timeline; the whole prompt is in its own signal. */
 const excerptLength = 60
@@ -56,6 +68,12 @@ const none: DriftState = { streak: 0 }
 export const driftStateOf = (state: UserState, environment: Environment): DriftState => {
   const kept = state.drift?.[environment]
   return kept === undefined ? none : typeof kept === "number" ? { streak: kept } : kept
+}
+
+/** A session's streak: its own from context-3; the user's, which every session shared, before. */
+export const sessionStreakOf = (state: UserState, environment: Environment, sessionId: string): Streak => {
+  const drift = driftStateOf(state, environment)
+  return drift.sessions?.[sessionId] ?? (drift.streak > 0 ? drift : none)
 }
 
 const text = (value: unknown): string | null => (typeof value === "string" && value.length > 0 ? value : null)
@@ -93,10 +111,56 @@ export interface DriftStep {
 const activeGoals = (state: UserState, environment: Environment): ReadonlyArray<GoalState> =>
   Object.values(state.goals ?? {}).filter((g) => g.environment === environment && g.status === "active")
 
-/** One signal's effect on the user's drift state. */
-export const foldDrift = (state: UserState, r: SignalRecord, settings: DriftSettings): DriftStep => {
+/** Whether a method keeps a streak per session (from context-3) rather than per user. */
+const perSession = (method: DriftMethod) => method === "context-3"
+
+/** One signal's effect on the user's drift state; `sessionId` is the session the signal is in. */
+export const foldDrift = (state: UserState, r: SignalRecord, settings: DriftSettings, sessionId: string): DriftStep => {
   const current = driftStateOf(state, r.environment)
   const method: DriftMethod = r.drift_method ?? "lexical-1"
+  if (!perSession(method)) return foldStreak(current, method, state, r, settings)
+  // A streak kept per user before context-3 is not carried over: each session's starts afresh.
+  const { streak: _s, since: _i, off: _o, last: _l, thread: _t, sessions, ...shared } = current
+  const own = sessions?.[sessionId]
+  if (r.type === "refocus-ack" && own === undefined) {
+    // Answered from a session that is not off-goal (another client of the user's): it answers them all.
+    return { state: sessions === undefined && current.streak === 0 ? current : { ...shared, streak: 0 } }
+  }
+  const view: DriftState = { ...shared, ...(own ?? none) }
+  const step = foldStreak(view, method, state, r, settings)
+  if (step.state === view) return { ...step, state: current }
+  const { streak, since, off, last, thread, sessions: _n, ...next } = step.state
+  const others = withoutKey(sessions, sessionId)
+  const kept = last === "off-goal"
+    ? capped({ ...others, [sessionId]: { streak, ...(since ? { since } : {}), ...(off ? { off } : {}), last, ...(thread ? { thread } : {}) } })
+    : others
+  return { ...step, state: { ...next, streak: 0, ...(Object.keys(kept).length > 0 ? { sessions: kept } : {}) } }
+}
+
+const withoutKey = (streaks: Readonly<Record<string, Streak>> | undefined, key: string): Record<string, Streak> => {
+  const { [key]: _dropped, ...rest } = streaks ?? {}
+  return rest
+}
+
+/** At most `maxDriftSessions` streaks: the one that began first goes. */
+const capped = (streaks: Record<string, Streak>): Record<string, Streak> => {
+  const ids = Object.keys(streaks)
+  if (ids.length <= maxDriftSessions) return streaks
+  const first = ids.reduce((a, b) => ((streaks[b]!.since ?? "") < (streaks[a]!.since ?? "") ? b : a))
+  return withoutKey(streaks, first)
+}
+
+/** A session that ended takes its streak with it. */
+export const afterSessionEnd = (state: UserState, environment: Environment, sessionId: string): UserState => {
+  const kept = state.drift?.[environment]
+  if (kept === undefined || typeof kept === "number" || kept.sessions?.[sessionId] === undefined) return state
+  const rest = withoutKey(kept.sessions, sessionId)
+  const { sessions: _s, ...drift } = kept
+  return { ...state, drift: { ...state.drift, [environment]: Object.keys(rest).length > 0 ? { ...drift, sessions: rest } : drift } }
+}
+
+/** One signal's effect on a streak and the context: the user's whole drift state, or a session's view of it. */
+const foldStreak = (current: DriftState, method: DriftMethod, state: UserState, r: SignalRecord, settings: DriftSettings): DriftStep => {
   if (r.type === "refocus-ack") return { state: ended(current, method === "lexical-1" ? undefined : "on-goal") }
   if (method !== "lexical-1" && (r.type === "pre-tool" || r.type === "post-tool")) {
     // The working folder's own words (the repository's name) are in every path of it: no evidence of a task.

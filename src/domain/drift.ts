@@ -2,7 +2,9 @@ import { conceptsOf, phraseConcepts } from "./drift-thesaurus.ts"
 import { continues, genericWeight, isCommand, sameWord, switchesTopic, type Word, words } from "./drift-words.ts"
 
 /**
- * Goal drift, method `context-2`: whether a prompt is part of the work on the user's active goals.
+ * Goal drift, methods `context-2` and `context-3`: whether a prompt is part of the work on the
+ * user's active goals. Both judge alike; context-3 keeps the off-goal streak per session
+ * (drift-fold.ts), context-2 one per user.
  * Pure and deterministic (no model, no clock), so a replay judges every prompt as the live run did.
  *
  * Evidence of the goal is its description and the session's context (drift-fold.ts keeps it): the
@@ -22,10 +24,10 @@ import { continues, genericWeight, isCommand, sameWord, switchesTopic, type Word
  * Each constant was chosen on the corpus (test/drift/, docs/benchmarks.md): a change to any of
  * them, the words or the thesaurus is a new method, measured there.
  */
-export const driftMethod = "context-2"
+export const driftMethod = "context-3"
 
 /** The detectors a record may name (`drift_method`); a record without one was judged by `lexical-1`. */
-export type DriftMethod = "lexical-1" | typeof driftMethod
+export type DriftMethod = "lexical-1" | "context-2" | typeof driftMethod
 
 const onGoalShare = 0.2
 const onGoalWeight = 0.7

@@ -1,5 +1,5 @@
 import { observeTokens } from "./anomaly.ts"
-import { foldDrift } from "./drift-fold.ts"
+import { afterSessionEnd, foldDrift } from "./drift-fold.ts"
 import type { Environment } from "./environments.ts"
 import type { FoldResult } from "./fold-result.ts"
 import { foldGoal } from "./goal-fold.ts"
@@ -248,7 +248,7 @@ const foldSignal = (state: UserState, r: SignalRecord, at: Position, settings: F
       }))
     }
   }
-  const drift = foldDrift(state, r, settings.drift)
+  const drift = foldDrift(state, r, settings.drift, updated.id)
   const driftBefore = state.drift?.[r.environment]
   const closing = r.type === "session-end"
   const next: UserState = {
@@ -256,7 +256,8 @@ const foldSignal = (state: UserState, r: SignalRecord, at: Position, settings: F
     open: closing ? withoutKey(open, key) : { ...open, [key]: updated },
     usage,
     ...(tokens ? { tokens } : {}),
-    ...(drift.state !== driftBefore && (driftBefore !== undefined || drift.state.streak > 0 || drift.state.context !== undefined)
+    ...(drift.state !== driftBefore &&
+        (driftBefore !== undefined || drift.state.streak > 0 || drift.state.context !== undefined || drift.state.sessions !== undefined)
       ? { drift: { ...state.drift, [r.environment]: drift.state } }
       : {})
   }
@@ -268,7 +269,7 @@ const foldSignal = (state: UserState, r: SignalRecord, at: Position, settings: F
     sessions.push(toRow(updated, r.user_id, null))
   }
   return {
-    state: next,
+    state: closing ? afterSessionEnd(next, r.environment, updated.id) : next,
     sessions,
     events: [event],
     notices,
@@ -284,7 +285,8 @@ const foldTimeout = (state: UserState, r: SessionTimeoutRecord): FoldResult => {
   if (!entry || entry[1].last_activity_at !== r.last_activity_at) return { state, sessions: [], events: [], notices: [] }
   const [key, session] = entry
   const closed = closedRow(session, r.user_id, session.last_activity_at, "timeout")
-  return { state: { ...state, open: withoutKey(state.open, key) }, sessions: [closed.row], events: [], notices: [closed.notice] }
+  const ended = afterSessionEnd({ ...state, open: withoutKey(state.open, key) }, r.environment, session.id)
+  return { state: ended, sessions: [closed.row], events: [], notices: [closed.notice] }
 }
 
 export const fold = (state: UserState, record: LogRecord, at: Position, settings: FoldSettings = defaultFoldSettings): FoldResult => {

@@ -97,12 +97,19 @@ export interface JudgedPrompt {
 
 export interface SessionOutcome {
   readonly goal: string
-  readonly session: "work" | "aside" | "drifted"
+  /** beside-work and beside-drift: the goal's work and the drifted session, run by one user at once (parallel agents). */
+  readonly session: "work" | "aside" | "drifted" | "beside-work" | "beside-drift"
   /** Drift signals the session got. */
   readonly fired: number
   /** For drifted: the prompt of the drift thread (1-based) at which the first drift fired. */
   readonly firedAt?: number
+  /** Drift signals whose evidence has a prompt of another session. */
+  readonly foreign?: number
 }
+
+/** Two sessions' records as one user's parallel agents send them: one of each in turn. */
+const interleaved = (a: ReadonlyArray<SignalRecord>, b: ReadonlyArray<SignalRecord>): ReadonlyArray<SignalRecord> =>
+  Array.from({ length: Math.max(a.length, b.length) }, (_, i) => [a[i], b[i]]).flat().filter((r) => r !== undefined)
 
 export interface Options {
   readonly settings?: FoldSettings
@@ -138,22 +145,35 @@ export const evaluate = (goals: ReadonlyArray<CorpusGoal>, options: Options = {}
     const aside = run(recordsOf(goal, [...half, goal.off[0]!, ...rest], `${goal.id}:aside`, stamp), settings, set)
     sessions.push({ goal: goal.id, session: "aside", fired: aside.results.filter((r) => r.result.drift).length })
 
-    const drifted = run(recordsOf(goal, [...half, ...goal.drift], `${goal.id}:drift`, stamp), settings, set)
-    const firstDrift = drifted.results.filter(prompted).length - goal.drift.filter(isPrompt).length
-    let seen = 0
-    let firedAt: number | undefined
-    for (const r of drifted.results) {
-      if (prompted(r)) {
-        seen++
-        if (seen > firstDrift) prompts.push({ goal: goal.id, prompt: textOf(r), expected: "off-goal", where: "drift", got: judgementOf(r.result) })
+    const driftRecords = recordsOf(goal, [...half, ...goal.drift], `${goal.id}:drift`, stamp)
+    const drifted = run(driftRecords, settings, set)
+    const outcome = (results: Run["results"], record: (r: Run["results"][number]) => void) => {
+      const firstDrift = results.filter(prompted).length - goal.drift.filter(isPrompt).length
+      let seen = 0
+      let firedAt: number | undefined
+      for (const r of results) {
+        if (prompted(r) && ++seen > firstDrift) record(r)
+        if (r.result.drift && firedAt === undefined && seen > firstDrift) firedAt = seen - firstDrift
       }
-      if (r.result.drift && firedAt === undefined && seen > firstDrift) firedAt = seen - firstDrift
+      const falseBefore = results.some((r, i) => r.result.drift && results.slice(0, i + 1).filter(prompted).length <= firstDrift)
+      return { fired: results.filter((r) => r.result.drift).length, ...(firedAt !== undefined && !falseBefore ? { firedAt } : {}) }
     }
-    const falseBefore = drifted.results.some((r, i) => r.result.drift && drifted.results.slice(0, i + 1).filter(prompted).length <= firstDrift)
     sessions.push({
-      goal: goal.id, session: "drifted", fired: drifted.results.filter((r) => r.result.drift).length,
-      ...(firedAt !== undefined && !falseBefore ? { firedAt } : {})
+      goal: goal.id, session: "drifted",
+      ...outcome(drifted.results, (r) => prompts.push({ goal: goal.id, prompt: textOf(r), expected: "off-goal", where: "drift", got: judgementOf(r.result) }))
     })
+
+    // The same drifted session while another session of the user's works on the goal.
+    const besideWork = recordsOf(goal, goal.work, `${goal.id}:beside`, stamp)
+    const both = run(interleaved(besideWork, driftRecords), settings, set).results
+    const ids = (records: ReadonlyArray<SignalRecord>) => new Set(records.map((r) => r.signal_id))
+    const [workIds, driftIds] = [ids(besideWork), ids(driftRecords)]
+    const foreign = (results: Run["results"], own: Set<string>) =>
+      results.filter((r) => r.result.drift?.evidence.some((e) => !own.has(e.signal_id))).length
+    const inWork = both.filter((r) => workIds.has((r.record as SignalRecord).signal_id))
+    const inDrift = both.filter((r) => driftIds.has((r.record as SignalRecord).signal_id))
+    sessions.push({ goal: goal.id, session: "beside-work", fired: inWork.filter((r) => r.result.drift).length, foreign: foreign(inWork, workIds) })
+    sessions.push({ goal: goal.id, session: "beside-drift", ...outcome(inDrift, () => {}), foreign: foreign(inDrift, driftIds) })
   }
   return { prompts, sessions, figures: figures(prompts, sessions) }
 }
@@ -164,8 +184,10 @@ const ratio = (n: number, d: number) => (d === 0 ? 0 : Math.round((n / d) * 1000
 export const figures = (prompts: ReadonlyArray<JudgedPrompt>, sessions: ReadonlyArray<SessionOutcome>) => {
   const on = prompts.filter((p) => p.expected === "on-goal")
   const off = prompts.filter((p) => p.expected === "off-goal")
-  const calm = sessions.filter((s) => s.session !== "drifted")
+  const calm = sessions.filter((s) => s.session === "work" || s.session === "aside")
   const drifted = sessions.filter((s) => s.session === "drifted")
+  const besideWork = sessions.filter((s) => s.session === "beside-work")
+  const besideDrift = sessions.filter((s) => s.session === "beside-drift")
   return {
     on_goal_prompts: on.length,
     on_goal_called_off: ratio(on.filter((p) => p.got === "off-goal").length, on.length),
@@ -177,7 +199,10 @@ export const figures = (prompts: ReadonlyArray<JudgedPrompt>, sessions: Readonly
     on_goal_sessions_drift_fired: ratio(calm.filter((s) => s.fired > 0).length, calm.length),
     drifted_sessions: drifted.length,
     drift_found_within_3: ratio(drifted.filter((s) => s.firedAt !== undefined && s.firedAt <= 3).length, drifted.length),
-    drift_found_at_all: ratio(drifted.filter((s) => s.firedAt !== undefined).length, drifted.length)
+    drift_found_at_all: ratio(drifted.filter((s) => s.firedAt !== undefined).length, drifted.length),
+    parallel_drift_found_within_3: ratio(besideDrift.filter((s) => s.firedAt !== undefined && s.firedAt <= 3).length, besideDrift.length),
+    parallel_work_drift_fired: ratio(besideWork.filter((s) => s.fired > 0).length, besideWork.length),
+    parallel_drifts_with_foreign_evidence: [...besideWork, ...besideDrift].reduce((n, s) => n + (s.foreign ?? 0), 0)
   }
 }
 export type Figures = ReturnType<typeof figures>

@@ -157,7 +157,7 @@ describe.each(logVariants())("goals over %s", (_name, logEnv) => {
       off_goal_prompts: 3,
       evidence: prompts.slice(1).map((p: { id: string; metadata: { prompt: string } }) => ({ signal_id: p.id, prompt: p.metadata.prompt })),
       prompt_signal_id: prompts[3].id,
-      method: "context-2",
+      method: "context-3",
       source: "engine"
     })
     // The user answers it: a refocus-ack starts the streak over, so two more off-goal prompts are no drift...
@@ -169,6 +169,32 @@ describe.each(logVariants())("goals over %s", (_name, logEnv) => {
     const after = await drifted(2)
     const second = after.filter((s: { type: string }) => s.type === "goal-drift")[1]
     expect(second.metadata.evidence.map((e: { prompt: string }) => e.prompt)).toEqual(offGoal)
+  })
+
+  it("judges drift per session: a second agent working on the goal meanwhile neither resets it nor lends it evidence", async () => {
+    const user = await anotherUser()
+    await goals("POST", "/goals", { description: "Fix the login bug in the authentication service" }, user)
+    const prompt = (session: string, text: string) =>
+      goals("POST", "/signals", { type: "user-prompt", adapter: "claude-code", session_id: session, metadata: { prompt: text } }, user)
+        .then((r) => r.body)
+    const onGoal = ["why does sign-in fail for sso users with a unicode password", "normalize the password before hashing in the login handler",
+      "add a login test with an emoji password", "the sign-in test still fails, check the password hashing"]
+    const offGoal = ["write a haiku about autumn", "what is the capital of peru", "recommend some jazz records"]
+    const a = await prompt("agent-a", onGoal[0]!)
+    const b = await prompt("agent-b", onGoal[1]!)
+    const off: Array<string> = []
+    for (const [i, text] of offGoal.entries()) {
+      await prompt("agent-a", onGoal[i + 1]!)
+      off.push((await prompt("agent-b", text)).signal_id)
+    }
+    const timeline = (session: string) => goals("GET", `/sessions/${session}`, undefined, user).then((r) => r.body.signals)
+    const inB = (await waitFor(() => timeline(b.session_id), (s) => s?.some((x: { type: string }) => x.type === "goal-drift"), {
+      timeoutMs: 5_000,
+      what: "goal-drift in agent-b's session"
+    })).filter((s: { type: string }) => s.type === "goal-drift")
+    expect(inB).toHaveLength(1)
+    expect(inB[0].metadata.evidence).toEqual(offGoal.map((text, i) => ({ signal_id: off[i], prompt: text })))
+    expect((await timeline(a.session_id)).filter((s: { type: string }) => s.type === "goal-drift")).toEqual([])
   })
 
   it("records a token spike as anomaly.detected against the user's baseline", async () => {

@@ -1,4 +1,5 @@
-import type { SignalRecord } from "../../src/domain/records.ts"
+import { driftMethod } from "../../src/domain/drift.ts"
+import type { GoalRecord, SignalRecord } from "../../src/domain/records.ts"
 
 /**
  * The n-th signal record of a user, as an adapter's signal becomes one: a distinct millisecond,
@@ -47,3 +48,16 @@ export const signalAt = (over: Partial<SignalRecord> & { readonly at: number }):
     ...rest
   }
 }
+
+/** A goal command of user_a, stamped with the drift detector in force: the drift tests' goals. */
+export const goalAt = (over: Partial<GoalRecord> & Pick<GoalRecord, "op" | "ts">): GoalRecord => ({
+  v: 1,
+  kind: "goal",
+  org_id: "org_1",
+  environment: "live",
+  user_id: "user_a",
+  command_id: `gcmd_${++seq}`,
+  goal_id: "goal_login",
+  drift_method: driftMethod,
+  ...over
+})

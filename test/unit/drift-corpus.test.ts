@@ -4,7 +4,7 @@ import { evaluate, type Figures } from "../drift/evaluate.ts"
 
 /**
  * Goal drift measured on the labelled corpus (test/drift/): what users see, prompt by prompt and
- * session by session. The targets hold on the development goals; the held-out and the fresh
+ * session by session, alone and beside another agent of the user's on the goal. The targets hold on the development goals; the held-out and the fresh
  * held-out goals must not get worse than they are (the fresh ones are never tuned on).
  * `npm run bench -- --scenarios drift` prints the figures.
  */
@@ -33,22 +33,36 @@ describe("the goal-drift corpus", () => {
     expect({ figures, met: targets(figures) }).toEqual({ figures, met: Object.fromEntries(Object.keys(targets(figures)).map((k) => [k, true])) })
   })
 
+  it("meets the session targets on the development goals while another agent of the user's works on the goal", () => {
+    const { figures } = evaluate(development)
+    expect({ found: figures.parallel_drift_found_within_3 >= 0.8, false_drift: figures.parallel_work_drift_fired <= 0.03 })
+      .toEqual({ found: true, false_drift: true })
+  })
+
+  it("gives every drift its own session's prompts as evidence, on every set", () => {
+    const foreign = [development, held, wide, fresh, freshTwo].map((goals) => evaluate(goals).figures.parallel_drifts_with_foreign_evidence)
+    expect(foreign).toEqual([0, 0, 0, 0, 0])
+  })
+
   // Floors: each set's figures when it was written or first measured (docs/benchmarks.md); a change may only improve them.
   // The held-out goals were written after context-2 was settled; the wide ones are development material for placing
   // thresholds; both fresh sets are only measured on, never tuned on (the second written blind to the detector).
+  // The last two: found within 3 prompts and false drifts while another agent of the user's works on the goal.
   it.each([
-    { set: "held-out", goals: held, floor: [0.178, 0.706, 0.1, 0.4] },
-    { set: "wide", goals: wide, floor: [0.082, 0.492, 0.031, 0.438] },
-    { set: "fresh held-out", goals: fresh, floor: [0.333, 0.66, 0.208, 0.333] },
-    { set: "second fresh held-out", goals: freshTwo, floor: [0.225, 0.485, 0.083, 0.25] }
-  ])("does no worse than it did on the $set goals", ({ goals, floor: [calledOff, recall, falseDrift, found] }) => {
+    { set: "held-out", goals: held, floor: [0.178, 0.706, 0.1, 0.4, 0.4, 0.1] },
+    { set: "wide", goals: wide, floor: [0.082, 0.492, 0.031, 0.438, 0.25, 0] },
+    { set: "fresh held-out", goals: fresh, floor: [0.333, 0.66, 0.208, 0.333, 0.333, 0.167] },
+    { set: "second fresh held-out", goals: freshTwo, floor: [0.225, 0.485, 0.083, 0.25, 0.083, 0.083] }
+  ])("does no worse than it did on the $set goals", ({ goals, floor: [calledOff, recall, falseDrift, found, parallelFound, parallelFalse] }) => {
     const { figures } = evaluate(goals)
     expect({
       called_off: figures.on_goal_called_off <= calledOff!,
       recall: figures.off_goal_recall >= recall!,
       false_drift: figures.on_goal_sessions_drift_fired <= falseDrift!,
-      found: figures.drift_found_within_3 >= found!
-    }).toEqual({ called_off: true, recall: true, false_drift: true, found: true })
+      found: figures.drift_found_within_3 >= found!,
+      parallel_found: figures.parallel_drift_found_within_3 >= parallelFound!,
+      parallel_false_drift: figures.parallel_work_drift_fired <= parallelFalse!
+    }).toEqual({ called_off: true, recall: true, false_drift: true, found: true, parallel_found: true, parallel_false_drift: true })
   })
 
   it("judges records accepted before context-2 as they were judged then (lexical-1)", () => {

@@ -1,10 +1,11 @@
 import { describe, expect, it } from "@effect/vitest"
-import { driftStateOf } from "../../src/domain/drift-fold.ts"
+import { driftStateOf, sessionStreakOf } from "../../src/domain/drift-fold.ts"
 import { contextSize, driftMethod, judge, threadSize } from "../../src/domain/drift.ts"
 import type { FoldResult } from "../../src/domain/fold-result.ts"
 import type { GoalRecord, LogRecord, SignalRecord } from "../../src/domain/records.ts"
 import { fold } from "../../src/domain/user-fold.ts"
 import { emptyUserState, type UserState } from "../../src/domain/user-state.ts"
+import { goalAt } from "../support/log-records.ts"
 
 let seq = 0
 const at = (second: number) => new Date(Date.parse("2026-11-22T10:00:00.000Z") + second * 1000).toISOString()
@@ -29,18 +30,7 @@ const signal = (type: SignalRecord["type"], metadata: Record<string, unknown>): 
 }
 const prompt = (text: string) => signal("user-prompt", { prompt: text })
 const read = (path: string) => signal("post-tool", { tool_name: "Read", tool_input: JSON.stringify({ file_path: `/home/dev/auth-service/${path}` }) })
-const goal = (over: Partial<GoalRecord> & Pick<GoalRecord, "op">): GoalRecord => ({
-  v: 1,
-  kind: "goal",
-  org_id: "org_1",
-  environment: "live",
-  user_id: "user_a",
-  ts: at(0),
-  command_id: `gcmd_${++seq}`,
-  goal_id: "goal_login",
-  drift_method: driftMethod,
-  ...over
-})
+const goal = (over: Partial<GoalRecord> & Pick<GoalRecord, "op">): GoalRecord => goalAt({ ts: at(0), ...over })
 const login = goal({ op: "create", description: "Fix the login bug in the auth service" })
 
 const foldAll = (records: ReadonlyArray<LogRecord>, start: UserState = emptyUserState) => {
@@ -57,7 +47,7 @@ const foldAll = (records: ReadonlyArray<LogRecord>, start: UserState = emptyUser
 const offGoal = ["write a toast for my sister's wedding, funny but kind", "what's the difference between a roth ira and a traditional one",
   "recommend some jazz records for a dinner party"]
 
-describe("goal drift (context-2)", () => {
+describe(`goal drift (${driftMethod})`, () => {
   it("takes the work the issue reported as drift for what it is: on-goal", () => {
     const { results } = foldAll([
       login,
@@ -84,18 +74,19 @@ describe("goal drift (context-2)", () => {
       signal_id: offs[2]!.signal_id,
       since: offs[0]!.ts,
       evidence: offs.map((o) => ({ signal_id: o.signal_id, prompt: String(o.metadata.prompt).slice(0, 60) })),
-      method: "context-2"
+      method: driftMethod
     }])
   })
 
   it("lets the user answer a drift: a refocus-ack or a goal update starts the streak over", () => {
-    const start = foldAll([login, ...offGoal.slice(0, 2).map(prompt)]).state
-    expect(driftStateOf(start, "live").streak).toBe(2)
+    const { state: start, results } = foldAll([login, ...offGoal.slice(0, 2).map(prompt)])
+    const session = results[1]!.sessionId!
+    expect(sessionStreakOf(start, "live", session).streak).toBe(2)
     const acked = foldAll([signal("refocus-ack", {}), ...offGoal.slice(0, 2).map(prompt)], start)
     expect(acked.results.some((r) => r.drift)).toBe(false)
     const updated = foldAll([goal({ op: "update", description: "Fix the login bug and plan the team dinner" }), ...offGoal.slice(0, 2).map(prompt)], start)
     expect(updated.results.some((r) => r.drift)).toBe(false)
-    expect(driftStateOf(updated.state, "live").streak).toBe(2)
+    expect(sessionStreakOf(updated.state, "live", session).streak).toBe(2)
   })
 
   it("judges follow-ups and commands by the thread they are in", () => {
@@ -112,12 +103,13 @@ describe("goal drift (context-2)", () => {
   it("keeps what it needs small: bounded context, thread and evidence", () => {
     const many = Array.from({ length: 80 }, (_, i) => read(`src/auth/module${i}/file${i}.ts`))
     const offs = Array.from({ length: 10 }, (_, i) => prompt(`tell me about the history of the city number ${i} and its harbour${i} lighthouse${i}`))
-    const { state } = foldAll([login, prompt("why does the sign-in fail for unicode passwords"), ...many, ...offs])
+    const { state, results } = foldAll([login, prompt("why does the sign-in fail for unicode passwords"), ...many, ...offs])
     const drift = driftStateOf(state, "live")
+    const streak = sessionStreakOf(state, "live", results[1]!.sessionId!)
     expect(drift.context!.split(" ").length).toBe(contextSize)
-    expect(drift.thread!.split(" ").length).toBeLessThanOrEqual(threadSize)
-    expect(drift.off).toHaveLength(3)
-    expect(drift.streak).toBe(10)
+    expect(streak.thread!.split(" ").length).toBeLessThanOrEqual(threadSize)
+    expect(streak.off).toHaveLength(3)
+    expect(streak.streak).toBe(10)
     expect(JSON.stringify(drift).length).toBeLessThan(1200)
   })
 })

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
+import { sessionStreakOf } from "../../src/domain/drift-fold.ts"
 import { maxOpenSessions } from "../../src/domain/user-fold.ts"
 import { foldHarness, rule } from "../support/fold-harness.ts"
 
@@ -433,14 +434,14 @@ describe("goal drift", () => {
     h.signal("alice", { type: "user-prompt", prompt: offGoal[0] })
     expect(h.state("alice").drift).toBeUndefined()
     h.goal("alice", { op: "create", description: "Fix authentication login bugs" })
-    h.signal("alice", { type: "user-prompt", prompt: "zebra yacht xylophone walrus violin" })
+    const first = h.signal("alice", { type: "user-prompt", prompt: "zebra yacht xylophone walrus violin" })
     h.signal("alice", { type: "post-tool", prompt: "fix the authentication login bugs", description: "authentication" })
     h.signal("alice", { type: "context-switch", description: "walrus violin concerts" })
-    const live = (h.state("alice").drift as { live?: { streak: number; off?: ReadonlyArray<{ prompt: string }> } } | undefined)?.live
-    expect(live?.streak).toBe(2)
-    expect(live?.off?.map((o) => o.prompt)).toEqual(["zebra yacht xylophone walrus violin", "walrus violin concerts"])
+    const streak = () => sessionStreakOf(h.state("alice"), "live", first.session_id!)
+    expect(streak().streak).toBe(2)
+    expect(streak().off?.map((o) => o.prompt)).toEqual(["zebra yacht xylophone walrus violin", "walrus violin concerts"])
     h.signal("alice", { type: "refocus-ack" })
-    expect(h.state("alice").drift).toMatchObject({ live: { streak: 0 } })
+    expect(streak().streak).toBe(0)
     offGoal.forEach((prompt) => h.signal("alice", { type: "context-switch", prompt }))
     expect(h.events("alice").filter((e) => e.type === "goal-drift")).toHaveLength(1)
   })
@@ -449,11 +450,10 @@ describe("goal drift", () => {
     const h = foldHarness()
     const goal = h.goal("alice", { op: "create", description: "zebra yacht xylophone walrus violin" })
     // One of the goal's five terms: an overlap of exactly 0.2.
-    for (let i = 0; i < 3; i++) h.signal("alice", { type: "user-prompt", prompt: `zebra kite lemon mango nectar olive ${i}` })
+    const answers = [0, 1, 2].map((i) => h.signal("alice", { type: "user-prompt", prompt: `zebra kite lemon mango nectar olive ${i}` }))
     expect(h.events("alice").filter((e) => e.type === "goal-drift")).toEqual([])
-    expect(h.state("alice").drift).toMatchObject({
-      live: { streak: 0, last: "on-goal", goal_id: goal._tag === "Goal" ? goal.goal.id : "" }
-    })
+    expect(h.state("alice").drift).toMatchObject({ live: { goal_id: goal._tag === "Goal" ? goal.goal.id : "" } })
+    expect(sessionStreakOf(h.state("alice"), "live", answers[0]!.session_id!)).toEqual({ streak: 0 })
   })
 
   it("is not acted on below the plan that has it", () => {

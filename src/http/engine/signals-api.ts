@@ -70,10 +70,12 @@ const signalFields = {
       "never counted as usage (its tokens and cost count nowhere). " +
       "Goal drift: user-prompt and context-switch signals (metadata.prompt, sent by adapters only with --send-prompts) are " +
       "judged against the active goals and the session's context (the files, searches and commands of pre-tool and post-tool " +
-      "signals); after consecutive off-goal prompts the engine adds a goal-drift signal to the session with metadata goal_id, " +
+      "signals); after consecutive off-goal prompts in one session (each session keeps its own streak) the engine adds a " +
+      "goal-drift signal to that session with metadata goal_id, " +
       "goal_description, since (the first off-goal prompt's time), off_goal_prompts, evidence ([{signal_id, prompt}]: the " +
       "off-goal prompts, their first 60 characters), prompt_signal_id, score, method and source \"engine\". A refocus-ack " +
-      "answers it: the streak starts over (so does a goal created or changed)"
+      "answers it: its session's streak starts over (every session's when the refocus-ack's own session is not off-goal, " +
+      "and when a goal is created or changed)"
   }),
   adapter: bounded(100).annotate({ description: "the adapter's name, e.g. claude-code" }),
   session_id: bounded(200).annotate({ description: "the adapter's own session id" }),

@@ -1,0 +1,116 @@
+import { describe, expect, it } from "@effect/vitest"
+import { driftStateOf, maxDriftSessions, sessionStreakOf } from "../../src/domain/drift-fold.ts"
+import { type DriftMethod, driftMethod } from "../../src/domain/drift.ts"
+import type { FoldResult } from "../../src/domain/fold-result.ts"
+import type { LogRecord, SessionTimeoutRecord, SignalRecord } from "../../src/domain/records.ts"
+import { fold } from "../../src/domain/user-fold.ts"
+import { emptyUserState, type UserState } from "../../src/domain/user-state.ts"
+import { goalAt, signalAt } from "../support/log-records.ts"
+
+/**
+ * Goal drift per session (context-3): one user's parallel agents, one on the goal and one on other
+ * work, neither reset nor feed each other's streak, and a drift's evidence is its own session's.
+ */
+let seq = 0
+const at = (second: number) => new Date(Date.parse("2026-11-22T10:00:00.000Z") + second * 1000).toISOString()
+const signal = (session: string, type: SignalRecord["type"], metadata: Record<string, unknown> = {}, method: DriftMethod = driftMethod) =>
+  signalAt({
+    at: Date.parse(at(++seq)),
+    signal_id: `sig_${session}_${seq}`,
+    type,
+    client_session_id: session,
+    metadata: { cwd: "/home/dev/auth-service", ...metadata },
+    drift_method: method
+  })
+const prompt = (session: string, text: string, method?: DriftMethod) => signal(session, "user-prompt", { prompt: text }, method)
+const login = goalAt({ op: "create", ts: at(0), description: "Fix the login bug in the auth service" })
+const onGoal = ["why does the sign-in endpoint return 500 for unicode passwords", "normalize the password before hashing in the login handler",
+  "add a login test with an emoji password", "the sign-in test still fails, check the password hashing"]
+const offGoal = ["write a toast for my sister's wedding, funny but kind", "what's the difference between a roth ira and a traditional one",
+  "recommend some jazz records for a dinner party", "plan a weekend in lisbon for two"]
+
+const foldAll = (records: ReadonlyArray<LogRecord>, start: UserState = emptyUserState) => {
+  let state = start
+  const results: Array<{ record: LogRecord; result: FoldResult }> = []
+  for (const [offset, record] of records.entries()) {
+    const result = fold(state, record, { partition: 0, offset })
+    state = result.state
+    results.push({ record, result })
+  }
+  return { state, results }
+}
+const sessionOf = (run: ReturnType<typeof foldAll>, client: string) =>
+  run.results.find((r) => r.record.kind === "signal" && r.record.client_session_id === client)!.result.sessionId!
+const drifts = (run: ReturnType<typeof foldAll>) =>
+  run.results.flatMap((r) => (r.result.drift && r.record.kind === "signal" ? [{ session: r.record.client_session_id, drift: r.result.drift }] : []))
+
+/** Agent A works on the goal while agent B, started at the same time, goes off it: their prompts alternate. */
+const parallel = (
+  method: DriftMethod = driftMethod
+) => [login, prompt("A", onGoal[0]!, method), prompt("B", onGoal[1]!, method),
+  ...offGoal.slice(0, 3).flatMap((off, i) => [prompt("A", onGoal[i + 1]!, method), prompt("B", off, method)])]
+
+describe("goal drift per session", () => {
+  it("finds the drift of one agent while another works on the goal, with that agent's prompts as evidence", () => {
+    const run = foldAll(parallel())
+    const found = drifts(run)
+    expect(found.map((d) => d.session)).toEqual(["B"])
+    expect(found[0]!.drift.evidence.map((e) => e.prompt)).toEqual(offGoal.slice(0, 3).map((p) => p.slice(0, 60)))
+    expect(found[0]!.drift.evidence.every((e) => e.signal_id.startsWith("sig_B_"))).toBe(true)
+    expect(sessionStreakOf(run.state, "live", sessionOf(run, "A")).streak).toBe(0)
+    expect(sessionStreakOf(run.state, "live", sessionOf(run, "B")).streak).toBe(3)
+  })
+
+  it("replays records stamped context-2 as they were judged: one streak per user, which the other agent resets", () => {
+    expect(drifts(foldAll(parallel("context-2")))).toEqual([])
+  })
+
+  it("lets a refocus-ack answer its own session's drift, or every session's from one that was not off-goal", () => {
+    const both = [login, ...offGoal.slice(0, 2).flatMap((off) => [prompt("A", off), prompt("B", off)])]
+    const start = foldAll(both)
+    const [a, b] = [sessionOf(start, "A"), sessionOf(start, "B")]
+    const own = foldAll([signal("A", "refocus-ack")], start.state)
+    expect([sessionStreakOf(own.state, "live", a).streak, sessionStreakOf(own.state, "live", b).streak]).toEqual([0, 2])
+    const elsewhere = foldAll([signal("C", "refocus-ack")], start.state)
+    expect([sessionStreakOf(elsewhere.state, "live", a).streak, sessionStreakOf(elsewhere.state, "live", b).streak]).toEqual([0, 0])
+    // The streak starts over: two more off-goal prompts in B are no drift.
+    expect(drifts(foldAll([prompt("B", offGoal[2]!), prompt("B", offGoal[3]!)], elsewhere.state))).toEqual([])
+  })
+
+  it("forgets a session's streak when it ends or times out, keeping the user's context", () => {
+    const start = foldAll([login, prompt("A", onGoal[0]!), prompt("B", offGoal[0]!), prompt("C", offGoal[1]!)])
+    const [b, c] = [sessionOf(start, "B"), sessionOf(start, "C")]
+    expect(Object.keys(driftStateOf(start.state, "live").sessions ?? {}).sort()).toEqual([b, c].sort())
+    const ended = foldAll([signal("B", "session-end")], start.state)
+    expect(Object.keys(driftStateOf(ended.state, "live").sessions ?? {})).toEqual([c])
+    const tick: SessionTimeoutRecord = {
+      v: 1,
+      kind: "session-timeout",
+      org_id: "org_1",
+      environment: "live",
+      user_id: "user_a",
+      ts: at(9_999),
+      session_id: c,
+      last_activity_at: ended.state.open[Object.keys(ended.state.open).find((k) => ended.state.open[k]!.id === c)!]!.last_activity_at
+    }
+    const timedOut = foldAll([tick], ended.state)
+    expect(driftStateOf(timedOut.state, "live").sessions).toBeUndefined()
+    expect(driftStateOf(timedOut.state, "live").context).toBe(driftStateOf(start.state, "live").context)
+  })
+
+  it("keeps at most a bounded number of off-goal sessions, dropping the one whose streak began first", () => {
+    const clients = Array.from({ length: maxDriftSessions + 2 }, (_, i) => `agent-${i}`)
+    const run = foldAll([login, ...clients.map((c, i) => prompt(c, offGoal[i % offGoal.length]!))])
+    const kept = driftStateOf(run.state, "live").sessions ?? {}
+    expect(Object.keys(kept).sort()).toEqual(clients.slice(2).map((c) => sessionOf(run, c)).sort())
+  })
+
+  it("does not carry a streak kept per user before context-3 into a session", () => {
+    const before = foldAll([login, prompt("A", offGoal[0]!, "context-2"), prompt("A", offGoal[1]!, "context-2")])
+    expect(driftStateOf(before.state, "live").streak).toBe(2)
+    const after = foldAll([prompt("A", offGoal[2]!)], before.state)
+    expect(drifts(after)).toEqual([])
+    expect(driftStateOf(after.state, "live").streak).toBe(0)
+    expect(sessionStreakOf(after.state, "live", sessionOf(before, "A")).streak).toBe(1)
+  })
+})
