@@ -84,15 +84,22 @@ const promptText = (r: SignalRecord): string | null => {
   return null
 }
 
+/** Whether a method keeps a streak per session (from context-3) rather than per user (and reads Gemini CLI's folders). */
+const perSession = (method: DriftMethod) => method === "context-3"
+
 const pathKeys = /"(?:file_path|notebook_path|path|pattern)"\s*:\s*"([^"]{1,400})"/g
+/** From context-3 also Gemini CLI's folder (`list_directory`, `grep_search`) and older `read_file` keys. */
+const morePathKeys = /"(?:file_path|notebook_path|path|pattern|dir_path|absolute_path)"\s*:\s*"([^"]{1,400})"/g
 
 /** What a tool call touched: its files, its search, its command, the tool's working folder. */
-const touched = (m: SignalRecord["metadata"]): ReadonlyArray<string> => {
+const touched = (m: SignalRecord["metadata"], method: DriftMethod): ReadonlyArray<string> => {
   const out: Array<string> = []
   const cwd = typeof m.cwd === "string" && m.cwd.length > 1 ? `${m.cwd.replace(/\/+$/, "")}/` : undefined
   const input = typeof m.tool_input === "string" ? m.tool_input : m.tool_input !== undefined ? JSON.stringify(m.tool_input) : ""
   // A path inside the working folder counts from there: the folder's own words are the repository's, not the task's.
-  for (const match of input.slice(0, 4000).matchAll(pathKeys)) out.push(cwd && match[1]!.startsWith(cwd) ? match[1]!.slice(cwd.length) : match[1]!)
+  for (const match of input.slice(0, 4000).matchAll(perSession(method) ? morePathKeys : pathKeys)) {
+    out.push(cwd && match[1]!.startsWith(cwd) ? match[1]!.slice(cwd.length) : match[1]!)
+  }
   for (const value of [m.command, m.git_branch]) if (typeof value === "string") out.push(value.slice(0, 1000))
   return out
 }
@@ -110,9 +117,6 @@ export interface DriftStep {
 
 const activeGoals = (state: UserState, environment: Environment): ReadonlyArray<GoalState> =>
   Object.values(state.goals ?? {}).filter((g) => g.environment === environment && g.status === "active")
-
-/** Whether a method keeps a streak per session (from context-3) rather than per user. */
-const perSession = (method: DriftMethod) => method === "context-3"
 
 /** One signal's effect on the user's drift state; `sessionId` is the session the signal is in. */
 export const foldDrift = (state: UserState, r: SignalRecord, settings: DriftSettings, sessionId: string): DriftStep => {
@@ -165,7 +169,7 @@ const foldStreak = (current: DriftState, method: DriftMethod, state: UserState, 
   if (method !== "lexical-1" && (r.type === "pre-tool" || r.type === "post-tool")) {
     // The working folder's own words (the repository's name) are in every path of it: no evidence of a task.
     const repository = typeof r.metadata.cwd === "string" ? evidenceOf([r.metadata.cwd]) : []
-    const stems = evidenceOf(touched(r.metadata)).filter((s) => !repository.includes(s))
+    const stems = evidenceOf(touched(r.metadata, method)).filter((s) => !repository.includes(s))
     if (current.last !== "off-goal") return { state: { ...current, context: withContext(current.context, stems) } }
     // Off-goal, a tool call on the goal's files or terms says the work is back on it.
     if (goalWeightOf(stems, activeGoals(state, r.environment), current.context) < backOnGoal) {

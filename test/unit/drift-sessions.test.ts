@@ -9,7 +9,8 @@ import { goalAt, signalAt } from "../support/log-records.ts"
 
 /**
  * Goal drift per session (context-3): one user's parallel agents, one on the goal and one on other
- * work, neither reset nor feed each other's streak, and a drift's evidence is its own session's.
+ * work, neither reset nor feed each other's streak, and a drift's evidence is its own session's;
+ * and the folders Gemini CLI's tools name count as context.
  */
 let seq = 0
 const at = (second: number) => new Date(Date.parse("2026-11-22T10:00:00.000Z") + second * 1000).toISOString()
@@ -112,5 +113,18 @@ describe("goal drift per session", () => {
     expect(drifts(after)).toEqual([])
     expect(driftStateOf(after.state, "live").streak).toBe(0)
     expect(sessionStreakOf(after.state, "live", sessionOf(before, "A")).streak).toBe(1)
+  })
+})
+
+describe("goal drift's context from every tool's calls", () => {
+  it("counts the folders Gemini CLI lists and searches (dir_path) as the session's context", () => {
+    const listed = (method: DriftMethod) =>
+      foldAll([
+        login,
+        prompt("G", onGoal[0]!, method),
+        signal("G", "post-tool", { tool_name: "list_directory", tool_input: { dir_path: "/home/dev/auth-service/src/ratelimiter" } }, method),
+        prompt("G", "the ratelimiter lockout window is far too short", method)
+      ]).results.at(-1)!.result.judged
+    expect([listed("context-2"), listed(driftMethod)]).toEqual(["off-goal", "on-goal"])
   })
 })
