@@ -46,11 +46,14 @@ export interface Streak {
   readonly last?: "on-goal" | "off-goal"
   /** While off-goal: words of the other work (its prompts and files), space-separated, most recent last. */
   readonly thread?: string
+  /**
+   * The goal the last on-goal prompt was closest to: the user's; from context-3 also a session's
+   * while several goals are active, so that its drift names the goal it was on.
+   */
+  readonly goal_id?: string
 }
 
 export interface DriftState extends Streak {
-  /** The goal the user's last on-goal prompt was closest to. */
-  readonly goal_id?: string
   /** Words of the on-goal work so far, the same way (drift.ts `withContext`). */
   readonly context?: string
   /** From context-3: the streaks of the sessions that are off-goal, by session id; a session not here is on the goal. */
@@ -133,12 +136,20 @@ export const foldDrift = (state: UserState, r: SignalRecord, settings: DriftSett
   const view: DriftState = { ...shared, ...(own ?? none) }
   const step = foldStreak(view, method, state, r, settings)
   if (step.state === view) return { ...step, state: current }
-  const { streak, since, off, last, thread, sessions: _n, ...next } = step.state
+  const { streak, since, off, last, thread, sessions: _n, goal_id, ...next } = step.state
+  // The user's goal is the last one any session was on; with several active, each session keeps its own to name in its drift.
+  const userGoal = goal_id !== view.goal_id ? goal_id : shared.goal_id
+  const ownGoal = goal_id !== undefined && activeGoals(state, r.environment).length > 1 ? { goal_id } : {}
   const others = withoutKey(sessions, sessionId)
   const kept = last === "off-goal"
-    ? capped({ ...others, [sessionId]: { streak, ...(since ? { since } : {}), ...(off ? { off } : {}), last, ...(thread ? { thread } : {}) } })
+    ? capped({ ...others, [sessionId]: { streak, ...(since ? { since } : {}), ...(off ? { off } : {}), last, ...(thread ? { thread } : {}), ...ownGoal } })
+    : "goal_id" in ownGoal
+    ? capped({ ...others, [sessionId]: { streak: 0, ...ownGoal } })
     : others
-  return { ...step, state: { ...next, streak: 0, ...(Object.keys(kept).length > 0 ? { sessions: kept } : {}) } }
+  return {
+    ...step,
+    state: { ...next, ...(userGoal ? { goal_id: userGoal } : {}), streak: 0, ...(Object.keys(kept).length > 0 ? { sessions: kept } : {}) }
+  }
 }
 
 const withoutKey = (streaks: Readonly<Record<string, Streak>> | undefined, key: string): Record<string, Streak> => {

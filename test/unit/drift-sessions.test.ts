@@ -66,6 +66,21 @@ describe("goal drift per session", () => {
     expect(drifts(foldAll(parallel("context-2")))).toEqual([])
   })
 
+  it("names the goal the drifting session was on when parallel agents work on different goals", () => {
+    const billing = goalAt({ op: "create", ts: at(0), goal_id: "goal_billing", description: "Add a CSV export of invoices to the billing page" })
+    const billingWork = ["the invoice csv export needs the tax column", "download the invoices csv from the billing page in the test"]
+    const run = foldAll([
+      login,
+      billing,
+      prompt("B", billingWork[0]!),
+      prompt("A", onGoal[0]!),
+      prompt("B", billingWork[1]!),
+      ...offGoal.slice(0, 3).flatMap((off, i) => [prompt("A", onGoal[i + 1]!), prompt("B", off)])
+    ])
+    expect(drifts(run).map((d) => [d.session, d.drift.goal_id])).toEqual([["B", "goal_billing"]])
+    expect(driftStateOf(run.state, "live").goal_id).toBe("goal_login")
+  })
+
   it("lets a refocus-ack answer its own session's drift, or every session's from one that was not off-goal", () => {
     const both = [login, ...offGoal.slice(0, 2).flatMap((off) => [prompt("A", off), prompt("B", off)])]
     const start = foldAll(both)
