@@ -56,11 +56,14 @@ export interface Streak {
 export interface DriftState extends Streak {
   /** Words of the on-goal work so far, the same way (drift.ts `withContext`). */
   readonly context?: string
-  /** From context-3: the streaks of the sessions that are off-goal, by session id; a session not here is on the goal. */
+  /**
+   * From context-3: the streaks of the sessions that are off-goal, by session id (with several goals
+   * active, also the goal an on-goal session was on); a session not here is on the goal.
+   */
   readonly sessions?: Readonly<Record<string, Streak>>
 }
 
-/** Off-goal sessions a user's drift state keeps at most (the earliest streak goes first): parallel agents, not history. */
+/** Sessions a user's drift state keeps at most (the earliest streak goes first, on-goal ones before any): parallel agents, not history. */
 export const maxDriftSessions = 8
 
 /** Enough of a prompt to recognise it on the timeline; the whole prompt is in its own signal. */
@@ -90,9 +93,10 @@ const promptText = (r: SignalRecord): string | null => {
 /** Whether a method keeps a streak per session (from context-3) rather than per user (and reads Gemini CLI's folders). */
 const perSession = (method: DriftMethod) => method === "context-3"
 
-const pathKeys = /"(?:file_path|notebook_path|path|pattern)"\s*:\s*"([^"]{1,400})"/g
+const pathValues = (keys: string) => new RegExp(`"(?:${keys})"\\s*:\\s*"([^"]{1,400})"`, "g")
+const pathKeys = pathValues("file_path|notebook_path|path|pattern")
 /** From context-3 also Gemini CLI's folder (`list_directory`, `grep_search`) and older `read_file` keys. */
-const morePathKeys = /"(?:file_path|notebook_path|path|pattern|dir_path|absolute_path)"\s*:\s*"([^"]{1,400})"/g
+const morePathKeys = pathValues("file_path|notebook_path|path|pattern|dir_path|absolute_path")
 
 /** What a tool call touched: its files, its search, its command, the tool's working folder. */
 const touched = (m: SignalRecord["metadata"], method: DriftMethod): ReadonlyArray<string> => {
