@@ -1,6 +1,7 @@
 // @ts-check
 import { closeInherited, existsSync, readSync, rmSync } from "./builtins.js"
 import { request } from "./client.js"
+import { goalCommand } from "./goals.js"
 import { runHook, runSettle } from "./hook.js"
 import { readJson, writeJson } from "./json-file.js"
 import { loadSettings, saveSettings, settingsPath } from "./settings.js"
@@ -13,6 +14,8 @@ const usage = `usage: signal-engine-adapter <command>
   doctor [<tool>] [--project]
   hook <tool> [<event>]        (run by the tool itself: the event's JSON on stdin)
   flush                        send what is spooled
+  goal [list | set <description> | done [<id>] | drop [<id>] | refocus]
+                               your goals, and answering a goal drift shown
 tools: ${toolNames.join(", ")}`
 
 /** @returns {{ positional: string[], flags: Record<string, string | true> }} */
@@ -142,6 +145,8 @@ export const main = async (/** @type {string[]} */ argv, env = process.env) => {
       if (tool && event) await runSettle(tool, event, env)
       return 0
     }
+    case "goal":
+      return goalCommand(positional.slice(1), out, err, env)
     case "flush": {
       const result = await flush(loadSettings(env), env)
       if (flags.quiet !== true) {

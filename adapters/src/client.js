@@ -5,7 +5,8 @@ import { exchange } from "./http1.js"
  * @typedef {{ type: string, adapter?: string, session_id: string, metadata?: Record<string, unknown>, idempotency_key: string }} Signal
  *   `adapter` is set by runHook from the tool (a mapping need not repeat it).
  * @typedef {{ ok: boolean, signal_id?: string, session_id?: string, action?: string, message?: string,
- *   rule_id?: string, reason?: string, duplicate?: boolean, error?: { code: string, error: string } }} Result
+ *   rule_id?: string, reason?: string, duplicate?: boolean, error?: { code: string, error: string },
+ *   drift?: import("./goals.js").Drift }} Result
  * @typedef {{ kind: "answered", results: Result[] }
  *   | { kind: "rejected", status: number, code: string, error: string }
  *   | { kind: "unreachable", reason: string, blocked?: Result }} Outcome

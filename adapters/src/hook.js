@@ -1,5 +1,6 @@
 // @ts-check
 import { sendSignals } from "./client.js"
+import { driftWarning, rememberDrift } from "./goals.js"
 import { hookCwd } from "./hook-context.js"
 import { loadSettings, projectIdFor } from "./settings.js"
 import { inBackground, spool, spooledFiles } from "./spool.js"
@@ -70,11 +71,10 @@ export const decide = (
   const pending = results.find((r) => r.action === "pending")
   if (pending) return noVerdict(settings, `${productName} has no verdict yet (pending${pending.reason ? `: ${pending.reason}` : ""})`)
   const warned = results.find((r) => r.action === "warn")
-  if (warned) {
-    return /** @type {Decision} */ ({
-      kind: "warn",
-      message: warned.message ?? `Warning from ${productName} policy${warned.rule_id ? ` (${warned.rule_id})` : ""}`
-    })
+  const drift = driftWarning(results)
+  if (warned || drift) {
+    const rule = warned ? warned.message ?? `Warning from ${productName} policy${warned.rule_id ? ` (${warned.rule_id})` : ""}` : undefined
+    return /** @type {Decision} */ ({ kind: "warn", message: [rule, drift].filter(Boolean).join("\n") })
   }
   return /** @type {Decision} */ ({ kind: "allow" })
 }
@@ -128,6 +128,7 @@ export const runHook = async (
     if (plan.settle) await inBackground(["settle", tool.name, plan.settle], env)
     if (plan.signals.length === 0) return tool.reply({ kind: "allow" }, input, ctx)
     const outcome = await deliver(tool, plan, input, settings, env)
+    if (outcome.kind === "answered") rememberDrift(tool.name, plan.signals, outcome.results, env)
     const decision = decide(outcome, settings)
     if (decision.kind !== "redact") return tool.reply(decision, input, ctx)
     const { redactAsBlock, rewriteReply } = await import("./secrets/rewrite.js")

@@ -7,7 +7,7 @@ import { eventIdFor, type EventRow, type GoalRow, type Position, type SessionRow
 import type { DriftDetected } from "./fold-result.ts"
 import { fold } from "./user-fold.ts"
 import type { FoldSettings, UserState } from "./user-state.ts"
-import { type KnownEvent, type Outcome, retried, stored } from "./verdict.ts"
+import { type KnownEvent, type Outcome, retried, stored, type Verdict } from "./verdict.ts"
 import { type Notice, type OutboxEvent, toOutboxEvent } from "./notices.ts"
 
 /** A record at its place in the log, under its key (the user). */
@@ -153,9 +153,16 @@ export const foldBatch = (
     }
     if (context.notify) { for (const n of result.notices) if (planAllows(record, n)) notices.push(toOutboxEvent(n)) }
     if (record.kind === "signal" && result.sessionId !== undefined) {
-      outcomes.push(judged?.verdict ?? { ok: true, signal_id: record.signal_id, session_id: result.sessionId })
+      const verdict: Verdict = judged?.verdict ?? { ok: true, signal_id: record.signal_id, session_id: result.sessionId }
       if (judged) notices.push(...judged.notices.map(toOutboxEvent))
-      if (result.drift && hasFeature(record, "goal_drift")) drifts.push({ record, drift: result.drift })
+      if (result.drift && hasFeature(record, "goal_drift")) {
+        drifts.push({ record, drift: result.drift })
+        // Told once, to the prompt that completed the streak (a retry of it is not told again: its event keeps the rule's verdict only).
+        const { goal_id, goal, since, off_goal_prompts } = result.drift
+        outcomes.push({ ...verdict, drift: { goal_id, goal, since, off_goal_prompts } })
+      } else {
+        outcomes.push(verdict)
+      }
     }
     if (result.goalOutcome) outcomes.push(result.goalOutcome)
   }

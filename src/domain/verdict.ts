@@ -11,6 +11,18 @@ export interface Verdict {
   readonly message?: string
   /** A retry: the user sent a signal with this idempotency key before; this answers what that one got. */
   readonly duplicate?: true
+  /** The prompt completed an off-goal streak: the goal-drift the engine adds to its session, for the adapter to show. */
+  readonly drift?: DriftNotice
+}
+
+/** A goal drift as the adapter shows it to the person (the signal on the timeline has the evidence too). */
+export interface DriftNotice {
+  readonly goal_id: string
+  /** The goal's description, its first characters. */
+  readonly goal: string
+  /** When the first off-goal prompt of the streak came. */
+  readonly since: string
+  readonly off_goal_prompts: number
 }
 
 /** What a request waits for: the verdict of a signal, or what a goal command came to. */

@@ -139,7 +139,12 @@ describe.each(logVariants())("goals over %s", (_name, logEnv) => {
       goals("POST", "/signals", { type, adapter: "cursor", session_id: "drift", metadata: { prompt: text } }, user).then((r) => r.body)
     const first = await prompt("why does sign-in fail for sso users with a unicode password")
     const offGoal = ["write a haiku about autumn", "what is the capital of peru", "recommend some jazz records"]
-    for (const text of offGoal) await prompt(text)
+    const answers = []
+    for (const text of offGoal) answers.push(await prompt(text))
+    // The prompt that completes the streak is answered with the drift, for the adapter to show the person.
+    expect(first.drift).toBeUndefined()
+    expect(answers.slice(0, 2).map((a) => a.drift)).toEqual([undefined, undefined])
+    expect(answers[2]).toMatchObject({ ok: true, signal_id: expect.any(String) })
     const drifted = async (count: number) =>
       (await waitFor(
         async () => (await goals("GET", `/sessions/${first.session_id}`, undefined, user)).body,
@@ -159,6 +164,12 @@ describe.each(logVariants())("goals over %s", (_name, logEnv) => {
       prompt_signal_id: prompts[3].id,
       method: "context-3",
       source: "engine"
+    })
+    expect(answers[2].drift).toEqual({
+      goal_id: goal.id,
+      goal: "Fix the login bug in the authentication service",
+      since: prompts[1].timestamp,
+      off_goal_prompts: 3
     })
     // The user answers it: a refocus-ack starts the streak over, so two more off-goal prompts are no drift...
     await prompt("", "refocus-ack")
@@ -232,8 +243,12 @@ describe.each(logVariants())("goals over %s", (_name, logEnv) => {
     const send = (metadata: Record<string, unknown>, type = "user-prompt") =>
       goals("POST", "/signals", { type, adapter: "cursor", session_id: "dev", metadata }, key).then((r) => r.body)
     const first = await send({ prompt: "write a haiku about autumn", tokens_in: 100 })
-    for (const tokens of [100, 100, 100, 100]) await send({ prompt: "what is the capital of peru", tokens_in: tokens })
+    const answers = []
+    for (const tokens of [100, 100, 100, 100]) answers.push(await send({ prompt: "what is the capital of peru", tokens_in: tokens }))
     await send({ prompt: "recommend some jazz records", tokens_in: 5000 })
+    // Nor told to the adapter (the third off-goal prompt is answered with the drift on the plans that have it).
+    expect(answers.map((a) => a.drift)).toEqual([undefined, undefined, undefined, undefined])
+    expect(answers[1]).toMatchObject({ ok: true })
     // Checks that something does not happen, so it waits: a drift signal would be appended right
     // after its batch and projected a batch later (the drift test above sees it well within 1 s).
     await new Promise((r) => setTimeout(r, 1_000))

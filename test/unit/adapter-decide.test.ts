@@ -53,4 +53,16 @@ describe("the adapter's decision", () => {
     expect(decide({ ...outcome, blocked: { ok: false, action: "block", rule_id: "rule_1" } }, settings("open")))
       .toEqual({ kind: "block", message: "Blocked by signal-engine policy (rule_1)" })
   })
+
+  it("a goal drift in the answers is shown as a warning, beside a rule's; a block still wins", () => {
+    const since = new Date(2026, 10, 29, 9, 5).toISOString()
+    const drift = { goal_id: "goal_1", goal: "Fix the login bug", since, off_goal_prompts: 3 }
+    const shown = "goal drift: the last 3 prompts look unrelated to your goal “Fix the login bug” (since 09:05). " +
+      "Still on it: signal-engine-adapter goal refocus. Moved on: signal-engine-adapter goal set '<what you work on now>'"
+    expect(decide(answered({ ok: true, signal_id: "sig_1", drift }), settings("open"))).toEqual({ kind: "warn", message: shown })
+    expect(decide(answered({ ok: true, signal_id: "sig_1", action: "warn", message: "careful", drift }), settings("open")))
+      .toEqual({ kind: "warn", message: `careful\n${shown}` })
+    expect(decide(answered({ ok: true, signal_id: "sig_1", drift }, { ok: false, signal_id: "sig_2", action: "block", message: "no" }), settings("open")))
+      .toEqual({ kind: "block", message: "no" })
+  })
 })

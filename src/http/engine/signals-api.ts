@@ -147,6 +147,18 @@ export const SignalAccepted = Schema.Struct({
     Schema.Literal(true).annotate({
       description: "the signal's idempotency key was used before: this answers what that signal got, and nothing was counted again"
     })
+  ),
+  drift: Schema.optional(
+    Schema.Struct({
+      goal_id: Schema.String,
+      goal: Schema.String.annotate({ description: "the goal's description (its first 200 characters)" }),
+      since: Schema.String.annotate({ description: "when the streak's first off-goal prompt came (ISO 8601)" }),
+      off_goal_prompts: Schema.Number.annotate({ description: "the off-goal prompts in a row" })
+    }).annotate({
+      description: "extension: this prompt completed an off-goal streak, and the engine added a goal-drift signal to its " +
+        "session (its metadata has the evidence): the adapter shows the person which goal, since when. Only on the " +
+        "answer to that prompt, not on a retry of it (duplicate: true) nor with action pending"
+    })
   )
 })
 
