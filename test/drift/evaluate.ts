@@ -97,8 +97,11 @@ export interface JudgedPrompt {
 
 export interface SessionOutcome {
   readonly goal: string
-  /** beside-work and beside-drift: the goal's work and the drifted session, run by one user at once (parallel agents). */
-  readonly session: "work" | "aside" | "drifted" | "beside-work" | "beside-drift"
+  /**
+   * beside-work and beside-drift: the goal's work and the drifted session, run by one user at once (parallel agents);
+   * later-drift: the other work alone, in a new session after a session of the goal's work (drifted from its first prompt).
+   */
+  readonly session: "work" | "aside" | "drifted" | "beside-work" | "beside-drift" | "later-drift"
   /** Drift signals the session got. */
   readonly fired: number
   /** For drifted: the prompt of the drift thread (1-based) at which the first drift fired. */
@@ -133,6 +136,11 @@ export const evaluate = (goals: ReadonlyArray<CorpusGoal>, options: Options = {}
     const work = run(recordsOf(goal, goal.work, `${goal.id}:work`, stamp), settings, set)
     for (const r of work.results.filter(prompted)) prompts.push({ goal: goal.id, prompt: textOf(r), expected: "on-goal", where: "work", got: judgementOf(r.result) })
     sessions.push({ goal: goal.id, session: "work", fired: work.results.filter((r) => r.result.drift).length })
+
+    // The next session is other work: the user's context is the whole of the goal's work.
+    const later = run(recordsOf(goal, goal.drift, `${goal.id}:later`, stamp), settings, work.state).results
+    const laterAt = later.filter(prompted).findIndex((r) => r.result.drift)
+    sessions.push({ goal: goal.id, session: "later-drift", fired: later.filter((r) => r.result.drift).length, ...(laterAt >= 0 ? { firedAt: laterAt + 1 } : {}) })
 
     const half = firstHalf(goal.work)
     const rest = goal.work.slice(half.length)
@@ -188,6 +196,7 @@ export const figures = (prompts: ReadonlyArray<JudgedPrompt>, sessions: Readonly
   const drifted = sessions.filter((s) => s.session === "drifted")
   const besideWork = sessions.filter((s) => s.session === "beside-work")
   const besideDrift = sessions.filter((s) => s.session === "beside-drift")
+  const laterDrift = sessions.filter((s) => s.session === "later-drift")
   return {
     on_goal_prompts: on.length,
     on_goal_called_off: ratio(on.filter((p) => p.got === "off-goal").length, on.length),
@@ -202,6 +211,7 @@ export const figures = (prompts: ReadonlyArray<JudgedPrompt>, sessions: Readonly
     drift_found_at_all: ratio(drifted.filter((s) => s.firedAt !== undefined).length, drifted.length),
     parallel_drift_found_within_3: ratio(besideDrift.filter((s) => s.firedAt !== undefined && s.firedAt <= 3).length, besideDrift.length),
     parallel_work_drift_fired: ratio(besideWork.filter((s) => s.fired > 0).length, besideWork.length),
+    new_session_drift_found_within_3: ratio(laterDrift.filter((s) => s.firedAt !== undefined && s.firedAt <= 3).length, laterDrift.length),
     parallel_drifts_with_foreign_evidence: [...besideWork, ...besideDrift].reduce((n, s) => n + (s.foreign ?? 0), 0)
   }
 }

@@ -39,6 +39,12 @@ describe("the goal-drift corpus", () => {
       .toEqual({ found: true, false_drift: true })
   })
 
+  it("finds other work in a new session after a session of the goal's work no less often than when first measured", () => {
+    // 76.2% on the development goals when this session kind was added, under the 80% target: the
+    // user's context then holds the whole of the goal's work, whose area words the other work shares.
+    expect(evaluate(development).figures.new_session_drift_found_within_3).toBeGreaterThanOrEqual(0.762)
+  })
+
   it("gives every drift its own session's prompts as evidence, on every set", () => {
     const foreign = [development, held, wide, fresh, freshTwo].map((goals) => evaluate(goals).figures.parallel_drifts_with_foreign_evidence)
     expect(foreign).toEqual([0, 0, 0, 0, 0])
@@ -47,13 +53,14 @@ describe("the goal-drift corpus", () => {
   // Floors: each set's figures when it was written or first measured (docs/benchmarks.md); a change may only improve them.
   // The held-out goals were written after context-2 was settled; the wide ones are development material for placing
   // thresholds; both fresh sets are only measured on, never tuned on (the second written blind to the detector).
-  // The last two: found within 3 prompts and false drifts while another agent of the user's works on the goal.
+  // Then: found within 3 prompts and false drifts while another agent of the user's works on the goal; the last,
+  // found within 3 prompts when the other work is a new session after a session of the goal's work.
   it.each([
-    { set: "held-out", goals: held, floor: [0.178, 0.706, 0.1, 0.4, 0.4, 0.1] },
-    { set: "wide", goals: wide, floor: [0.082, 0.492, 0.031, 0.438, 0.25, 0] },
-    { set: "fresh held-out", goals: fresh, floor: [0.333, 0.66, 0.208, 0.333, 0.333, 0.167] },
-    { set: "second fresh held-out", goals: freshTwo, floor: [0.225, 0.485, 0.083, 0.25, 0.083, 0.083] }
-  ])("does no worse than it did on the $set goals", ({ goals, floor: [calledOff, recall, falseDrift, found, parallelFound, parallelFalse] }) => {
+    { set: "held-out", goals: held, floor: [0.178, 0.706, 0.1, 0.4, 0.4, 0.1, 0.3] },
+    { set: "wide", goals: wide, floor: [0.082, 0.492, 0.031, 0.438, 0.25, 0, 0.313] },
+    { set: "fresh held-out", goals: fresh, floor: [0.333, 0.66, 0.208, 0.333, 0.333, 0.167, 0.333] },
+    { set: "second fresh held-out", goals: freshTwo, floor: [0.225, 0.485, 0.083, 0.25, 0.083, 0.083, 0.333] }
+  ])("does no worse than it did on the $set goals", ({ goals, floor: [calledOff, recall, falseDrift, found, parallelFound, parallelFalse, laterFound] }) => {
     const { figures } = evaluate(goals)
     expect({
       called_off: figures.on_goal_called_off <= calledOff!,
@@ -61,8 +68,9 @@ describe("the goal-drift corpus", () => {
       false_drift: figures.on_goal_sessions_drift_fired <= falseDrift!,
       found: figures.drift_found_within_3 >= found!,
       parallel_found: figures.parallel_drift_found_within_3 >= parallelFound!,
-      parallel_false_drift: figures.parallel_work_drift_fired <= parallelFalse!
-    }).toEqual({ called_off: true, recall: true, false_drift: true, found: true, parallel_found: true, parallel_false_drift: true })
+      parallel_false_drift: figures.parallel_work_drift_fired <= parallelFalse!,
+      new_session_found: figures.new_session_drift_found_within_3 >= laterFound!
+    }).toEqual({ called_off: true, recall: true, false_drift: true, found: true, parallel_found: true, parallel_false_drift: true, new_session_found: true })
   })
 
   it("judges records accepted before context-2 as they were judged then (lexical-1)", () => {
