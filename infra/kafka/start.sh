@@ -10,6 +10,8 @@
 #   KAFKA_DATA_DIR         broker state, config, pid, log   (default <repo>/.data/kafka)
 #   KAFKA_PORT             client listener on 127.0.0.1   (default 9092)
 #   KAFKA_CONTROLLER_PORT  KRaft controller listener on 127.0.0.1   (default 9093)
+#   KAFKA_ADVERTISED_PORT  the port clients are told to connect to   (default KAFKA_PORT;
+#                          another one puts a proxy in front, as a test of cut connections does)
 #   KAFKA_START_TIMEOUT    seconds to wait for readiness   (default 120)
 #   KAFKA_HEAP_OPTS        JVM heap flags   (default "-Xms256m -Xmx1g")
 set -euo pipefail
@@ -30,6 +32,7 @@ MARKER="$VERSION_DIR/libs.pom.xml"
 DATA_DIR="${KAFKA_DATA_DIR:-$REPO_DIR/.data/kafka}"
 PORT="${KAFKA_PORT:-9092}"
 CONTROLLER_PORT="${KAFKA_CONTROLLER_PORT:-9093}"
+ADVERTISED_PORT="${KAFKA_ADVERTISED_PORT:-$PORT}"
 TIMEOUT="${KAFKA_START_TIMEOUT:-120}"
 HEAP_OPTS="${KAFKA_HEAP_OPTS:--Xms256m -Xmx1g}"
 HOST=127.0.0.1
@@ -200,7 +203,7 @@ process.roles=broker,controller
 node.id=1
 controller.quorum.voters=1@$HOST:$CONTROLLER_PORT
 listeners=PLAINTEXT://$HOST:$PORT,CONTROLLER://$HOST:$CONTROLLER_PORT
-advertised.listeners=PLAINTEXT://$HOST:$PORT
+advertised.listeners=PLAINTEXT://$HOST:$ADVERTISED_PORT
 listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
 inter.broker.listener.name=PLAINTEXT
 controller.listener.names=CONTROLLER

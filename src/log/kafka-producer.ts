@@ -1,5 +1,5 @@
 import { Clock, Duration, Effect } from "effect"
-import { Partitioners, type RecordMetadata } from "kafkajs"
+import { Partitioners, type Producer, type RecordMetadata } from "kafkajs"
 import type { LogRecord } from "../domain/records.ts"
 import { batchedAppend } from "./batched-append.ts"
 import type { BrokerWatch } from "./broker-watch.ts"
@@ -83,23 +83,40 @@ const makeLane = ({ kafka, settings }: KafkaClient, local: LocalRecords, watch: 
     const { topic, partitions } = settings
     // One send in flight (the batcher's) and maxInFlightRequests 1: kafkajs's idempotent
     // producer keeps per-partition sequence numbers and only that keeps them in order.
-    const producer = kafka.producer({
-      idempotent: true,
-      maxInFlightRequests: 1,
-      allowAutoTopicCreation: false,
-      // Only consulted for records without a partition, which we never send; naming it
-      // silences kafkajs's warning about its v2 default.
-      createPartitioner: Partitioners.DefaultPartitioner
+    const newProducer = () =>
+      kafka.producer({
+        idempotent: true,
+        maxInFlightRequests: 1,
+        allowAutoTopicCreation: false,
+        // Only consulted for records without a partition, which we never send; naming it
+        // silences kafkajs's warning about its v2 default.
+        createPartitioner: Partitioners.DefaultPartitioner
+      })
+    const connect = (p: Producer) => Effect.tryPromise({ try: () => p.connect(), catch: unavailable("connecting the producer") })
+    let producer = newProducer()
+    yield* Effect.acquireRelease(connect(producer), () => Effect.promise(() => producer.disconnect().catch(() => undefined)))
+    // After a failed send the producer's sequence numbers cannot be trusted: kafkajs takes a
+    // batch's numbers back when its request fails, also when the broker wrote it (a response lost
+    // to a cut connection), and then gives the next records those numbers again. The broker takes
+    // that batch for a retry: of the same length it answers the old offsets and writes nothing;
+    // of another length it refuses every send (OUT_OF_ORDER_SEQUENCE_NUMBER) for good. A new
+    // producer (a new producer id) starts its numbers afresh; what was in flight is the callers'
+    // to send again under their idempotency keys, as with any unknown outcome.
+    let suspect = false
+    const fresh = Effect.gen(function*() {
+      const old = producer
+      yield* Effect.promise(() => old.disconnect().catch(() => undefined))
+      const next = newProducer()
+      yield* connect(next).pipe(Effect.mapError((e) => new LogUnavailable({ message: e.message, notWritten: true })))
+      producer = next
+      suspect = false
     })
-    yield* Effect.acquireRelease(
-      Effect.tryPromise({ try: () => producer.connect(), catch: unavailable("connecting the producer") }),
-      () => Effect.promise(() => producer.disconnect().catch(() => undefined))
-    )
 
     const write = (records: ReadonlyArray<LogRecord>) =>
       Effect.gen(function*() {
         // Queued behind a send that the outage held: its callers were answered; send nothing.
         if (watch.isDown()) return yield* refused(watch)
+        if (suspect) yield* fresh
         const placed = records.map((r) => partitionForKey(r.user_id, partitions))
         const values = records.map(serializeRecord)
         const sent: ReadonlyArray<RecordMetadata> = yield* Effect.tryPromise({
@@ -115,7 +132,10 @@ const makeLane = ({ kafka, settings }: KafkaClient, local: LocalRecords, watch: 
                 }))
               }]
             }),
-          catch: unavailable("append")
+          catch: (e) => {
+            suspect = true
+            return unavailable("append")(e)
+          }
         })
         // kafkajs sends each partition's records, in input order, as one record batch; the broker
         // answers its base offset, so the i-th record of a partition is at base + i. An idempotent
@@ -124,6 +144,7 @@ const makeLane = ({ kafka, settings }: KafkaClient, local: LocalRecords, watch: 
         for (const m of sent) {
           if (m.errorCode !== 0 || m.baseOffset === undefined) {
             // The broker answered this partition's records with an error: not written.
+            suspect = true
             return yield* new LogUnavailable({ message: `KafkaLog: append to partition ${m.partition} failed (${m.errorCode})`, notWritten: true })
           }
           base.set(m.partition, Number(m.baseOffset))

@@ -19,12 +19,14 @@ export interface OwnKafka {
   readonly remove: () => Promise<void>
 }
 
-export const startOwnKafka = async (): Promise<OwnKafka> => {
+/** `port`: the broker's listener (a free one by default); `advertisedPort`: where clients are sent (a proxy's). */
+export const startOwnKafka = async (options: { readonly port?: number; readonly advertisedPort?: number } = {}): Promise<OwnKafka> => {
   const dir = mkdtempSync(join(tmpdir(), "se-own-kafka-"))
   const env = {
     ...process.env,
     KAFKA_DATA_DIR: dir,
-    KAFKA_PORT: String(await freePort()),
+    KAFKA_PORT: String(options.port ?? await freePort()),
+    ...(options.advertisedPort ? { KAFKA_ADVERTISED_PORT: String(options.advertisedPort) } : {}),
     KAFKA_CONTROLLER_PORT: String(await freePort()),
     KAFKA_HEAP_OPTS: "-Xms128m -Xmx512m"
   }
@@ -32,7 +34,7 @@ export const startOwnKafka = async (): Promise<OwnKafka> => {
   const stop = async () => void (await run("bash", [join(infra, "stop.sh")], { env }))
   await start()
   return {
-    brokers: `127.0.0.1:${env.KAFKA_PORT}`,
+    brokers: `127.0.0.1:${options.advertisedPort ?? env.KAFKA_PORT}`,
     start,
     stop,
     remove: async () => {
