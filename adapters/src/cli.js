@@ -14,7 +14,7 @@ const usage = `usage: signal-engine-adapter <command>
   doctor [<tool>] [--project]
   hook <tool> [<event>]        (run by the tool itself: the event's JSON on stdin)
   flush                        send what is spooled
-  goal [list | set <description> | done [<id>] | drop [<id>] | refocus]
+  goal [list | set <description> | done [<id>] | drop [<id>] | refocus | not-drift]
                                your goals, and answering a goal drift shown
 tools: ${toolNames.join(", ")}`
 

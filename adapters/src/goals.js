@@ -30,7 +30,8 @@ export const driftWarning = (/** @type {import("./client.js").Result[]} */ resul
   if (!drift) return undefined
   // No ASCII double quotes: a tool may show the message JSON-escaped.
   return `goal drift: the last ${drift.off_goal_prompts} prompts look unrelated to your goal “${drift.goal}” (since ${clock(drift.since)}). ` +
-    `Still on it: ${commandName} goal refocus. Moved on: ${commandName} goal set '<what you work on now>'`
+    `Back to it: ${commandName} goal refocus. It was the goal's work: ${commandName} goal not-drift. ` +
+    `Moved on: ${commandName} goal set '<what you work on now>'`
 }
 
 /** Keeps the last drift an event was answered with (its tool and session), for `goal refocus`; never fails the hook. */
@@ -63,7 +64,8 @@ const usage = `usage: ${commandName} goal [list]
   goal set <description>          a new active goal (the work you are about to do)
   goal done [<id>]                 the goal is completed (the only active one when no id)
   goal drop [<id>]                 the goal is abandoned
-  goal refocus                     answer the last goal drift shown: you are back on the goal`
+  goal refocus                     answer the last goal drift shown: you are back on the goal
+  goal not-drift                   answer it: those prompts were the goal's work (they count as its words from now on)`
 
 /**
  * `goal …`: the user's goals through the engine API with the adapter's license key. Answers the
@@ -136,24 +138,21 @@ export const goalCommand = async (
       out(`${changed.goal.id}  ${changed.goal.status}  ${changed.goal.description}`)
       return 0
     }
-    case "refocus": {
+    case "refocus":
+    case "not-drift": {
       const drift = readDrift(env)
       if (!drift) {
         err(`${commandName}: no goal drift to answer (none was shown here)`)
         return 1
       }
-      const key = newKey()
-      const sent = await call("POST", "/signals", {
-        type: "refocus-ack",
-        adapter: drift.tool,
-        session_id: drift.session_id,
-        metadata: { goal_id: drift.goal_id }
-      }, {
-        "idempotency-key": key
+      // Into the session that drifted, so that it answers that session's streak and shows on its timeline.
+      const metadata = { goal_id: drift.goal_id, ...(verb === "not-drift" ? { on_goal: true } : {}) }
+      const sent = await call("POST", "/signals", { type: "refocus-ack", adapter: drift.tool, session_id: drift.session_id, metadata }, {
+        "idempotency-key": newKey()
       })
       if (!sent) return 1
       rmSync(driftPath(env), { force: true })
-      out(`back on "${drift.goal}": the drift is answered`)
+      out(verb === "not-drift" ? `noted: that was work on "${drift.goal}"` : `back on "${drift.goal}": the drift is answered`)
       return 0
     }
     default:

@@ -91,7 +91,7 @@ const promptText = (r: SignalRecord): string | null => {
 }
 
 /** Whether a method keeps a streak per session (from context-3) rather than per user (and reads Gemini CLI's folders). */
-const perSession = (method: DriftMethod) => method === "context-3"
+const perSession = (method: DriftMethod) => method === "context-3" || method === "context-4"
 
 const pathValues = (keys: string) => new RegExp(`"(?:${keys})"\\s*:\\s*"([^"]{1,400})"`, "g")
 const pathKeys = pathValues("file_path|notebook_path|path|pattern")
@@ -180,7 +180,12 @@ export const afterSessionEnd = (state: UserState, environment: Environment, sess
 
 /** One signal's effect on a streak and the context: the user's whole drift state, or a session's view of it. */
 const foldStreak = (current: DriftState, method: DriftMethod, state: UserState, r: SignalRecord, settings: DriftSettings): DriftStep => {
-  if (r.type === "refocus-ack") return { state: ended(current, method === "lexical-1" ? undefined : "on-goal") }
+  if (r.type === "refocus-ack") {
+    const answered = ended(current, method === "lexical-1" ? undefined : "on-goal")
+    // From context-4: the user says the drift was wrong, so the other work's words are the goal's.
+    if (method !== "context-4" || r.metadata.on_goal !== true || !current.thread) return { state: answered }
+    return { state: { ...answered, context: withContext(current.context, current.thread.split(" ")) } }
+  }
   if (method !== "lexical-1" && (r.type === "pre-tool" || r.type === "post-tool")) {
     // The working folder's own words (the repository's name) are in every path of it: no evidence of a task.
     const repository = typeof r.metadata.cwd === "string" ? evidenceOf([r.metadata.cwd]) : []

@@ -74,6 +74,25 @@ export const run = (records: ReadonlyArray<LogRecord>, settings: FoldSettings, f
   return { state, results }
 }
 
+/**
+ * `run`, with the user answering each drift at once: a refocus-ack saying the drift was wrong (its
+ * prompts were the goal's work, `on_goal: true`), as `signal-engine-adapter goal not-drift` sends it.
+ */
+export const runAnswering = (records: ReadonlyArray<SignalRecord>, settings: FoldSettings, from: UserState): Run => {
+  const answered: Array<LogRecord> = []
+  let state = from
+  const results: Array<{ record: LogRecord; result: FoldResult }> = []
+  for (const record of records) {
+    for (const r of [record, ...answered.splice(0)]) {
+      const result = fold(state, r, { partition: 0, offset: results.length }, settings)
+      state = result.state
+      results.push({ record: r, result })
+      if (result.drift) answered.push({ ...record, signal_id: `${record.signal_id}_answer`, type: "refocus-ack", metadata: { on_goal: true } })
+    }
+  }
+  return { state, results }
+}
+
 /** The steps of the work up to the middle: its first half of prompts and their tool calls. */
 export const firstHalf = (work: ReadonlyArray<Step>): ReadonlyArray<Step> => {
   const prompts = work.filter(isPrompt).length
@@ -101,7 +120,12 @@ export interface SessionOutcome {
    * beside-work and beside-drift: the goal's work and the drifted session, run by one user at once (parallel agents);
    * later-drift: the other work alone, in a new session after a session of the goal's work (drifted from its first prompt).
    */
-  readonly session: "work" | "aside" | "drifted" | "beside-work" | "beside-drift" | "later-drift"
+  readonly session: "work" | "aside" | "drifted" | "beside-work" | "beside-drift" | "later-drift" | "answered-work" | "work-again" | "unanswered-again"
+  /**
+   * A work session with a false drift, its prompts after the drift: answered-work, the user answered it as the goal's
+   * work; work, unanswered. work-again and unanswered-again: the same work in a new session after either.
+   */
+  readonly afterDrift?: { readonly prompts: number; readonly calledOff: number }
   /** Drift signals the session got. */
   readonly fired: number
   /** For drifted: the prompt of the drift thread (1-based) at which the first drift fired. */
@@ -136,6 +160,22 @@ export const evaluate = (goals: ReadonlyArray<CorpusGoal>, options: Options = {}
     const work = run(recordsOf(goal, goal.work, `${goal.id}:work`, stamp), settings, set)
     for (const r of work.results.filter(prompted)) prompts.push({ goal: goal.id, prompt: textOf(r), expected: "on-goal", where: "work", got: judgementOf(r.result) })
     sessions.push({ goal: goal.id, session: "work", fired: work.results.filter((r) => r.result.drift).length })
+
+    if (work.results.some((r) => r.result.drift)) {
+      // A false drift: the rest of the session and the same work in a new session, unanswered and answered as the goal's work.
+      const afterDrift = (results: Run["results"]) => {
+        const after = results.slice(results.findIndex((r) => r.result.drift) + 1).filter(prompted)
+        return { prompts: after.length, calledOff: after.filter((r) => r.result.judged === "off-goal").length }
+      }
+      const answered = runAnswering(recordsOf(goal, goal.work, `${goal.id}:answered`, stamp), settings, set)
+      const fired = (from: UserState, session: string) =>
+        run(recordsOf(goal, goal.work, `${goal.id}:${session}`, stamp), settings, from).results.filter((r) => r.result.drift).length
+      sessions.push(
+        { goal: goal.id, session: "answered-work", fired: answered.results.filter((r) => r.result.drift).length, afterDrift: afterDrift(answered.results) },
+        { goal: goal.id, session: "work-again", fired: fired(answered.state, "again") },
+        { goal: goal.id, session: "unanswered-again", fired: fired(work.state, "unanswered-again"), afterDrift: afterDrift(work.results) }
+      )
+    }
 
     // The next session is other work: the user's context is the whole of the goal's work.
     const later = run(recordsOf(goal, goal.drift, `${goal.id}:later`, stamp), settings, work.state).results
@@ -197,6 +237,13 @@ export const figures = (prompts: ReadonlyArray<JudgedPrompt>, sessions: Readonly
   const besideWork = sessions.filter((s) => s.session === "beside-work")
   const besideDrift = sessions.filter((s) => s.session === "beside-drift")
   const laterDrift = sessions.filter((s) => s.session === "later-drift")
+  const afterDrift = (kind: SessionOutcome["session"]) => sessions.flatMap((s) => (s.session === kind && s.afterDrift ? [s.afterDrift] : []))
+  const calledOff = (a: ReadonlyArray<{ readonly prompts: number; readonly calledOff: number }>) =>
+    ratio(a.reduce((n, x) => n + x.calledOff, 0), a.reduce((n, x) => n + x.prompts, 0))
+  const againFired = (kind: SessionOutcome["session"]) => {
+    const again = sessions.filter((s) => s.session === kind)
+    return ratio(again.filter((s) => s.fired > 0).length, again.length)
+  }
   return {
     on_goal_prompts: on.length,
     on_goal_called_off: ratio(on.filter((p) => p.got === "off-goal").length, on.length),
@@ -212,6 +259,11 @@ export const figures = (prompts: ReadonlyArray<JudgedPrompt>, sessions: Readonly
     parallel_drift_found_within_3: ratio(besideDrift.filter((s) => s.firedAt !== undefined && s.firedAt <= 3).length, besideDrift.length),
     parallel_work_drift_fired: ratio(besideWork.filter((s) => s.fired > 0).length, besideWork.length),
     new_session_drift_found_within_3: ratio(laterDrift.filter((s) => s.firedAt !== undefined && s.firedAt <= 3).length, laterDrift.length),
+    work_sessions_with_false_drift: afterDrift("answered-work").length,
+    after_false_drift_called_off: calledOff(afterDrift("unanswered-again")),
+    after_false_drift_new_session_drift_fired: againFired("unanswered-again"),
+    answered_called_off: calledOff(afterDrift("answered-work")),
+    answered_new_session_drift_fired: againFired("work-again"),
     parallel_drifts_with_foreign_evidence: [...besideWork, ...besideDrift].reduce((n, s) => n + (s.foreign ?? 0), 0)
   }
 }

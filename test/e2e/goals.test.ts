@@ -162,7 +162,7 @@ describe.each(logVariants())("goals over %s", (_name, logEnv) => {
       off_goal_prompts: 3,
       evidence: prompts.slice(1).map((p: { id: string; metadata: { prompt: string } }) => ({ signal_id: p.id, prompt: p.metadata.prompt })),
       prompt_signal_id: prompts[3].id,
-      method: "context-3",
+      method: "context-4",
       source: "engine"
     })
     expect(answers[2].drift).toEqual({
@@ -180,6 +180,26 @@ describe.each(logVariants())("goals over %s", (_name, logEnv) => {
     const after = await drifted(2)
     const second = after.filter((s: { type: string }) => s.type === "goal-drift")[1]
     expect(second.metadata.evidence.map((e: { prompt: string }) => e.prompt)).toEqual(offGoal)
+  })
+
+  it("takes a drift answered as the goal's work (refocus-ack with on_goal) as the goal's words from then on", async () => {
+    const user = await anotherUser()
+    await goals("POST", "/goals", { description: "Add two-factor authentication to the admin console" }, user)
+    const send = (type: string, metadata: Record<string, unknown>) =>
+      goals("POST", "/signals", { type, adapter: "claude-code", session_id: "totp", metadata }, user).then((r) => r.body)
+    // The goal's work, in words the goal does not have.
+    const work = ["generate a secret and return an otpauth:// url for the qr code", "store the secret encrypted with the existing kms helper",
+      "10 recovery codes, hashed, shown once"]
+    const answers = []
+    for (const prompt of work) answers.push(await send("user-prompt", { prompt }))
+    expect(answers.map((a) => a.drift !== undefined)).toEqual([false, false, true])
+    expect((await send("refocus-ack", { on_goal: true })).ok).toBe(true)
+    const more = ["render the qr code on the settings page", "recovery codes should be single use", "rotate the kms key of the stored secrets"]
+    const after = []
+    for (const prompt of more) after.push(await send("user-prompt", { prompt }))
+    expect(after.map((a) => a.drift)).toEqual([undefined, undefined, undefined])
+    const timeline = (await goals("GET", `/sessions/${answers[0].session_id}`, undefined, user)).body.signals
+    expect(timeline.filter((s: { type: string }) => s.type === "refocus-ack").map((s: { metadata: unknown }) => s.metadata)).toEqual([{ on_goal: true }])
   })
 
   it("judges drift per session: a second agent working on the goal meanwhile neither resets it nor lends it evidence", async () => {

@@ -58,7 +58,8 @@ describe("the adapter's decision", () => {
     const since = new Date(2026, 10, 29, 9, 5).toISOString()
     const drift = { goal_id: "goal_1", goal: "Fix the login bug", since, off_goal_prompts: 3 }
     const shown = "goal drift: the last 3 prompts look unrelated to your goal “Fix the login bug” (since 09:05). " +
-      "Still on it: signal-engine-adapter goal refocus. Moved on: signal-engine-adapter goal set '<what you work on now>'"
+      "Back to it: signal-engine-adapter goal refocus. It was the goal's work: signal-engine-adapter goal not-drift. " +
+      "Moved on: signal-engine-adapter goal set '<what you work on now>'"
     expect(decide(answered({ ok: true, signal_id: "sig_1", drift }), settings("open"))).toEqual({ kind: "warn", message: shown })
     expect(decide(answered({ ok: true, signal_id: "sig_1", action: "warn", message: "careful", drift }), settings("open")))
       .toEqual({ kind: "warn", message: `careful\n${shown}` })

@@ -45,6 +45,15 @@ describe("the goal-drift corpus", () => {
     expect(evaluate(development).figures.new_session_drift_found_within_3).toBeGreaterThanOrEqual(0.762)
   })
 
+  it("does not call the same work off again once the user answered its false drift as the goal's work", () => {
+    // Development and wide work sessions have no false drift; the unseen sets' have (4 in all).
+    const f = evaluate([...held, ...fresh, ...freshTwo]).figures
+    expect(f.work_sessions_with_false_drift).toBeGreaterThanOrEqual(4)
+    expect({ calledOff: f.answered_called_off < f.after_false_drift_called_off, again: f.answered_new_session_drift_fired })
+      .toEqual({ calledOff: true, again: 0 })
+    expect(f.after_false_drift_new_session_drift_fired).toBeGreaterThan(0)
+  })
+
   it("gives every drift its own session's prompts as evidence, on every set", () => {
     const foreign = [development, held, wide, fresh, freshTwo].map((goals) => evaluate(goals).figures.parallel_drifts_with_foreign_evidence)
     expect(foreign).toEqual([0, 0, 0, 0, 0])

@@ -75,7 +75,8 @@ const signalFields = {
       "goal_description, since (the first off-goal prompt's time), off_goal_prompts, evidence ([{signal_id, prompt}]: the " +
       "off-goal prompts, their first 60 characters), prompt_signal_id, score, method and source \"engine\". A refocus-ack " +
       "answers it: its session's streak starts over (every session's when the refocus-ack's own session is not off-goal, " +
-      "and when a goal is created or changed)"
+      "and when a goal is created or changed); with metadata.on_goal true (extension) the user says the drift was wrong, " +
+      "and the words of its session's off-goal prompts and tool calls join the goal's context"
   }),
   adapter: bounded(100).annotate({ description: "the adapter's name, e.g. claude-code" }),
   session_id: bounded(200).annotate({ description: "the adapter's own session id" }),
