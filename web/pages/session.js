@@ -40,7 +40,9 @@ export const SessionTimeline = ({ id }) => {
       ? html`<p class="empty">No signals in this session.</p>`
       : html`<ol class="timeline">${
         marked(page.data).map(({ e, spike }) =>
-          html`<${Signal} e=${e} spike=${spike} drift=${e.type === "goal-drift" ? metadataOf(session.data, e.signal_id) : undefined} />`
+          html`<${Signal} e=${e} spike=${spike} drift=${
+            e.type === "goal-drift" || e.type === "refocus-ack" ? metadataOf(session.data, e.signal_id) : undefined
+          } />`
         )
       }</ol>
         <${Pager} pages=${pages} label="Timeline" />`}<//>`
@@ -72,6 +74,10 @@ const Drift = ({ m }) =>
     ${Array.isArray(m.evidence) ? html`<ul class="evidence">${m.evidence.map((/** @type {any} */ p) => html`<li>${p.prompt}</li>`)}</ul>` : null}
   </div>`
 
+/** How the user answered a goal drift (a refocus-ack's metadata): back to the goal, or the drift was wrong. */
+const answerOf = (/** @type {any} */ m) =>
+  m?.on_goal === true ? "Drift answered: it was the goal's work (its words count as the goal's from now on)" : "Drift answered: back to the goal"
+
 /** @param {{ e: any, spike: number | null, drift?: any }} props */
 const Signal = ({ e, spike, drift: details }) => {
   const v = e.verdict
@@ -95,6 +101,7 @@ const Signal = ({ e, spike, drift: details }) => {
   }
       ${v?.message ? html`<div class="message">${v.message}</div>` : null}
       ${details?.since ? html`<${Drift} m=${details} />` : null}
+      ${e.type === "refocus-ack" ? html`<div class="message">${answerOf(details)}</div>` : null}
     </div>
     <div class="nums">
       ${e.tokens_in || e.tokens_out ? html`<span>${tokens(e.tokens_in)} in · ${tokens(e.tokens_out)} out</span>` : null}

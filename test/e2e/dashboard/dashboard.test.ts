@@ -380,6 +380,8 @@ describe("the dashboard in a browser", () => {
       (events) => events.length === 1,
       { what: "the goal-drift signal" }
     )
+    // The user answers it: the drift was the goal's work.
+    await signal(org, { on_goal: true }, "refocus-ack", "drifting")
     const page = await openPage(dash.browser, 390, 844)
     await signIn(page, dash.server.baseUrl, org.api_key_live!)
     await waitForText(page, "Spend today")
@@ -400,6 +402,7 @@ describe("the dashboard in a browser", () => {
     expect(timeline).toContain("goal drift")
     expect(timeline).toContain("3 off-goal prompts")
     for (const prompt of ["write a haiku about autumn", "what is the capital of peru", "recommend some jazz records"]) expect(timeline).toContain(prompt)
+    await waitForText(page, "Drift answered: it was the goal's work")
     await screenshot(page, "session-drift")
     expect(await page.$$("li.signal.drift")).toHaveLength(1)
     expect(page.errors).toEqual([])
