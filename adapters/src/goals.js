@@ -8,8 +8,9 @@ import { adapterHome, loadSettings } from "./settings.js"
 /**
  * Goals from the terminal, and goal drift shown where the person works: the engine answers the
  * prompt that completes an off-goal streak with the drift (`drift` in its verdict); the hook shows
- * it as a warning and remembers its session, so that `goal refocus` answers that session's drift
- * (a `refocus-ack` in it, on its timeline) and `goal set` says what the work is now.
+ * it as a warning and remembers its session, so that `goal refocus` (back to the goal) and `goal
+ * not-drift` (it was the goal's work) answer that session's drift with a `refocus-ack` in it, on
+ * its timeline, and `goal set` says what the work is now.
  *
  * @typedef {{ goal_id: string, goal: string, since: string, off_goal_prompts: number }} Drift
  * @typedef {{ tool: string, session_id: string } & Drift} RememberedDrift
@@ -34,7 +35,7 @@ export const driftWarning = (/** @type {import("./client.js").Result[]} */ resul
     `Moved on: ${commandName} goal set '<what you work on now>'`
 }
 
-/** Keeps the last drift an event was answered with (its tool and session), for `goal refocus`; never fails the hook. */
+/** Keeps the last drift an event was answered with (its tool and session), for `goal refocus` and `not-drift`; never fails the hook. */
 export const rememberDrift = (
   /** @type {string} */ tool,
   /** @type {import("./client.js").Signal[]} */ signals,
@@ -48,7 +49,7 @@ export const rememberDrift = (
   try {
     writeJsonPrivate(driftPath(env), { tool, session_id: signal.session_id, ...drift })
   } catch {
-    // Only `goal refocus` needs it, and it says so when nothing is remembered.
+    // Only the answers need it, and they say so when nothing is remembered.
   }
 }
 
@@ -61,7 +62,7 @@ const readDrift = (env = process.env) => {
 }
 
 const usage = `usage: ${commandName} goal [list]
-  goal set <description>          a new active goal (the work you are about to do)
+  goal set <description>           a new active goal (the work you are about to do)
   goal done [<id>]                 the goal is completed (the only active one when no id)
   goal drop [<id>]                 the goal is abandoned
   goal refocus                     answer the last goal drift shown: you are back on the goal
@@ -77,6 +78,11 @@ export const goalCommand = async (
   /** @type {(s: string) => void} */ err,
   env = process.env
 ) => {
+  const [verb = "list", ...rest] = args
+  if (!["list", "set", "done", "drop", "refocus", "not-drift"].includes(verb) || (verb === "set" && rest.join(" ").trim() === "")) {
+    err(usage)
+    return 2
+  }
   const settings = loadSettings(env)
   if (!settings.url || !settings.license_key) {
     err(`${commandName}: not configured (run ${commandName} install <tool> --url URL --license-key KEY)`)
@@ -97,7 +103,6 @@ export const goalCommand = async (
     return body_
   }
   const active = async () => /** @type {{ id: string, description: string }[] | undefined} */ ((await call("GET", "/goals?limit=100", undefined))?.goals)
-  const [verb = "list", ...rest] = args
   switch (verb) {
     case "list": {
       const goals = await active()
@@ -108,10 +113,6 @@ export const goalCommand = async (
     }
     case "set": {
       const description = rest.join(" ").trim()
-      if (description === "") {
-        err(usage)
-        return 2
-      }
       const created = await call("POST", "/goals", { description })
       if (!created) return 1
       out(`${created.goal.id}  ${created.goal.description}`)
