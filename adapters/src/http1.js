@@ -68,7 +68,7 @@ export const exchange = async (
   const socket = https
     ? builtin("node:tls").connect({ host, port, servername: builtin("node:net").isIP(host) ? undefined : host, ALPNProtocols: ["http/1.1"] })
     : builtin("node:net").connect({ host, port })
-  const answer = await send(socket, https ? "secureConnect" : "connect", request, origin, Math.max(1, timeoutMs - (Date.now() - started)))
+  const answer = await send(socket, https ? "secureConnect" : "connect", request, origin, Math.max(1, timeoutMs - (Date.now() - started)), timeoutMs)
   return "lostUnanswered" in answer ? { status: 0, reason: answer.reason } : answer
 }
 
@@ -122,7 +122,9 @@ const send = (
   /** @type {"connect" | "secureConnect" | undefined} */ connected,
   /** @type {Buffer} */ request,
   /** @type {string} */ origin,
-  /** @type {number} */ timeoutMs
+  /** @type {number} */ timeoutMs,
+  // What the caller allowed in all (a retry on a new connection has what is left of it): the reason names it.
+  budgetMs = timeoutMs
 ) =>
   new Promise((resolve) => {
     const fresh = connected !== undefined
@@ -139,7 +141,7 @@ const send = (
       resolve(value)
     }
     const lost = (/** @type {string} */ reason) => finish(!fresh && chunks.length === 0 ? { lostUnanswered: true, reason } : { status: 0, reason })
-    const timer = setTimeout(() => finish({ status: 0, reason: `no answer within ${timeoutMs} ms` }), timeoutMs)
+    const timer = setTimeout(() => finish({ status: 0, reason: `no answer within ${budgetMs} ms` }), timeoutMs)
     const parsed = () => parse(Buffer.concat(chunks))
     const onData = (/** @type {Buffer} */ c) => {
       chunks.push(c)
