@@ -1,6 +1,6 @@
 import { ConfigProvider, Effect, Layer } from "effect"
 import { randomBytes } from "node:crypto"
-import { afterAll, describe, expect, it } from "vitest"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { KafkaLog } from "../../src/log/kafka-log.ts"
 import { LogIdentityGuard } from "../../src/log/log-identity.ts"
 import { type LogEntry, SignalLog } from "../../src/log/signal-log.ts"
@@ -20,19 +20,23 @@ const anyLog = Layer.succeed(LogIdentityGuard, LogIdentityGuard.of({ admit: () =
  * refused for good.
  */
 describe("KafkaLog after an append's answer is lost", () => {
-  const worlds: Array<{ readonly kafka: OwnKafka; readonly proxy: KafkaProxy }> = []
+  // One broker behind one proxy for both cases (each a topic of its own): a broker's start is the costly part.
+  let proxy: KafkaProxy
+  let kafka: OwnKafka
+  let proxyPort: number
+  beforeAll(async () => {
+    const brokerPort = await freePort()
+    proxyPort = await freePort()
+    proxy = await startKafkaProxy(proxyPort, brokerPort)
+    kafka = await startOwnKafka({ port: brokerPort, advertisedPort: proxyPort })
+  }, 120_000)
   afterAll(async () => {
-    for (const w of worlds) {
-      await w.proxy.close()
-      await w.kafka.remove()
-    }
+    await proxy?.close()
+    await kafka?.remove()
   })
 
   /** Appends 1 record, then 1 whose answer is lost, then `after` records once the broker is reachable again. */
   const scenario = async (after: number) => {
-    const [brokerPort, proxyPort] = [await freePort(), await freePort()]
-    const proxy = await startKafkaProxy(proxyPort, brokerPort)
-    worlds.push({ proxy, kafka: await startOwnKafka({ port: brokerPort, advertisedPort: proxyPort }) })
     const id = randomBytes(6).toString("hex")
     const config = ConfigProvider.layer(ConfigProvider.fromEnv({
       env: { KAFKA_BROKERS: `127.0.0.1:${proxyPort}`, KAFKA_TOPIC: `lost-answer-${id}`, KAFKA_GROUP_ID: `lost-answer-${id}`, LOG_PARTITIONS: "1" }

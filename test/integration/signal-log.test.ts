@@ -556,9 +556,15 @@ describe("KafkaLog topic settings", () => {
     await admin.connect()
     try {
       await admin.createTopics({
-        waitForLeaders: true,
         topics: [{ topic, numPartitions: PARTITIONS, configEntries: [{ name: "retention.ms", value: "86400000" }] }]
       })
+      // Polled rather than kafkajs's waitForLeaders, which gives up when the broker does not know the
+      // new topic yet ("This server does not host this topic-partition"), as a busy machine's can.
+      const led = () => admin.fetchTopicMetadata({ topics: [topic] }).then((m) => m.topics[0]?.partitions.filter((p) => p.leader >= 0).length, () => 0)
+      for (const deadline = Date.now() + 20_000; (await led()) !== PARTITIONS;) {
+        if (Date.now() > deadline) throw new Error(`topic ${topic}: no leaders after 20 s`)
+        await new Promise((r) => setTimeout(r, 50))
+      }
     } finally {
       await admin.disconnect()
     }
