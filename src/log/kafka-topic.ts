@@ -1,6 +1,6 @@
-import { Effect } from "effect"
-import type { ConfigResourceTypes } from "kafkajs"
-import { type KafkaClient, unavailable } from "./kafka-client.ts"
+import { Effect, Schedule } from "effect"
+import { type ConfigResourceTypes, Kafka, logLevel } from "kafkajs"
+import { describe, type KafkaClient, type KafkaSettings, unavailable } from "./kafka-client.ts"
 import { LogMisconfigured } from "./log-errors.ts"
 
 /** Topic settings that keep every record (the topic is created with them). */
@@ -14,9 +14,47 @@ const keepForever: ReadonlyArray<readonly [string, string]> = [
 const topicResource: ConfigResourceTypes.TOPIC = 2
 
 /**
+ * How often a topic's leaders are asked for, and for how long: the broker learns of a new topic
+ * after its controller made it, later on a busy machine.
+ */
+const leadersPoll = Schedule.spaced("200 millis").pipe(Schedule.upTo({ duration: "30 seconds" }))
+
+/**
+ * The topic's partitions once each has a leader that answers. Until then the broker may answer
+ * that it does not know the topic, or name a leader that does not serve the partition yet (it
+ * publishes its metadata before it takes the lead): asked again until the poll's end. Asked on a
+ * client of its own, quiet and without retries: kafkajs logs every refusal as an error.
+ */
+const awaitLeaders = (settings: KafkaSettings, topic: string) =>
+  Effect.gen(function*() {
+    const admin = new Kafka({
+      clientId: `signal-engine@${settings.instance}:leaders`,
+      brokers: settings.brokers,
+      connectionTimeout: 3_000,
+      retry: { retries: 0 },
+      logLevel: logLevel.NOTHING
+    }).admin()
+    yield* Effect.addFinalizer(() => Effect.promise(() => admin.disconnect().catch(() => undefined)))
+    const ask = <A>(request: () => Promise<A>) => Effect.tryPromise({ try: request, catch: describe })
+    return yield* Effect.gen(function*() {
+      yield* ask(() => admin.connect())
+      const metadata = yield* ask(() => admin.fetchTopicMetadata({ topics: [topic] }))
+      const partitions = metadata.topics.find((t) => t.name === topic)?.partitions ?? []
+      const led = partitions.filter((p) => p.leader >= 0).length
+      if (partitions.length === 0 || led < partitions.length) {
+        return yield* Effect.fail(`${led} of ${partitions.length} partitions have a leader`)
+      }
+      // Each leader's offsets, as the reader asks for them first.
+      yield* ask(() => admin.fetchTopicOffsets(topic))
+      return partitions
+    }).pipe(Effect.retry(leadersPoll))
+  }).pipe(Effect.scoped, Effect.mapError(unavailable(`waiting for leaders of topic ${topic}`)))
+
+/**
  * Creates the topic with the configured partitions, or checks an existing one has them: with
  * another count, keys would land on other partitions than PgLog or earlier records. Created
- * only when missing: asked to create one that exists, kafkajs logs an error.
+ * only when missing: asked to create one that exists, kafkajs logs an error. Another node
+ * creating it meanwhile is fine: kafkajs then answers false rather than failing.
  */
 export const ensureTopic = ({ admin, settings }: KafkaClient) =>
   Effect.gen(function*() {
@@ -26,7 +64,8 @@ export const ensureTopic = ({ admin, settings }: KafkaClient) =>
       yield* Effect.tryPromise({
         try: () =>
           admin.createTopics({
-            waitForLeaders: true,
+            // Polled below instead: kafkajs gives up when the broker does not know the topic yet.
+            waitForLeaders: false,
             topics: [{
               topic,
               numPartitions: partitions,
@@ -38,10 +77,8 @@ export const ensureTopic = ({ admin, settings }: KafkaClient) =>
         catch: unavailable(`creating topic ${topic}`)
       })
     }
-    const metadata = yield* Effect.tryPromise({
-      try: () => admin.fetchTopicMetadata({ topics: [topic] }),
-      catch: unavailable(`reading the metadata of topic ${topic}`)
-    })
+    // Also for a topic found: another node may just have created it.
+    const led = yield* awaitLeaders(settings, topic)
     // A topic created elsewhere keeps its settings; say what they mean for a replay.
     const described = yield* Effect.tryPromise({
       try: () =>
@@ -61,10 +98,9 @@ export const ensureTopic = ({ admin, settings }: KafkaClient) =>
           keepForever.map(([name, value]) => `${name}=${value}`).join(", ")
       )
     }
-    const actual = metadata.topics.find((t) => t.name === topic)?.partitions.length ?? 0
-    if (actual !== partitions) {
+    if (led.length !== partitions) {
       return yield* new LogMisconfigured({
-        message: `KafkaLog: topic ${topic} has ${actual} partitions but LOG_PARTITIONS is ${partitions}; ` +
+        message: `KafkaLog: topic ${topic} has ${led.length} partitions but LOG_PARTITIONS is ${partitions}; ` +
           "changing the count would move users to other partitions"
       })
     }

@@ -7,7 +7,9 @@ import { ConfigResourceTypes, Kafka, logLevel } from "kafkajs"
 import { randomBytes } from "node:crypto"
 import { describe, expect, inject, it } from "vitest"
 import type { SignalRecord } from "../../src/domain/records.ts"
+import { connectKafka } from "../../src/log/kafka-client.ts"
 import { KafkaLog } from "../../src/log/kafka-log.ts"
+import { ensureTopic } from "../../src/log/kafka-topic.ts"
 import { LogIdentityGuard } from "../../src/log/log-identity.ts"
 import { partitionForKey } from "../../src/log/murmur2.ts"
 import { PgLog } from "../../src/log/pg-log.ts"
@@ -572,5 +574,46 @@ describe("KafkaLog topic settings", () => {
     expect(warnings).toHaveLength(1)
     expect(warnings[0]).toMatch(new RegExp(`topic ${topic} has retention\\.ms=86400000: the broker deletes records, and a replay cannot rebuild`))
     expect((await retentionOf(topic))["retention.ms"]).toBe("86400000")
+  })
+})
+
+describe("KafkaLog topic creation", () => {
+  /** ensureTopic on `topic` as a node of its own runs it: its own client, PARTITIONS partitions. */
+  const ensure = (topic: string) =>
+    Effect.scoped(Effect.flatMap(connectKafka, ensureTopic)).pipe(
+      Effect.provide(configLayer({ KAFKA_BROKERS: inject("kafkaBrokers"), KAFKA_TOPIC: topic, LOG_PARTITIONS: String(PARTITIONS) }))
+    )
+  /**
+   * Runs `run` (ensureTopic), then reads the topic's offsets and each partition's leader on a
+   * client connected beforehand (as the log's reader is), so the read follows the return at once.
+   */
+  const ensureThenRead = async (run: Effect.Effect<unknown, unknown>, topic: string) => {
+    const admin = new Kafka({ brokers: inject("kafkaBrokers").split(","), logLevel: logLevel.ERROR }).admin()
+    await admin.connect()
+    try {
+      await Effect.runPromise(run)
+      // Fails while a leader the metadata names does not serve its partition yet (NOT_LEADER_FOR_PARTITION).
+      const offsets = await admin.fetchTopicOffsets(topic)
+      const metadata = await admin.fetchTopicMetadata({ topics: [topic] })
+      return { offsets, leaders: (metadata.topics.find((t) => t.name === topic)?.partitions ?? []).map((p) => p.leader) }
+    } finally {
+      await admin.disconnect()
+    }
+  }
+
+  it("returns once every partition of the topic it created has a leader that answers", async () => {
+    const topic = `signals-leaders-${randomBytes(6).toString("hex")}`
+    const { offsets, leaders } = await ensureThenRead(ensure(topic), topic)
+    expect(offsets).toHaveLength(PARTITIONS)
+    expect(leaders).toHaveLength(PARTITIONS)
+    expect(leaders.filter((leader) => leader < 0)).toEqual([])
+  })
+
+  it("succeeds on two nodes creating the same topic at once", async () => {
+    const topic = `signals-leaders-${randomBytes(6).toString("hex")}`
+    const { offsets, leaders } = await ensureThenRead(Effect.all([ensure(topic), ensure(topic)], { concurrency: "unbounded" }), topic)
+    expect(offsets).toHaveLength(PARTITIONS)
+    expect(leaders).toHaveLength(PARTITIONS)
+    expect(leaders.filter((leader) => leader < 0)).toEqual([])
   })
 })
