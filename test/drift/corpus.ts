@@ -8,7 +8,8 @@
  * follow-ups included: they continue the goal's work); every prompt of `off` and of `drift` is
  * off-goal. Sessions: `work` alone is not drifted; `work` with one `off` prompt in its middle (an
  * aside) is not drifted; the first half of `work` then `drift` is drifted, from its first prompt, and so
- * is `drift` alone in a new session after a session of `work` (evaluate.ts also runs sessions side by side).
+ * is `drift` alone in a new session after a session of `work`; the second half of `work` in a new session after a
+ * session of its first half is not (evaluate.ts also runs sessions side by side).
  */
 import { bugs } from "./goals-bugs.ts"
 import { clientBugs } from "./goals-bugs-clients.ts"

@@ -118,12 +118,14 @@ export interface SessionOutcome {
   readonly goal: string
   /**
    * beside-work and beside-drift: the goal's work and the drifted session, run by one user at once (parallel agents);
-   * later-drift: the other work alone, in a new session after a session of the goal's work (drifted from its first prompt).
+   * later-drift: the other work alone, in a new session after a session of the goal's work (drifted from its first prompt);
+   * continued: the goal's work taken up again in a new session, after a session of its first half.
    */
-  readonly session: "work" | "aside" | "drifted" | "beside-work" | "beside-drift" | "later-drift" | "answered-work" | "work-again" | "unanswered-again"
+  readonly session: "work" | "aside" | "drifted" | "beside-work" | "beside-drift" | "later-drift" | "continued" | "answered-work" | "work-again" | "unanswered-again"
   /**
    * A work session with a false drift, its prompts after the drift: answered-work, the user answered it as the goal's
-   * work; work, unanswered. work-again and unanswered-again: the same work in a new session after either.
+   * work; work, unanswered. work-again and unanswered-again: the same work in a new session after either. continued:
+   * all its prompts.
    */
   readonly afterDrift?: { readonly prompts: number; readonly calledOff: number }
   /** Drift signals the session got. */
@@ -184,6 +186,14 @@ export const evaluate = (goals: ReadonlyArray<CorpusGoal>, options: Options = {}
 
     const half = firstHalf(goal.work)
     const rest = goal.work.slice(half.length)
+    // The goal's work again after a break: the second half in a new session, the context the first half's.
+    const first = run(recordsOf(goal, half, `${goal.id}:first`, stamp), settings, set).state
+    const continued = run(recordsOf(goal, rest, `${goal.id}:continued`, stamp), settings, first).results
+    const continuedPrompts = continued.filter(prompted)
+    sessions.push({
+      goal: goal.id, session: "continued", fired: continued.filter((r) => r.result.drift).length,
+      afterDrift: { prompts: continuedPrompts.length, calledOff: continuedPrompts.filter((r) => r.result.judged === "off-goal").length }
+    })
     const before = run(recordsOf(goal, half, `${goal.id}:off`, stamp), settings, set).state
     goal.off.forEach((prompt, i) => {
       const alone = run(recordsOf(goal, [prompt], `${goal.id}:off`, stamp).map((r) => ({ ...r, signal_id: `${r.signal_id}_${i}` })), settings, before)
@@ -259,6 +269,8 @@ export const figures = (prompts: ReadonlyArray<JudgedPrompt>, sessions: Readonly
     parallel_drift_found_within_3: ratio(besideDrift.filter((s) => s.firedAt !== undefined && s.firedAt <= 3).length, besideDrift.length),
     parallel_work_drift_fired: ratio(besideWork.filter((s) => s.fired > 0).length, besideWork.length),
     new_session_drift_found_within_3: ratio(laterDrift.filter((s) => s.firedAt !== undefined && s.firedAt <= 3).length, laterDrift.length),
+    continued_called_off: calledOff(afterDrift("continued")),
+    continued_drift_fired: againFired("continued"),
     work_sessions_with_false_drift: afterDrift("answered-work").length,
     after_false_drift_called_off: calledOff(afterDrift("unanswered-again")),
     after_false_drift_new_session_drift_fired: againFired("unanswered-again"),

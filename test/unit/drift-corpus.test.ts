@@ -45,6 +45,12 @@ describe("the goal-drift corpus", () => {
     expect(evaluate(development).figures.new_session_drift_found_within_3).toBeGreaterThanOrEqual(0.762)
   })
 
+  it("keeps to the on-goal targets on the development goals when the goal's work is taken up in a new session", () => {
+    // The user's context (the first half's words) is what recognises the second half in a session of its own.
+    const f = evaluate(development).figures
+    expect({ called_off: f.continued_called_off <= 0.1, false_drift: f.continued_drift_fired <= 0.03 }).toEqual({ called_off: true, false_drift: true })
+  })
+
   it("does not call the same work off again once the user answered its false drift as the goal's work", () => {
     // Development and wide work sessions have no false drift; the unseen sets' have (4 in all).
     const f = evaluate([...held, ...fresh, ...freshTwo]).figures
@@ -63,24 +69,40 @@ describe("the goal-drift corpus", () => {
   // The held-out goals were written after context-2 was settled; the wide ones are development material for placing
   // thresholds; both fresh sets are only measured on, never tuned on (the second written blind to the detector).
   // Then: found within 3 prompts and false drifts while another agent of the user's works on the goal; the last,
-  // found within 3 prompts when the other work is a new session after a session of the goal's work.
+  // found within 3 prompts when the other work is a new session after a session of the goal's work; the goal's work
+  // taken up in a new session: its prompts called off and its false drifts.
   it.each([
-    { set: "held-out", goals: held, floor: [0.178, 0.706, 0.1, 0.4, 0.4, 0.1, 0.3] },
-    { set: "wide", goals: wide, floor: [0.082, 0.492, 0.031, 0.438, 0.25, 0, 0.313] },
-    { set: "fresh held-out", goals: fresh, floor: [0.333, 0.66, 0.208, 0.333, 0.333, 0.167, 0.333] },
-    { set: "second fresh held-out", goals: freshTwo, floor: [0.225, 0.485, 0.083, 0.25, 0.083, 0.083, 0.333] }
-  ])("does no worse than it did on the $set goals", ({ goals, floor: [calledOff, recall, falseDrift, found, parallelFound, parallelFalse, laterFound] }) => {
-    const { figures } = evaluate(goals)
-    expect({
-      called_off: figures.on_goal_called_off <= calledOff!,
-      recall: figures.off_goal_recall >= recall!,
-      false_drift: figures.on_goal_sessions_drift_fired <= falseDrift!,
-      found: figures.drift_found_within_3 >= found!,
-      parallel_found: figures.parallel_drift_found_within_3 >= parallelFound!,
-      parallel_false_drift: figures.parallel_work_drift_fired <= parallelFalse!,
-      new_session_found: figures.new_session_drift_found_within_3 >= laterFound!
-    }).toEqual({ called_off: true, recall: true, false_drift: true, found: true, parallel_found: true, parallel_false_drift: true, new_session_found: true })
-  })
+    { set: "held-out", goals: held, floor: [0.178, 0.706, 0.1, 0.4, 0.4, 0.1, 0.3, 0.19, 0] },
+    { set: "wide", goals: wide, floor: [0.082, 0.492, 0.031, 0.438, 0.25, 0, 0.313, 0.093, 0] },
+    { set: "fresh held-out", goals: fresh, floor: [0.333, 0.66, 0.208, 0.333, 0.333, 0.167, 0.333, 0.208, 0] },
+    { set: "second fresh held-out", goals: freshTwo, floor: [0.225, 0.485, 0.083, 0.25, 0.083, 0.083, 0.333, 0.173, 0.083] }
+  ])(
+    "does no worse than it did on the $set goals",
+    ({ goals, floor: [calledOff, recall, falseDrift, found, parallelFound, parallelFalse, laterFound, continuedOff, continuedFalse] }) => {
+      const { figures } = evaluate(goals)
+      expect({
+        called_off: figures.on_goal_called_off <= calledOff!,
+        recall: figures.off_goal_recall >= recall!,
+        false_drift: figures.on_goal_sessions_drift_fired <= falseDrift!,
+        found: figures.drift_found_within_3 >= found!,
+        parallel_found: figures.parallel_drift_found_within_3 >= parallelFound!,
+        parallel_false_drift: figures.parallel_work_drift_fired <= parallelFalse!,
+        new_session_found: figures.new_session_drift_found_within_3 >= laterFound!,
+        continued_called_off: figures.continued_called_off <= continuedOff!,
+        continued_false_drift: figures.continued_drift_fired <= continuedFalse!
+      }).toEqual({
+        called_off: true,
+        recall: true,
+        false_drift: true,
+        found: true,
+        parallel_found: true,
+        parallel_false_drift: true,
+        new_session_found: true,
+        continued_called_off: true,
+        continued_false_drift: true
+      })
+    }
+  )
 
   it("judges records accepted before context-2 as they were judged then (lexical-1)", () => {
     // The corpus's figures under the method that was in force before: a replay of an old log folds the same.
