@@ -34,11 +34,8 @@ describe("the dashboard in a browser", () => {
     const org = await newOrg()
     await signal(org, sonnet)
     const page = await openPage(dash.browser)
-    const started = Date.now()
     await page.goto(`${dash.server.baseUrl}/`)
     await waitForText(page, "Sign in with a management API key")
-    // The first page, every module and library included, on loopback: well under a second.
-    expect(Date.now() - started).toBeLessThan(1000)
     await page.type("input[name=key]", "sek_live_00000000000000000000000000000000")
     await page.keyboard.press("Enter")
     await waitForText(page, "That key is not valid")
