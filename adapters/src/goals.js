@@ -12,7 +12,7 @@ import { adapterHome, loadSettings } from "./settings.js"
  * not-drift` (it was the goal's work) answer that session's drift with a `refocus-ack` in it, on
  * its timeline, and `goal set` says what the work is now.
  *
- * @typedef {{ goal_id: string, goal: string, since: string, off_goal_prompts: number }} Drift
+ * @typedef {{ goal_id: string, goal: string, since: string, off_goal_prompts: number, prompts?: string[] }} Drift
  * @typedef {{ tool: string, session_id: string } & Drift} RememberedDrift
  */
 
@@ -147,7 +147,9 @@ export const goalCommand = async (
         return 1
       }
       // Into the session that drifted, so that it answers that session's streak and shows on its timeline.
-      const metadata = { goal_id: drift.goal_id, ...(verb === "not-drift" ? { on_goal: true } : {}) }
+      // Naming the drift's prompts lets their words count as the goal's even if the session has moved on since.
+      const named = verb === "not-drift" && Array.isArray(drift.prompts) ? { prompts: drift.prompts } : {}
+      const metadata = { goal_id: drift.goal_id, ...(verb === "not-drift" ? { on_goal: true, ...named } : {}) }
       const sent = await call("POST", "/signals", { type: "refocus-ack", adapter: drift.tool, session_id: drift.session_id, metadata }, {
         "idempotency-key": newKey()
       })

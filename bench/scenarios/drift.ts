@@ -1,7 +1,7 @@
 /**
  * drift: the goal-drift detector on the labelled corpus (test/drift/), in this process, no service:
  * its figures (per prompt, per session) on the development, the held-out, the wide and both fresh
- * held-out sets, for the method in force and the three before it; what judging a prompt adds to the fold of
+ * held-out sets, for the method in force and the four before it; what judging a prompt adds to the fold of
  * its signal; and the memory a user's drift state holds.
  */
 import { performance } from "node:perf_hooks"
@@ -116,7 +116,7 @@ const figuresOf = (name: string, goals: ReadonlyArray<CorpusGoal>, method: Drift
 })
 
 export const driftScenario = (record: (row: Row) => void, smoke: boolean) => {
-  for (const method of ["lexical-1", "context-2", "context-3", driftMethod] as const) {
+  for (const method of ["lexical-1", "context-2", "context-3", "context-4", driftMethod] as const) {
     record(figuresOf("development", development, method))
     record(figuresOf("held-out", held, method))
     record(figuresOf("wide", wide, method))

@@ -158,8 +158,8 @@ export const foldBatch = (
       if (result.drift && hasFeature(record, "goal_drift")) {
         drifts.push({ record, drift: result.drift })
         // Told once, to the prompt that completed the streak (a retry of it is not told again: its event keeps the rule's verdict only).
-        const { goal_id, goal, since, off_goal_prompts } = result.drift
-        outcomes.push({ ...verdict, drift: { goal_id, goal, since, off_goal_prompts } })
+        const { goal_id, goal, since, off_goal_prompts, evidence } = result.drift
+        outcomes.push({ ...verdict, drift: { goal_id, goal, since, off_goal_prompts, prompts: evidence.map((e) => e.prompt) } })
       } else {
         outcomes.push(verdict)
       }

@@ -91,7 +91,7 @@ const promptText = (r: SignalRecord): string | null => {
 }
 
 /** Whether a method keeps a streak per session (from context-3) rather than per user (and reads Gemini CLI's folders). */
-const perSession = (method: DriftMethod) => method === "context-3" || method === "context-4"
+const perSession = (method: DriftMethod) => method === "context-3" || method === "context-4" || method === "context-5"
 
 const pathValues = (keys: string) => new RegExp(`"(?:${keys})"\\s*:\\s*"([^"]{1,400})"`, "g")
 const pathKeys = pathValues("file_path|notebook_path|path|pattern")
@@ -109,6 +109,21 @@ const touched = (m: SignalRecord["metadata"], method: DriftMethod): ReadonlyArra
   }
   for (const value of [m.command, m.git_branch]) if (typeof value === "string") out.push(value.slice(0, 1000))
   return out
+}
+
+/**
+ * What a `refocus-ack` saying the drift was the goal's work (`on_goal`) teaches the context: the
+ * words of its session's other work while the session is still off-goal (from context-4), and
+ * from context-5 also those of the prompts it names (`prompts`, the drift's evidence as the
+ * adapter was told it), so that an answer given after the session moved on teaches as well.
+ */
+const answerWords = (current: Streak, r: SignalRecord, method: DriftMethod): ReadonlyArray<string> => {
+  if (r.metadata.on_goal !== true || (method !== "context-4" && method !== "context-5")) return []
+  const thread = current.thread ? current.thread.split(" ") : []
+  const named = method === "context-5" && Array.isArray(r.metadata.prompts)
+    ? evidenceOf(r.metadata.prompts.filter((p): p is string => typeof p === "string").slice(0, 10).map((p) => p.slice(0, 200)))
+    : []
+  return [...new Set([...thread, ...named])]
 }
 
 const ended = (s: DriftState, last: DriftState["last"]): DriftState => {
@@ -134,7 +149,9 @@ export const foldDrift = (state: UserState, r: SignalRecord, settings: DriftSett
   const { streak: _s, since: _i, off: _o, last: _l, thread: _t, sessions, ...shared } = current
   const own = sessions?.[sessionId]
   if (r.type === "refocus-ack" && own === undefined) {
-    // Answered from a session that is not off-goal (another client of the user's): it answers them all.
+    // Answered from a session that is not off-goal (another client of the user's, or after the session moved on): it answers them all.
+    const taught = answerWords(none, r, method)
+    if (taught.length > 0) return { state: { ...shared, context: withContext(shared.context, taught), streak: 0 } }
     return { state: sessions === undefined && current.streak === 0 ? current : { ...shared, streak: 0 } }
   }
   const view: DriftState = { ...shared, ...(own ?? none) }
@@ -182,9 +199,8 @@ export const afterSessionEnd = (state: UserState, environment: Environment, sess
 const foldStreak = (current: DriftState, method: DriftMethod, state: UserState, r: SignalRecord, settings: DriftSettings): DriftStep => {
   if (r.type === "refocus-ack") {
     const answered = ended(current, method === "lexical-1" ? undefined : "on-goal")
-    // From context-4: the user says the drift was wrong, so the other work's words are the goal's.
-    if (method !== "context-4" || r.metadata.on_goal !== true || !current.thread) return { state: answered }
-    return { state: { ...answered, context: withContext(current.context, current.thread.split(" ")) } }
+    const taught = answerWords(current, r, method)
+    return { state: taught.length === 0 ? answered : { ...answered, context: withContext(current.context, taught) } }
   }
   if (method !== "lexical-1" && (r.type === "pre-tool" || r.type === "post-tool")) {
     // The working folder's own words (the repository's name) are in every path of it: no evidence of a task.

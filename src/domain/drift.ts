@@ -2,10 +2,11 @@ import { conceptsOf, phraseConcepts } from "./drift-thesaurus.ts"
 import { continues, genericWeight, isCommand, sameWord, switchesTopic, type Word, words } from "./drift-words.ts"
 
 /**
- * Goal drift, methods `context-2` to `context-4`: whether a prompt is part of the work on the
+ * Goal drift, methods `context-2` to `context-5`: whether a prompt is part of the work on the
  * user's active goals. All judge alike; from context-3 the off-goal streak is kept per session
  * (drift-fold.ts), before one per user; from context-4 a drift answered as the goal's work
- * (`refocus-ack` with `on_goal`) teaches the context its words.
+ * (`refocus-ack` with `on_goal`) teaches the context its words, from context-5 also those of the
+ * prompts the answer names, however late it comes.
  * Pure and deterministic (no model, no clock), so a replay judges every prompt as the live run did.
  *
  * Evidence of the goal is its description and the session's context (drift-fold.ts keeps it): the
@@ -25,10 +26,10 @@ import { continues, genericWeight, isCommand, sameWord, switchesTopic, type Word
  * Each constant was chosen on the corpus (test/drift/, docs/benchmarks.md): a change to any of
  * them, the words or the thesaurus is a new method, measured there.
  */
-export const driftMethod = "context-4"
+export const driftMethod = "context-5"
 
 /** The detectors a record may name (`drift_method`); a record without one was judged by `lexical-1`. */
-export type DriftMethod = "lexical-1" | "context-2" | "context-3" | typeof driftMethod
+export type DriftMethod = "lexical-1" | "context-2" | "context-3" | "context-4" | typeof driftMethod
 
 const onGoalShare = 0.2
 const onGoalWeight = 0.7

@@ -23,6 +23,8 @@ export interface DriftNotice {
   /** When the first off-goal prompt of the streak came. */
   readonly since: string
   readonly off_goal_prompts: number
+  /** The off-goal prompts, their first characters: what `goal not-drift` names as the goal's work. */
+  readonly prompts: ReadonlyArray<string>
 }
 
 /** What a request waits for: the verdict of a signal, or what a goal command came to. */

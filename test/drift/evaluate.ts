@@ -75,20 +75,27 @@ export const run = (records: ReadonlyArray<LogRecord>, settings: FoldSettings, f
 }
 
 /**
- * `run`, with the user answering each drift at once: a refocus-ack saying the drift was wrong (its
- * prompts were the goal's work, `on_goal: true`), as `signal-engine-adapter goal not-drift` sends it.
+ * `run`, with the user answering each drift: a refocus-ack saying the drift was wrong (its prompts
+ * were the goal's work, `on_goal: true`, naming them), as `signal-engine-adapter goal not-drift`
+ * sends it; once the next signal is in, or `late` prompts later.
  */
-export const runAnswering = (records: ReadonlyArray<SignalRecord>, settings: FoldSettings, from: UserState): Run => {
-  const answered: Array<LogRecord> = []
+export const runAnswering = (records: ReadonlyArray<SignalRecord>, settings: FoldSettings, from: UserState, late = 0): Run => {
+  let pending: Array<{ readonly answer: SignalRecord; wait: number }> = []
   let state = from
   const results: Array<{ record: LogRecord; result: FoldResult }> = []
+  const apply = (r: LogRecord) => {
+    const result = fold(state, r, { partition: 0, offset: results.length }, settings)
+    state = result.state
+    results.push({ record: r, result })
+    return result
+  }
   for (const record of records) {
-    for (const r of [record, ...answered.splice(0)]) {
-      const result = fold(state, r, { partition: 0, offset: results.length }, settings)
-      state = result.state
-      results.push({ record: r, result })
-      if (result.drift) answered.push({ ...record, signal_id: `${record.signal_id}_answer`, type: "refocus-ack", metadata: { on_goal: true } })
-    }
+    const result = apply(record)
+    for (const p of pending) p.wait === 0 ? apply(p.answer) : record.type === "user-prompt" && p.wait--
+    pending = pending.filter((p) => !results.some((r) => r.record === p.answer))
+    if (!result.drift) continue
+    const metadata = { on_goal: true, prompts: result.drift.evidence.map((e) => e.prompt) }
+    pending.push({ answer: { ...record, signal_id: `${record.signal_id}_answer`, type: "refocus-ack", metadata }, wait: late })
   }
   return { state, results }
 }
@@ -121,11 +128,11 @@ export interface SessionOutcome {
    * later-drift: the other work alone, in a new session after a session of the goal's work (drifted from its first prompt);
    * continued: the goal's work taken up again in a new session, after a session of its first half.
    */
-  readonly session: "work" | "aside" | "drifted" | "beside-work" | "beside-drift" | "later-drift" | "continued" | "answered-work" | "work-again" | "unanswered-again"
+  readonly session: "work" | "aside" | "drifted" | "beside-work" | "beside-drift" | "later-drift" | "continued" | "answered-work" | "work-again" | "late-work-again" | "unanswered-again"
   /**
    * A work session with a false drift, its prompts after the drift: answered-work, the user answered it as the goal's
-   * work; work, unanswered. work-again and unanswered-again: the same work in a new session after either. continued:
-   * all its prompts.
+   * work; work, unanswered. work-again and unanswered-again: the same work in a new session after either (late-work-again:
+   * after one answered a prompt late). continued: all its prompts.
    */
   readonly afterDrift?: { readonly prompts: number; readonly calledOff: number }
   /** Drift signals the session got. */
@@ -172,9 +179,12 @@ export const evaluate = (goals: ReadonlyArray<CorpusGoal>, options: Options = {}
       const answered = runAnswering(recordsOf(goal, goal.work, `${goal.id}:answered`, stamp), settings, set)
       const fired = (from: UserState, session: string) =>
         run(recordsOf(goal, goal.work, `${goal.id}:${session}`, stamp), settings, from).results.filter((r) => r.result.drift).length
+      // Answered a prompt later, when the session may be back on the goal.
+      const late = runAnswering(recordsOf(goal, goal.work, `${goal.id}:answered-late`, stamp), settings, set, 1)
       sessions.push(
         { goal: goal.id, session: "answered-work", fired: answered.results.filter((r) => r.result.drift).length, afterDrift: afterDrift(answered.results) },
         { goal: goal.id, session: "work-again", fired: fired(answered.state, "again") },
+        { goal: goal.id, session: "late-work-again", fired: fired(late.state, "late-again") },
         { goal: goal.id, session: "unanswered-again", fired: fired(work.state, "unanswered-again"), afterDrift: afterDrift(work.results) }
       )
     }
@@ -276,6 +286,7 @@ export const figures = (prompts: ReadonlyArray<JudgedPrompt>, sessions: Readonly
     after_false_drift_new_session_drift_fired: againFired("unanswered-again"),
     answered_called_off: calledOff(afterDrift("answered-work")),
     answered_new_session_drift_fired: againFired("work-again"),
+    answered_late_new_session_drift_fired: againFired("late-work-again"),
     parallel_drifts_with_foreign_evidence: [...besideWork, ...besideDrift].reduce((n, s) => n + (s.foreign ?? 0), 0)
   }
 }

@@ -162,14 +162,15 @@ describe.each(logVariants())("goals over %s", (_name, logEnv) => {
       off_goal_prompts: 3,
       evidence: prompts.slice(1).map((p: { id: string; metadata: { prompt: string } }) => ({ signal_id: p.id, prompt: p.metadata.prompt })),
       prompt_signal_id: prompts[3].id,
-      method: "context-4",
+      method: "context-5",
       source: "engine"
     })
     expect(answers[2].drift).toEqual({
       goal_id: goal.id,
       goal: "Fix the login bug in the authentication service",
       since: prompts[1].timestamp,
-      off_goal_prompts: 3
+      off_goal_prompts: 3,
+      prompts: offGoal
     })
     // The user answers it: a refocus-ack starts the streak over, so two more off-goal prompts are no drift...
     await prompt("", "refocus-ack")
@@ -182,24 +183,42 @@ describe.each(logVariants())("goals over %s", (_name, logEnv) => {
     expect(second.metadata.evidence.map((e: { prompt: string }) => e.prompt)).toEqual(offGoal)
   })
 
-  it("takes a drift answered as the goal's work (refocus-ack with on_goal) as the goal's words from then on", async () => {
+  // The goal's work, in words the goal does not have: its first three prompts drift.
+  const totpWork = ["generate a secret and return an otpauth:// url for the qr code", "store the secret encrypted with the existing kms helper",
+    "10 recovery codes, hashed, shown once"]
+  const totpMore = ["render the qr code on the settings page", "recovery codes should be single use", "rotate the kms key of the stored secrets"]
+  /** A new user with the two-factor goal, and a sender of signals into one session of theirs. */
+  const totpUser = async (session: string) => {
     const user = await anotherUser()
     await goals("POST", "/goals", { description: "Add two-factor authentication to the admin console" }, user)
     const send = (type: string, metadata: Record<string, unknown>) =>
-      goals("POST", "/signals", { type, adapter: "claude-code", session_id: "totp", metadata }, user).then((r) => r.body)
-    // The goal's work, in words the goal does not have.
-    const work = ["generate a secret and return an otpauth:// url for the qr code", "store the secret encrypted with the existing kms helper",
-      "10 recovery codes, hashed, shown once"]
-    const answers = []
-    for (const prompt of work) answers.push(await send("user-prompt", { prompt }))
+      goals("POST", "/signals", { type, adapter: "claude-code", session_id: session, metadata }, user).then((r) => r.body)
+    const prompts = async (texts: ReadonlyArray<string>) => {
+      const answers = []
+      for (const prompt of texts) answers.push(await send("user-prompt", { prompt }))
+      return answers
+    }
+    return { user, send, prompts }
+  }
+
+  it("takes a drift answered as the goal's work (refocus-ack with on_goal) as the goal's words from then on", async () => {
+    const { user, send, prompts } = await totpUser("totp")
+    const answers = await prompts(totpWork)
     expect(answers.map((a) => a.drift !== undefined)).toEqual([false, false, true])
     expect((await send("refocus-ack", { on_goal: true })).ok).toBe(true)
-    const more = ["render the qr code on the settings page", "recovery codes should be single use", "rotate the kms key of the stored secrets"]
-    const after = []
-    for (const prompt of more) after.push(await send("user-prompt", { prompt }))
-    expect(after.map((a) => a.drift)).toEqual([undefined, undefined, undefined])
+    expect((await prompts(totpMore)).map((a) => a.drift)).toEqual([undefined, undefined, undefined])
     const timeline = (await goals("GET", `/sessions/${answers[0].session_id}`, undefined, user)).body.signals
     expect(timeline.filter((s: { type: string }) => s.type === "refocus-ack").map((s: { metadata: unknown }) => s.metadata)).toEqual([{ on_goal: true }])
+  })
+
+  it("takes the prompts a late answer names (refocus-ack with on_goal and prompts) as the goal's words", async () => {
+    const { send, prompts } = await totpUser("totp-late")
+    const told = (await prompts(totpWork))[2].drift.prompts
+    expect(told).toEqual(totpWork.map((p) => p.slice(0, 60)))
+    // The session is back on the goal's own words before the person answers: only the named prompts can teach.
+    await send("user-prompt", { prompt: "the admin console login asks for the two-factor authentication code now" })
+    expect((await send("refocus-ack", { on_goal: true, prompts: told })).ok).toBe(true)
+    expect((await prompts(totpMore)).map((a) => a.drift)).toEqual([undefined, undefined, undefined])
   })
 
   it("judges drift per session: a second agent working on the goal meanwhile neither resets it nor lends it evidence", async () => {

@@ -9,7 +9,9 @@ import { goalAt, signalAt } from "../support/log-records.ts"
 /**
  * Answering a goal drift: a `refocus-ack` starts the session's streak over (the user is back on
  * the goal); with `on_goal: true` the user says the drift was wrong, that the prompts were the
- * goal's work, and their words join the context, so the same work is not called off again.
+ * goal's work, and their words join the context, so the same work is not called off again; the
+ * prompts the answer names (`prompts`, the drift's evidence) join it even once the session is back
+ * on the goal.
  */
 let seq = 0
 const at = (second: number) => new Date(Date.parse("2026-11-22T10:00:00.000Z") + second * 1000).toISOString()
@@ -66,5 +68,34 @@ describe("answering a goal drift", () => {
 
   it("learns nothing from on_goal on records stamped before context-4, so their replay derives what it did", () => {
     expect(afterAnswer({ on_goal: true }, "context-3").drifts).toBe(2)
+  })
+
+  /** The answer comes after the session is back on the goal's own words, naming the drift's prompts as the adapter was told them. */
+  const answeredLate = (method: DriftMethod, named: boolean) => {
+    const before = foldAll([{ ...goal, drift_method: method }, ...work.map((p) => prompt(p, method))])
+    const told = before.find((r) => r.drift)?.drift?.evidence.map((e) => e.prompt) ?? []
+    const results = foldAll([
+      { ...goal, drift_method: method },
+      ...work.map((p) => prompt(p, method)),
+      prompt("the admin console login asks for the two-factor authentication code now", method),
+      signal("refocus-ack", { on_goal: true, ...(named ? { prompts: told } : {}) }, method),
+      ...more.map((p) => prompt(p, method))
+    ])
+    return {
+      told: told.length,
+      back: results[work.length + 1]!.judged,
+      drifts: results.filter((r) => r.drift).length,
+      judged: results.slice(-more.length).map((r) => r.judged)
+    }
+  }
+
+  it("takes the words of the prompts a late answer names, though the session is back on the goal by then", () => {
+    expect(answeredLate(driftMethod, true)).toEqual({ told: 3, back: "on-goal", drifts: 1, judged: ["on-goal", "on-goal", "on-goal", "on-goal"] })
+    // Without the prompts named, the session's other work is gone by then: the same work drifts again.
+    expect(answeredLate(driftMethod, false).drifts).toBe(2)
+  })
+
+  it("learns nothing from the prompts an answer names on records stamped before context-5", () => {
+    expect(answeredLate("context-4", true).drifts).toBe(2)
   })
 })

@@ -76,7 +76,8 @@ const signalFields = {
       "off-goal prompts, their first 60 characters), prompt_signal_id, score, method and source \"engine\". A refocus-ack " +
       "answers it: its session's streak starts over (every session's when the refocus-ack's own session is not off-goal, " +
       "and when a goal is created or changed); with metadata.on_goal true (extension) the user says the drift was wrong, " +
-      "and the words of its session's off-goal prompts and tool calls join the goal's context"
+      "and the words of its session's off-goal prompts and tool calls join the goal's context, with those of " +
+      "metadata.prompts (strings: the drift's prompts as its answer gave them) even once the session is back on the goal"
   }),
   adapter: bounded(100).annotate({ description: "the adapter's name, e.g. claude-code" }),
   session_id: bounded(200).annotate({ description: "the adapter's own session id" }),
@@ -154,7 +155,11 @@ export const SignalAccepted = Schema.Struct({
       goal_id: Schema.String,
       goal: Schema.String.annotate({ description: "the goal's description (its first 200 characters)" }),
       since: Schema.String.annotate({ description: "when the streak's first off-goal prompt came (ISO 8601)" }),
-      off_goal_prompts: Schema.Number.annotate({ description: "the off-goal prompts in a row" })
+      off_goal_prompts: Schema.Number.annotate({ description: "the off-goal prompts in a row" }),
+      prompts: Schema.Array(Schema.String).annotate({
+        description: "those prompts, their first 60 characters: a refocus-ack answering the drift as the goal's work may name them " +
+          "(metadata.prompts) so that their words join the goal's context however late the answer comes"
+      })
     }).annotate({
       description: "extension: this prompt completed an off-goal streak, and the engine added a goal-drift signal to its " +
         "session (its metadata has the evidence): the adapter shows the person which goal, since when. Only on the " +
