@@ -132,6 +132,9 @@ describe.each(logVariants())("answers without a verdict over %s", (_name, logEnv
     // No wait at all: every signal is answered before its actor has judged it.
     const server = await startServer({ env: { ...logEnv(), INGEST_WAIT: "0 millis" } })
     try {
+      // Ready means owning a partition, not every one: until it owns the user's, an answer is pending
+      // for want of an owner (no_owner), which the restart test covers. This one is about the wait.
+      await waitFor(() => owners(server.databaseUrl), (rows) => rows.length === 4, { what: "the node to own every partition" })
       const org = await bootstrapOrg(server.databaseUrl, "no-wait", "team")
       const rule = await blockO3(server, org)
       const signal = (metadata: Record<string, unknown>) =>
