@@ -1,6 +1,5 @@
 import { Clock, Effect, Latch, Schedule } from "effect"
-import { Kafka, logLevel } from "kafkajs"
-import type { KafkaClient } from "./kafka-client.ts"
+import { type KafkaClient, quietAdmin } from "./kafka-client.ts"
 
 /** How often the cluster is asked whether it answers. */
 const PROBE_EVERY = "250 millis"
@@ -31,16 +30,7 @@ export interface BrokerWatch {
 
 export const watchBrokers = ({ settings }: KafkaClient) =>
   Effect.gen(function*() {
-    const kafka = new Kafka({
-      clientId: `signal-engine@${settings.instance}:probe`,
-      brokers: settings.brokers,
-      connectionTimeout: 1_000,
-      requestTimeout: 1_000,
-      retry: { retries: 0 },
-      logLevel: logLevel.NOTHING
-    })
-    const admin = kafka.admin()
-    yield* Effect.addFinalizer(() => Effect.promise(() => admin.disconnect().catch(() => undefined)))
+    const admin = yield* quietAdmin(settings, "probe", { connectionTimeout: 1_000, requestTimeout: 1_000 })
     const upLatch = yield* Latch.make(true)
     const downLatch = yield* Latch.make(false)
     let since: number | undefined

@@ -45,6 +45,28 @@ export const describe = (error: unknown) => (error instanceof Error ? error.mess
 
 export const unavailable = (what: string) => (error: unknown) => new LogUnavailable({ message: `KafkaLog: ${what} failed: ${describe(error)}` })
 
+/**
+ * An admin client of its own for asking the cluster something over and over (is it up, are a
+ * topic's leaders there): silent and without retries, since kafkajs logs every refusal as an
+ * error and its own retries hold a failing request for seconds. Disconnected with the scope.
+ */
+export const quietAdmin = (
+  settings: KafkaSettings,
+  role: string,
+  timeouts: { readonly connectionTimeout: number; readonly requestTimeout?: number }
+) =>
+  Effect.gen(function*() {
+    const admin = new Kafka({
+      clientId: `signal-engine@${settings.instance}:${role}`,
+      brokers: settings.brokers,
+      ...timeouts,
+      retry: { retries: 0 },
+      logLevel: logLevel.NOTHING
+    }).admin()
+    yield* Effect.addFinalizer(() => Effect.promise(() => admin.disconnect().catch(() => undefined)))
+    return admin
+  })
+
 /** The kafkajs client of one KafkaLog, with its admin connection (open while the scope is). */
 export interface KafkaClient {
   readonly settings: KafkaSettings

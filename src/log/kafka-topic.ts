@@ -1,6 +1,6 @@
 import { Effect, Schedule } from "effect"
-import { type ConfigResourceTypes, Kafka, logLevel } from "kafkajs"
-import { describe, type KafkaClient, type KafkaSettings, unavailable } from "./kafka-client.ts"
+import type { ConfigResourceTypes } from "kafkajs"
+import { describe, type KafkaClient, type KafkaSettings, quietAdmin, unavailable } from "./kafka-client.ts"
 import { LogMisconfigured } from "./log-errors.ts"
 
 /** Topic settings that keep every record (the topic is created with them). */
@@ -22,19 +22,12 @@ const leadersPoll = Schedule.spaced("200 millis").pipe(Schedule.upTo({ duration:
 /**
  * The topic's partitions once each has a leader that answers. Until then the broker may answer
  * that it does not know the topic, or name a leader that does not serve the partition yet (it
- * publishes its metadata before it takes the lead): asked again until the poll's end. Asked on a
- * client of its own, quiet and without retries: kafkajs logs every refusal as an error.
+ * publishes its metadata before it takes the lead): asked again until the poll's end, on a quiet
+ * client of its own.
  */
 const awaitLeaders = (settings: KafkaSettings, topic: string) =>
   Effect.gen(function*() {
-    const admin = new Kafka({
-      clientId: `signal-engine@${settings.instance}:leaders`,
-      brokers: settings.brokers,
-      connectionTimeout: 3_000,
-      retry: { retries: 0 },
-      logLevel: logLevel.NOTHING
-    }).admin()
-    yield* Effect.addFinalizer(() => Effect.promise(() => admin.disconnect().catch(() => undefined)))
+    const admin = yield* quietAdmin(settings, "leaders", { connectionTimeout: 3_000 })
     const ask = <A>(request: () => Promise<A>) => Effect.tryPromise({ try: request, catch: describe })
     return yield* Effect.gen(function*() {
       yield* ask(() => admin.connect())
