@@ -137,36 +137,6 @@ describe("the Cursor adapter", () => {
     expect(prompts.map((p: any) => p.metadata.prompt)).toContain("fix the login bug")
   })
 
-  it("a goal drift is shown on the prompt that completes the streak, and `goal not-drift` answers it in that conversation", async () => {
-    const set = await world.adapter(["goal", "set", "Fix the login bug in the authentication service"])
-    expect(set.code, set.stderr).toBe(0)
-    const prompt = async (text: string) => {
-      const ran = await world.adapter(["hook", "cursor", "beforeSubmitPrompt"], {
-        input: common("beforeSubmitPrompt", { conversation_id: "conv-drift", prompt: text }),
-        env: { SIGNAL_ENGINE_SEND_PROMPTS: "true" }
-      })
-      expect(ran.code, ran.stderr).toBe(0)
-      return JSON.parse(ran.stdout)
-    }
-    const off = ["write a haiku about autumn", "what is the capital of peru", "recommend some jazz records"]
-    expect(await prompt(off[0]!)).toEqual({ continue: true })
-    expect(await prompt(off[1]!)).toEqual({ continue: true })
-    const third = await prompt(off[2]!)
-    expect(third).toEqual({ continue: true, user_message: expect.stringContaining("goal drift: the last 3 prompts look unrelated to your goal") })
-    expect(third.user_message).toContain("signal-engine-adapter goal not-drift")
-
-    const answer = await world.adapter(["goal", "not-drift"])
-    expect(answer.code, answer.stderr).toBe(0)
-    const session = await world.sessionWhere("cursor", (s) => s.signals.some((x: any) => x.type === "refocus-ack"), "the answer in the conversation's session")
-    expect(session.signals.filter((x: any) => x.type === "user-prompt").map((x: any) => x.metadata.prompt)).toEqual(off)
-    expect(session.signals.find((x: any) => x.type === "refocus-ack").metadata).toMatchObject({ on_goal: true, prompts: off })
-    // The same work is the goal's from then on.
-    for (const text of ["write a haiku about winter", "what is the capital of chile", "recommend some jazz albums"]) {
-      expect(await prompt(text)).toEqual({ continue: true })
-    }
-    expect((await world.adapter(["goal", "done"])).code).toBe(0)
-  })
-
   it("a project's .signal-engine.json names the project of its signals", async () => {
     mkdirSync(join(world.workdir, "svc"), { recursive: true })
     writeFileSync(join(world.workdir, ".signal-engine.json"), JSON.stringify({ project_id: "proj_checkout" }))

@@ -5,7 +5,7 @@ import { startWorld, type World } from "./support.ts"
  * A goal drift through each tool's own prompt hook, fed the payload the tool documents (a drift
  * takes three prompts in one session, which a headless run of these CLIs does not send): the
  * warning in the answer the tool shows, and `goal not-drift` answering it in that session.
- * Claude Code's real CLI and Cursor's hooks have their own tests (goal-drift, cursor).
+ * Cursor has no CLI here at all; Claude Code's real CLI has its own test (goal-drift.test.ts).
  */
 const tools = [
   {
@@ -20,20 +20,38 @@ const tools = [
       prompt
     }),
     // The TUI shows systemMessage (an exec run gets it on Codex's stderr too).
-    shown: (answer: any) => answer?.systemMessage
+    shown: (answer: any) => answer?.systemMessage,
+    proceeds: (answer: any) => answer?.decision !== "block"
   },
   {
     adapter: "gemini-cli",
     event: "BeforeAgent",
     payload: (session: string, cwd: string, prompt: string) => ({ session_id: session, hook_event_name: "BeforeAgent", cwd, prompt }),
-    shown: (answer: any) => answer?.systemMessage
+    shown: (answer: any) => answer?.systemMessage,
+    proceeds: (answer: any) => answer?.continue !== false
   },
   {
     adapter: "copilot-cli",
     event: "userPromptSubmitted",
     payload: (session: string, cwd: string, prompt: string) => ({ sessionId: session, cwd, prompt, timestamp: Date.now() }),
     // Copilot shows no hook output of its own: the agent is told in its context.
-    shown: (answer: any) => answer?.additionalContext
+    shown: (answer: any) => answer?.additionalContext,
+    proceeds: (answer: any) => answer?.decision !== "block"
+  },
+  {
+    adapter: "cursor",
+    event: "beforeSubmitPrompt",
+    payload: (session: string, cwd: string, prompt: string) => ({
+      conversation_id: session,
+      generation_id: "gen-1",
+      hook_event_name: "beforeSubmitPrompt",
+      workspace_roots: [cwd],
+      model: "gpt-5",
+      cursor_version: "1.7.0",
+      prompt
+    }),
+    shown: (answer: any) => answer?.user_message,
+    proceeds: (answer: any) => answer?.continue === true
   }
 ] as const
 
@@ -55,9 +73,11 @@ describe.each(tools)("a goal drift through the $adapter adapter's prompt hook", 
       return ran.stdout.trim() === "" ? undefined : JSON.parse(ran.stdout)
     }
     const off = ["write a haiku about autumn", "what is the capital of peru", "recommend some jazz records"]
-    expect(tool.shown(await prompt(off[0]!))).toBeUndefined()
-    expect(tool.shown(await prompt(off[1]!))).toBeUndefined()
-    const shown = tool.shown(await prompt(off[2]!))
+    // Each prompt goes on; only the third carries the warning.
+    const answers = [await prompt(off[0]!), await prompt(off[1]!), await prompt(off[2]!)]
+    expect(answers.map((a) => tool.proceeds(a))).toEqual([true, true, true])
+    expect(answers.slice(0, 2).map((a) => tool.shown(a))).toEqual([undefined, undefined])
+    const shown = tool.shown(answers[2])
     expect(shown).toContain("goal drift: the last 3 prompts look unrelated to your goal “Fix the login bug in the authentication service”")
     expect(shown).toContain("signal-engine-adapter goal not-drift")
 
@@ -68,7 +88,8 @@ describe.each(tools)("a goal drift through the $adapter adapter's prompt hook", 
     expect(session.signals.find((x: any) => x.type === "refocus-ack").metadata).toMatchObject({ on_goal: true, prompts: off })
     // The same work is the goal's from then on.
     for (const text of ["write a haiku about winter", "what is the capital of chile", "recommend some jazz albums"]) {
-      expect(tool.shown(await prompt(text))).toBeUndefined()
+      const later = await prompt(text)
+      expect({ proceeds: tool.proceeds(later), shown: tool.shown(later) }).toEqual({ proceeds: true, shown: undefined })
     }
   })
 })
