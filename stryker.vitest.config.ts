@@ -3,7 +3,6 @@ import { unitTier } from "./vitest.config.ts"
 
 // The unit tier alone, for mutation testing (stryker.config.json): the runner takes a config
 // file, not a project name, and the other tiers need services and take minutes per run.
-// INSTRUMENTED tells the tests that time the code that it is several times slower than it ships.
 export default defineConfig({
-  test: { ...unitTier, testTimeout: 30_000, env: { NODE_NO_WARNINGS: "1", INSTRUMENTED: "1" }, silent: "passed-only" }
+  test: { ...unitTier, testTimeout: 30_000, env: { NODE_NO_WARNINGS: "1" }, silent: "passed-only" }
 })

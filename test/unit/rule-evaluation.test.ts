@@ -267,10 +267,8 @@ describe("org_policy lists of tools, commands and MCP servers", () => {
   it("a pathological pattern against a long command stays fast (no backtracking)", () => {
     const pattern = Array.from({ length: 40 }, () => "a").join("*") + "b"
     const command = "a".repeat(100_000)
-    const started = performance.now()
+    // Matching is linear (the command examined up to 16,384 characters): a backtracking regex would not end before the test's timeout.
     expect(blocks({ blocked_commands: Array.from({ length: 100 }, () => pattern) }, { command })).toBe(false)
-    // ~28 ms measured (the command is examined up to 16,384 characters); a backtracking regex would not end.
-    expect(performance.now() - started).toBeLessThan(1_000)
   })
 })
 
