@@ -65,10 +65,9 @@ describe.each(logVariants())("changes made through one node, over %s", (name, lo
           key,
           body: { type: "post-tool", adapter: "claude-code", session_id: "ryw", metadata: { model, tokens_in: tokens, tokens_out: 0 } }
         })
+      // The probe: every user through a node. A rule is judged by the owner of the user's partition
+      // (A or B), so one user's answer through B shows only its owner's rules.
       const everyone = (node: TestServer, model?: string, tokens?: number) => () => Promise.all(users.map((u) => signal(node, u.key, model, tokens)))
-      // The probe of a trial: one user's signal through B (a different user each trial, so
-      // users of both nodes' partitions are probed); one request at a time, a few ms each.
-      const one = (trial: number, model?: string) => async () => [await signal(b, users[trial % users.length]!.key, model)]
       const rule = async (body: Record<string, unknown>) => {
         const res = await call(a, "POST", "/api/v1/rules", { key: admin, body: { scope: "org", scope_id: org.org_id, ...body } })
         expect(res.status, JSON.stringify(res.body)).toBe(201)
@@ -102,8 +101,6 @@ describe.each(logVariants())("changes made through one node, over %s", (name, lo
           condition: { window: "daily", metric: "tokens_total", per_user: 1 }
         })
         const limitedB = (r: JsonResponse) => r.body.ok === false && r.body.rule_id === limitB
-        // Every user probed: a user_limit is judged by the owner of the user's partition, so one user's
-        // answer through B shows only its owner's rules (A's own from the start when A owns it).
         limited.push(await delayUntil(Date.now(), everyone(b), limitedB, "B to apply the limit"))
         expect((await call(a, "DELETE", `/api/v1/rules/${limitB}`, { key: admin })).status).toBe(204)
         for (const answer of await everyone(a)()) expect(answer.body).toMatchObject({ ok: true })
@@ -117,11 +114,11 @@ describe.each(logVariants())("changes made through one node, over %s", (name, lo
           condition: { model: { in: ["o3"] } }
         })
         const blocked = (r: JsonResponse) => r.body.ok === false && r.body.rule_id === block
-        created.push(await delayUntil(Date.now(), one(trial, "o3"), blocked, "B to apply the block"))
+        created.push(await delayUntil(Date.now(), everyone(b, "o3"), blocked, "B to apply the block"))
         for (const answer of await everyone(b, "o3")()) expect(blocked(answer), JSON.stringify(answer.body)).toBe(true)
         const off = await call(a, "PUT", `/api/v1/rules/${block}`, { key: admin, body: { enabled: false } })
         expect(off.status, JSON.stringify(off.body)).toBe(200)
-        disabled.push(await delayUntil(Date.now(), one(trial, "o3"), (r) => r.body.ok === true, "B to lift the block"))
+        disabled.push(await delayUntil(Date.now(), everyone(b, "o3"), (r) => r.body.ok === true, "B to lift the block"))
         for (const answer of await everyone(b, "o3")()) expect(answer.body).toMatchObject({ ok: true })
         expect((await call(a, "DELETE", `/api/v1/rules/${block}`, { key: admin })).status).toBe(204)
       }
@@ -167,14 +164,13 @@ describe.each(logVariants())("changes made through one node, over %s", (name, lo
       const setZone = async (time_zone: string) => expect((await call(a, "PATCH", "/api/v1/org", { key: admin, body: { time_zone } })).status).toBe(200)
       const zoned: Array<Delay> = []
       for (let trial = 0; trial < trials; trial++) {
-        const probe = async () => [await signal(b, users[trial % users.length]!.key, "gpt-4o", 0)]
         await setZone(zone)
         for (const answer of await everyone(a, "gpt-4o", 0)()) expect(answer.body, `trial ${trial}: A in the new zone`).toMatchObject({ ok: true })
-        zoned.push(await delayUntil(Date.now(), probe, (r) => r.body.ok === true, "B to count in the new zone"))
+        zoned.push(await delayUntil(Date.now(), everyone(b, "gpt-4o", 0), (r) => r.body.ok === true, "B to count in the new zone"))
         for (const answer of await everyone(b, "gpt-4o", 0)()) expect(answer.body).toMatchObject({ ok: true })
         await setZone("UTC")
         for (const answer of await everyone(a, "gpt-4o", 0)()) expect(spentToday(answer), `trial ${trial}: A back in UTC`).toBe(true)
-        zoned.push(await delayUntil(Date.now(), probe, spentToday, "B to count in UTC again"))
+        zoned.push(await delayUntil(Date.now(), everyone(b, "gpt-4o", 0), spentToday, "B to count in UTC again"))
       }
       expect((await call(a, "DELETE", `/api/v1/rules/${zoneLimit}`, { key: admin })).status).toBe(204)
 
