@@ -240,10 +240,12 @@ const foldStreak = (current: DriftState, method: DriftMethod, state: UserState, 
     const next = ended({ ...current, ...(goalId ? { goal_id: goalId } : {}) }, method === "lexical-1" ? undefined : "on-goal")
     return { state: context === undefined ? next : { ...next, context }, judged: "on-goal" }
   }
+  // The org's own streak when the signal was accepted (PATCH /org), else the deployment's.
+  const prompts = r.drift_prompts ?? settings.prompts
   const streak = current.streak + 1
   const since = current.since ?? r.ts
   const off = [...(current.off ?? []), { signal_id: r.signal_id, prompt: prompt.replace(/\s+/g, " ").trim().slice(0, excerptLength) }]
-    .slice(0, settings.prompts)
+    .slice(0, prompts)
   const next: DriftState = {
     ...current,
     streak,
@@ -251,7 +253,7 @@ const foldStreak = (current: DriftState, method: DriftMethod, state: UserState, 
     off,
     ...(method === "lexical-1" ? {} : { last: "off-goal" as const, thread: withContext(current.thread, stems, threadSize) })
   }
-  if (streak !== settings.prompts) return { state: next, judged: "off-goal" }
+  if (streak !== prompts) return { state: next, judged: "off-goal" }
   // The goal drifted from: the one the user was last on while it is still active, else the closest.
   const goal = goals.find((g) => g.id === current.goal_id) ?? goals.find((g) => g.id === goalId) ?? goals[0]!
   const detected: DriftDetected = {

@@ -1,11 +1,14 @@
 /** The org settings an admin may change (PATCH /org), and what makes a value acceptable. */
 
 export const sessionTimeoutBounds = { minimum: 60, maximum: 86_400 } as const
+export const driftPromptsBounds = { minimum: 0, maximum: 20 } as const
 
 export interface OrgSettings {
   readonly time_zone?: string | undefined
   /** Seconds; the spec names this setting `session_timeout`. */
   readonly session_timeout?: number | undefined
+  /** Off-goal prompts in a row that make a goal drift, 0 for none; null: the deployment's `DRIFT_PROMPTS`. */
+  readonly drift_prompts?: number | null | undefined
 }
 
 const listedZones: ReadonlyArray<string> = ["UTC", ...Intl.supportedValuesOf("timeZone")]
@@ -43,5 +46,9 @@ export const validateOrgSettings = (
   if (timeout !== undefined && (timeout < sessionTimeoutBounds.minimum || timeout > sessionTimeoutBounds.maximum)) {
     problems.push(`session_timeout: must be between ${sessionTimeoutBounds.minimum} and ${sessionTimeoutBounds.maximum}, got ${timeout}`)
   }
-  return problems.length > 0 ? { problems } : { ok: { time_zone: timeZone, session_timeout: timeout } }
+  const drift = input.drift_prompts
+  if (typeof drift === "number" && (drift < driftPromptsBounds.minimum || drift > driftPromptsBounds.maximum)) {
+    problems.push(`drift_prompts: must be between ${driftPromptsBounds.minimum} and ${driftPromptsBounds.maximum} (0: no goal drift), got ${drift}`)
+  }
+  return problems.length > 0 ? { problems } : { ok: { time_zone: timeZone, session_timeout: timeout, drift_prompts: drift } }
 }

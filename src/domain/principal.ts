@@ -39,4 +39,6 @@ export interface LicensePrincipal {
   readonly timeZone: string
   /** The teams the user is in, stamped on each signal (team budgets count it there). */
   readonly teamIds: ReadonlyArray<string>
+  /** The org's goal-drift streak, stamped on the signals drift is judged by; undefined: the deployment's. */
+  readonly driftPrompts?: number | undefined
 }

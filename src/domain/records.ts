@@ -47,6 +47,10 @@ export const SignalRecord = Schema.Struct({
     description: "the org's time zone for daily and monthly windows when the signal was accepted; absent means UTC"
   }),
   drift_method: driftMethod,
+  drift_prompts: Schema.optional(Schema.Int).annotate({
+    description: "the org's goal-drift streak when the signal was accepted (0: no goal drift); absent means the " +
+      "deployment's `DRIFT_PROMPTS`"
+  }),
   cost: Schema.Struct({
     usd: Schema.Number,
     estimated: Schema.Boolean.annotate({ description: "true when computed from the price table, not sent by the adapter" }),

@@ -28,6 +28,10 @@ export const Org = Schema.Struct({
     description: "what a fleet credential's record naming someone who is no user of the org does: `create` makes the user, " +
       "`refuse` (the default) rejects and counts it"
   }),
+  drift_prompts: Schema.NullOr(Schema.Int).annotate({
+    description: "off-goal prompts in a row, in one session, that make a goal drift; 0: none; null: the deployment's " +
+      "`DRIFT_PROMPTS` (PATCH /org)"
+  }),
   created_at: Timestamp
 })
 export type Org = typeof Org.Type

@@ -16,6 +16,7 @@ export interface FleetMember {
   readonly teamIds: ReadonlyArray<string>
   readonly sessionTimeoutS: number
   readonly timeZone: string
+  readonly driftPrompts?: number | undefined
 }
 
 /** Fleet credentials, the org's choice for unknown identities, and the refused ones counted. */
@@ -104,14 +105,21 @@ export const makeFleet = (orgs: Pick<Orgs, "getOrg">) =>
         readonly id: string
         readonly session_timeout_s: number
         readonly time_zone: string
+        readonly drift_prompts: number | null
         readonly team_ids: ReadonlyArray<string>
-      }>`SELECT u.id, o.session_timeout_s, o.time_zone,
+      }>`SELECT u.id, o.session_timeout_s, o.time_zone, o.drift_prompts,
           ARRAY(SELECT m.team_id FROM team_members m WHERE m.user_id = u.id ORDER BY m.team_id) AS team_ids
         FROM users u JOIN orgs o ON o.id = u.org_id
         WHERE u.org_id = ${orgId} AND lower(u.email) = lower(${email}) AND u.deactivated_at IS NULL`.pipe(Effect.orDie)
       const row = rows[0]
       if (!row) return undefined
-      return { userId: row.id, teamIds: row.team_ids, sessionTimeoutS: row.session_timeout_s, timeZone: row.time_zone } satisfies FleetMember
+      return {
+        userId: row.id,
+        teamIds: row.team_ids,
+        sessionTimeoutS: row.session_timeout_s,
+        timeZone: row.time_zone,
+        ...(row.drift_prompts === null ? {} : { driftPrompts: row.drift_prompts })
+      } satisfies FleetMember
     })
 
     const unknownIdentitiesOf = (orgId: string) =>

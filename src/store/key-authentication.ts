@@ -73,8 +73,9 @@ export const makeKeyAuthentication = Effect.gen(function*() {
       readonly plan: Plan
       readonly session_timeout_s: number
       readonly time_zone: string
+      readonly drift_prompts: number | null
       readonly team_ids: ReadonlyArray<string>
-    }>`SELECT k.id, k.org_id, k.user_id, k.environment, o.plan, o.session_timeout_s, o.time_zone,
+    }>`SELECT k.id, k.org_id, k.user_id, k.environment, o.plan, o.session_timeout_s, o.time_zone, o.drift_prompts,
         ARRAY(SELECT m.team_id FROM team_members m WHERE m.user_id = k.user_id ORDER BY m.team_id) AS team_ids
       FROM license_keys k JOIN orgs o ON o.id = k.org_id
         -- Offboarding revokes the keys; this holds even for a key that escaped it.
@@ -90,7 +91,8 @@ export const makeKeyAuthentication = Effect.gen(function*() {
       environment: shared(row.environment),
       sessionTimeoutS: row.session_timeout_s,
       timeZone: shared(row.time_zone),
-      teamIds: sharedList(row.team_ids)
+      teamIds: sharedList(row.team_ids),
+      ...(row.drift_prompts === null ? {} : { driftPrompts: row.drift_prompts })
     } satisfies LicensePrincipal
   })
 

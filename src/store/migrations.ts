@@ -27,6 +27,7 @@ import { m0023_tool_metric_points } from "./migrations/0023_tool_metric_points.t
 import { m0024_fleet_credentials } from "./migrations/0024_fleet_credentials.ts"
 import { m0025_sso_sign_in } from "./migrations/0025_sso_sign_in.ts"
 import { m0026_roles } from "./migrations/0026_roles.ts"
+import { m0027_drift_prompts } from "./migrations/0027_drift_prompts.ts"
 
 /**
  * Forward-only, numbered migrations, one module each in migrations/. Each runs once, in id order,
@@ -59,7 +60,8 @@ const all = {
   "0023_tool_metric_points": m0023_tool_metric_points,
   "0024_fleet_credentials": m0024_fleet_credentials,
   "0025_sso_sign_in": m0025_sso_sign_in,
-  "0026_roles": m0026_roles
+  "0026_roles": m0026_roles,
+  "0027_drift_prompts": m0027_drift_prompts
 }
 
 export const migrations = Migrator.fromRecord(all)

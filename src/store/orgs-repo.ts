@@ -17,6 +17,8 @@ export interface OrgRecord {
   readonly rate_limit_per_hour: number | null
   readonly rate_limit_per_day: number | null
   readonly unknown_identities: UnknownIdentities
+  /** The org's goal-drift streak; null: the deployment's. */
+  readonly drift_prompts: number | null
   readonly created_at: string
 }
 
@@ -36,7 +38,7 @@ const toOrg = (r: OrgRow): OrgRecord => ({ ...r, created_at: isoNN(r.created_at)
 export const makeOrgs = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const orgColumns = sql`id, name, plan, session_timeout_s, time_zone, rate_limit_per_minute,
-    rate_limit_per_hour, rate_limit_per_day, unknown_identities, created_at`
+    rate_limit_per_hour, rate_limit_per_day, unknown_identities, drift_prompts, created_at`
 
   const createOrg = Effect.fn("Tenancy.createOrg")(function*(input: { readonly name: string; readonly plan: Plan }) {
     const rows = yield* sql<OrgRow>`
@@ -66,7 +68,9 @@ export const makeOrgs = Effect.gen(function*() {
     const rows = yield* sql<OrgRow>`
       UPDATE orgs SET
         time_zone = coalesce(${settings.time_zone ?? null}, time_zone),
-        session_timeout_s = coalesce(${settings.session_timeout ?? null}, session_timeout_s)
+        session_timeout_s = coalesce(${settings.session_timeout ?? null}, session_timeout_s),
+        drift_prompts = CASE WHEN ${settings.drift_prompts !== undefined} THEN ${settings.drift_prompts ?? null}::smallint
+          ELSE drift_prompts END
       WHERE id = ${orgId}
       RETURNING ${orgColumns}`.pipe(Effect.orDie)
     const row = rows[0]

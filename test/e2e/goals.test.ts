@@ -183,6 +183,31 @@ describe.each(logVariants())("goals over %s", (_name, logEnv) => {
     expect(second.metadata.evidence.map((e: { prompt: string }) => e.prompt)).toEqual(offGoal)
   })
 
+  it("makes a drift after the org's own number of off-goal prompts (PATCH /org drift_prompts), none at 0", async () => {
+    const own = await bootstrapOrg(server.databaseUrl, `goals-streak-${Math.random()}`, "team")
+    const setStreak = async (drift_prompts: number | null) =>
+      expect((await call(server, "PATCH", "/api/v1/org", { key: own.api_key_live!, body: { drift_prompts } })).status).toBe(200)
+    await goals("POST", "/goals", { description: "Fix the login bug in the authentication service" }, own.license_key)
+    const offGoal = ["write a haiku about autumn", "what is the capital of peru", "recommend some jazz records", "plan a weekend in lisbon"]
+    /** Which of the off-goal prompts, in a session of their own, were answered with a drift. */
+    const drifted = async (session: string) => {
+      const answers = []
+      for (const prompt of offGoal) {
+        answers.push(
+          (await goals("POST", "/signals", { type: "user-prompt", adapter: "cursor", session_id: session, metadata: { prompt } }, own.license_key)).body
+        )
+      }
+      return answers.map((a) => a.drift?.off_goal_prompts ?? 0)
+    }
+    expect(await drifted("deployment")).toEqual([0, 0, 3, 0])
+    await setStreak(2)
+    expect(await drifted("two")).toEqual([0, 2, 0, 0])
+    await setStreak(0)
+    expect(await drifted("none")).toEqual([0, 0, 0, 0])
+    await setStreak(null)
+    expect(await drifted("default-again")).toEqual([0, 0, 3, 0])
+  })
+
   // The goal's work, in words the goal does not have: its first three prompts drift.
   const totpWork = ["generate a secret and return an otpauth:// url for the qr code", "store the secret encrypted with the existing kms helper",
     "10 recovery codes, hashed, shown once"]

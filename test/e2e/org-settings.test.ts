@@ -22,10 +22,23 @@ const expectEnvelope = (res: JsonResponse, status: number, code: string) => {
 }
 
 describe("PATCH /api/v1/org", () => {
-  it("a new org starts in UTC with a 30-minute session timeout", async () => {
+  it("a new org starts in UTC with a 30-minute session timeout and the deployment's goal-drift streak", async () => {
     const res = await getOrg()
     expect(res.status).toBe(200)
-    expect(res.body).toMatchObject({ time_zone: "UTC", session_timeout: 1800 })
+    expect(res.body).toMatchObject({ time_zone: "UTC", session_timeout: 1800, drift_prompts: null })
+  })
+
+  it("sets the org's goal-drift streak, 0 for none, and null gives it back to the deployment", async () => {
+    for (const value of [5, 0, 20, null]) {
+      const res = await patchOrg({ drift_prompts: value })
+      expect(res.status, JSON.stringify(res.body)).toBe(200)
+      expect(res.body.drift_prompts).toBe(value)
+      expect((await getOrg()).body.drift_prompts).toBe(value)
+    }
+    // Left out, it stays.
+    await patchOrg({ drift_prompts: 4 })
+    expect((await patchOrg({ session_timeout: 1800 })).body.drift_prompts).toBe(4)
+    expect((await patchOrg({ drift_prompts: null })).body.drift_prompts).toBeNull()
   })
 
   it("sets the time zone alone, answers the updated org, and GET /org shows it", async () => {
@@ -98,7 +111,9 @@ describe("PATCH /api/v1/org refusals leave the org unchanged", () => {
     ["a timeout below 60 s", { session_timeout: 59 }, "session_timeout"],
     ["a timeout above a day", { session_timeout: 86_401 }, "session_timeout"],
     ["a negative timeout", { session_timeout: -5 }, "session_timeout"],
-    ["a valid zone with a bad timeout", { time_zone: "Europe/Paris", session_timeout: 0 }, "session_timeout"]
+    ["a valid zone with a bad timeout", { time_zone: "Europe/Paris", session_timeout: 0 }, "session_timeout"],
+    ["a goal-drift streak above 20", { drift_prompts: 21 }, "drift_prompts"],
+    ["a negative goal-drift streak", { drift_prompts: -1 }, "drift_prompts"]
   ])("422 validation_error for %s", async (_name, body, field) => {
     const res = await patchOrg(body)
     expectEnvelope(res, 422, "validation_error")
@@ -118,6 +133,8 @@ describe("PATCH /api/v1/org refusals leave the org unchanged", () => {
     ["a fractional timeout", { session_timeout: 90.5 }],
     ["a numeric zone", { time_zone: 1 }],
     ["a null zone", { time_zone: null }],
+    ["a fractional goal-drift streak", { drift_prompts: 2.5 }],
+    ["a string goal-drift streak", { drift_prompts: "3" }],
     ["an unknown key", { name: "renamed" }],
     ["an unknown key next to a valid one", { time_zone: "Europe/Paris", plan: "enterprise" }],
     ["a body that is not an object", ["UTC"]]

@@ -38,7 +38,7 @@ describe("migration 0009: an e-mail address names one user of an org in any lett
         yield* sql`DROP TABLE report_schedules`
         yield* sql`DROP TABLE tool_metric_points`
         yield* sql`DROP TABLE fleet_credentials, fleet_unknown_identities`
-        yield* sql`ALTER TABLE orgs DROP COLUMN unknown_identities`
+        yield* sql`ALTER TABLE orgs DROP COLUMN unknown_identities, DROP COLUMN drift_prompts`
         yield* sql`ALTER TABLE events DROP COLUMN verdict`
         yield* sql`ALTER TABLE users DROP COLUMN deactivated_at`
         yield* sql`ALTER TABLE team_members DROP COLUMN lead`

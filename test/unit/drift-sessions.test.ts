@@ -143,3 +143,24 @@ describe("goal drift's context from every tool's calls", () => {
     expect([listed("context-2"), listed(driftMethod)]).toEqual(["off-goal", "on-goal"])
   })
 })
+
+describe("the org's own goal-drift streak (drift_prompts stamped at acceptance)", () => {
+  const offRun = (stamp: Partial<SignalRecord>) =>
+    foldAll([login, ...offGoal.map((p) => ({ ...prompt("A", p), ...stamp }))]).results.filter((r) => r.record.kind === "signal")
+  const driftAt = (stamp: Partial<SignalRecord>) => offRun(stamp).findIndex((r) => r.result.drift) + 1
+
+  it("makes a drift after the org's number of off-goal prompts, with that many as evidence", () => {
+    expect(driftAt({})).toBe(3)
+    expect(driftAt({ drift_prompts: 2 })).toBe(2)
+    expect(driftAt({ drift_prompts: 4 })).toBe(4)
+    const drift = offRun({ drift_prompts: 2 }).find((r) => r.result.drift)!.result.drift!
+    expect(drift.off_goal_prompts).toBe(2)
+    expect(drift.evidence.map((e) => e.prompt)).toEqual(offGoal.slice(0, 2).map((p) => p.slice(0, 60)))
+  })
+
+  it("makes none when the org's number is 0, though the prompts are still judged off-goal", () => {
+    const run = offRun({ drift_prompts: 0 })
+    expect(run.filter((r) => r.result.drift)).toEqual([])
+    expect(run.map((r) => r.result.judged)).toEqual(["off-goal", "off-goal", "off-goal", "off-goal"])
+  })
+})

@@ -46,9 +46,15 @@ const OrgSettings = ({ org, setOrg }) => {
   const submit = async (e) => {
     e.preventDefault()
     const f = new FormData(/** @type {HTMLFormElement} */ (e.currentTarget))
+    const streak = String(f.get("drift_prompts")).trim()
     try {
       const updated = await api("PATCH", "/org", {
-        body: { time_zone: String(f.get("time_zone")).trim(), session_timeout: Math.round(Number(f.get("session_timeout")) * 60) }
+        body: {
+          time_zone: String(f.get("time_zone")).trim(),
+          session_timeout: Math.round(Number(f.get("session_timeout")) * 60),
+          // Empty: the deployment's own number.
+          drift_prompts: streak === "" ? null : Number(streak)
+        }
       })
       setOrg(updated)
       setMessage({ ok: true, text: "Saved. Signals accepted from now on use these settings." })
@@ -65,6 +71,8 @@ const OrgSettings = ({ org, setOrg }) => {
     <label><span>Time zone (IANA name; days and months are counted in it)</span>
       <input name="time_zone" defaultValue=${org.time_zone} required list="time-zones" /></label>
     <datalist id="time-zones">${timeZones().map((z) => html`<option value=${z} />`)}</datalist>
+    <label><span>Goal drift (off-goal prompts in a row, in one session, that make a drift; 0: none; empty: the deployment's)</span>
+      <input name="drift_prompts" type="number" min="0" max="20" step="1" defaultValue=${org.drift_prompts ?? ""} placeholder="default" /></label>
     <button type="submit" class="primary">Save settings</button>
   </form>`
 }

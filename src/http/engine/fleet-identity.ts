@@ -5,6 +5,7 @@ import { type FleetPrincipal, identityProblem } from "../../domain/fleet.ts"
 import { minimumPlanFor, planHasFeature } from "../../domain/plans.ts"
 import type { LicensePrincipal } from "../../domain/principal.ts"
 import { RequestFacts } from "../../observability/request-facts.ts"
+import type { FleetMember } from "../../store/fleet-repo.ts"
 import { Tenancy } from "../../store/tenancy-repo.ts"
 import { Authenticator, requirePrincipal } from "../auth.ts"
 
@@ -35,7 +36,7 @@ export const authorizeFleet = (
 
 const asPrincipal = (
   fleet: FleetPrincipal,
-  member: { readonly userId: string; readonly teamIds: ReadonlyArray<string>; readonly sessionTimeoutS: number; readonly timeZone: string }
+  member: FleetMember
 ): LicensePrincipal => ({
   // Per user, so one developer cannot spend the signal limits of the whole fleet.
   keyId: `${fleet.keyId}:${member.userId}`,
@@ -45,7 +46,8 @@ const asPrincipal = (
   environment: fleet.environment,
   sessionTimeoutS: member.sessionTimeoutS,
   timeZone: member.timeZone,
-  teamIds: member.teamIds
+  teamIds: member.teamIds,
+  ...(member.driftPrompts === undefined ? {} : { driftPrompts: member.driftPrompts })
 })
 
 /**

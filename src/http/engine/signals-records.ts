@@ -62,6 +62,7 @@ export const toSignalRecord = (
     ...(principal.teamIds.length > 0 ? { team_ids: principal.teamIds } : {}),
     ...(principal.timeZone !== "UTC" ? { time_zone: principal.timeZone } : {}),
     ...(judgedForDrift.has(payload.type) ? { drift_method: driftMethod } : {}),
+    ...(judgedForDrift.has(payload.type) && principal.driftPrompts !== undefined ? { drift_prompts: principal.driftPrompts } : {}),
     // A pre-tool signal is judged, not counted: it costs nothing whatever its metadata says, and
     // is priced only to know whether its model is known (block_unknown_models).
     cost: countsAsUsage(payload.type as SignalType)

@@ -2,7 +2,7 @@ import { Schema } from "effect"
 import type { HttpRouter } from "effect/http"
 import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { Conflict, Forbidden, NotFound, Unprocessable } from "../../domain/errors.ts"
-import { sessionTimeoutBounds } from "../../domain/org-settings.ts"
+import { driftPromptsBounds, sessionTimeoutBounds } from "../../domain/org-settings.ts"
 import { Scope } from "../../domain/scopes.ts"
 import { matching } from "../../domain/text.ts"
 import { UnknownIdentities } from "../../domain/fleet.ts"
@@ -35,6 +35,14 @@ const OrgSettingsPayload = Schema.Struct({
     description: `inactivity that ends a session, in seconds: ${sessionTimeoutBounds.minimum} to ${sessionTimeoutBounds.maximum}; ` +
       "other integers are 422"
   })),
+  drift_prompts: Schema.optionalKey(
+    Schema.NullOr(Schema.Int).annotate({
+      description: `off-goal prompts in a row, in one session, that make a goal drift (a \`goal-drift\` signal and the ` +
+        `warning on that prompt): ${driftPromptsBounds.minimum} to ${driftPromptsBounds.maximum}, 0 for no goal drift in ` +
+        "the org; null for the deployment's `DRIFT_PROMPTS` (3 unless set). Applies to the signals accepted after it; other " +
+        "integers are 422"
+    })
+  ),
   alert_channels: Schema.optionalKey(
     Schema.Array(Schema.String).pipe(Schema.check(Schema.isMaxLength(20))).annotate({
       description: "the notification channels (ch_…, of either environment) that get the org's admin alerts: budget " +

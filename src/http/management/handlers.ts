@@ -41,6 +41,7 @@ const orgView = (principal: ApiKeyPrincipal, org: OrgRecord, alertChannels: Read
   rate_limits: managementRateWindows(principal.plan, principal.rateLimits).map((w) => ({ window: w.name, limit: w.limit })),
   alert_channels: [...alertChannels],
   unknown_identities: org.unknown_identities,
+  drift_prompts: org.drift_prompts,
   created_at: org.created_at
 })
 

@@ -330,12 +330,22 @@ describe("the dashboard in a browser", () => {
     await page.$eval(zone, (el) => ((el as unknown as { value: string }).value = ""))
     await page.type(zone, "Europe/Berlin")
     await page.$eval("form[aria-label='Org settings'] input[name=session_timeout]", (el) => ((el as unknown as { value: string }).value = "45"))
+    await page.type("form[aria-label='Org settings'] input[name=drift_prompts]", "5")
     await clickText(page, "Save settings")
     await waitForText(page, "Saved.")
     expect((await call(dash.server, "GET", "/api/v1/org", { key: org.api_key_live! })).body).toMatchObject({
       time_zone: "Europe/Berlin",
-      session_timeout: 2700
+      session_timeout: 2700,
+      drift_prompts: 5
     })
+    // Emptied, the org takes the deployment's number again.
+    await page.$eval("form[aria-label='Org settings'] input[name=drift_prompts]", (el) => ((el as unknown as { value: string }).value = ""))
+    await clickText(page, "Save settings")
+    await waitFor(
+      async () => (await call(dash.server, "GET", "/api/v1/org", { key: org.api_key_live! })).body,
+      (b) => b.drift_prompts === null,
+      { what: "the goal-drift streak back to the deployment's" }
+    )
     expect(page.errors).toEqual([])
     await page.close()
   })
