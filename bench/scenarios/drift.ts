@@ -1,7 +1,7 @@
 /**
  * drift: the goal-drift detector on the labelled corpus (test/drift/), in this process, no service:
  * its figures (per prompt, per session) on the development, the held-out, the wide and both fresh
- * held-out sets, for the method in force and the four before it; what judging a prompt adds to the fold of
+ * held-out sets, for the method in force and the five before it, and under thin goals ("Fix bugs"); what judging a prompt adds to the fold of
  * its signal; and the memory a user's drift state holds.
  */
 import { performance } from "node:perf_hooks"
@@ -11,7 +11,7 @@ import { type DriftMethod, driftMethod } from "../../src/domain/drift.ts"
 import type { GoalRecord, SignalRecord } from "../../src/domain/records.ts"
 import { fold } from "../../src/domain/user-fold.ts"
 import { defaultFoldSettings, type UserState } from "../../src/domain/user-state.ts"
-import { type CorpusGoal, development, fresh, freshTwo, held, isPrompt, wide } from "../../test/drift/corpus.ts"
+import { type CorpusGoal, development, fresh, freshTwo, held, isPrompt, underThinGoals, wide } from "../../test/drift/corpus.ts"
 import { evaluate, firstHalf, recordsOf, run } from "../../test/drift/evaluate.ts"
 import { round } from "../measure.ts"
 import type { Row } from "../report.ts"
@@ -116,12 +116,21 @@ const figuresOf = (name: string, goals: ReadonlyArray<CorpusGoal>, method: Drift
 })
 
 export const driftScenario = (record: (row: Row) => void, smoke: boolean) => {
-  for (const method of ["lexical-1", "context-2", "context-3", "context-4", driftMethod] as const) {
+  for (const method of ["lexical-1", "context-2", "context-3", "context-4", "context-5", driftMethod] as const) {
     record(figuresOf("development", development, method))
     record(figuresOf("held-out", held, method))
     record(figuresOf("wide", wide, method))
     record(figuresOf("fresh held-out", fresh, method))
     record(figuresOf("second fresh held-out", freshTwo, method))
+  }
+  // The same work under a thin goal of its kind ("Fix bugs"): what context-6 changed.
+  for (const method of ["context-5", driftMethod] as const) {
+    for (
+      const [name, goals] of [["development", development], ["held-out", held], ["wide", wide], ["fresh held-out", fresh], ["second fresh held-out",
+        freshTwo]] as const
+    ) {
+      record(figuresOf(`${name}, thin goals`, underThinGoals(goals), method))
+    }
   }
   record({ scenario: "drift", log: "-", figures: { measured: "cost", method: driftMethod, ...cost([...development, ...held], smoke ? 5 : 200) } })
   record({ scenario: "drift", log: "-", figures: { measured: "memory", method: driftMethod, ...memory([...development, ...held]) } })

@@ -1,5 +1,5 @@
 import { bestGoal } from "./drift-lexical.ts"
-import { backOnGoal, type DriftMethod, evidenceOf, goalWeightOf, judge, threadSize, withContext } from "./drift.ts"
+import { backOnGoal, contextLength, type DriftMethod, evidenceOf, goalWeightOf, isThin, judge, threadSize, warmUpWords, withContext } from "./drift.ts"
 import type { Environment } from "./environments.ts"
 import type { DriftDetected } from "./fold-result.ts"
 import type { GoalState } from "./goals.ts"
@@ -91,7 +91,7 @@ const promptText = (r: SignalRecord): string | null => {
 }
 
 /** Whether a method keeps a streak per session (from context-3) rather than per user (and reads Gemini CLI's folders). */
-const perSession = (method: DriftMethod) => method === "context-3" || method === "context-4" || method === "context-5"
+const perSession = (method: DriftMethod) => method !== "lexical-1" && method !== "context-2"
 
 const pathValues = (keys: string) => new RegExp(`"(?:${keys})"\\s*:\\s*"([^"]{1,400})"`, "g")
 const pathKeys = pathValues("file_path|notebook_path|path|pattern")
@@ -118,9 +118,9 @@ const touched = (m: SignalRecord["metadata"], method: DriftMethod): ReadonlyArra
  * adapter was told it), so that an answer given after the session moved on teaches as well.
  */
 const answerWords = (current: Streak, r: SignalRecord, method: DriftMethod): ReadonlyArray<string> => {
-  if (r.metadata.on_goal !== true || (method !== "context-4" && method !== "context-5")) return []
+  if (r.metadata.on_goal !== true || method === "lexical-1" || method === "context-2" || method === "context-3") return []
   const thread = current.thread ? current.thread.split(" ") : []
-  const named = method === "context-5" && Array.isArray(r.metadata.prompts)
+  const named = method !== "context-4" && Array.isArray(r.metadata.prompts)
     ? evidenceOf(r.metadata.prompts.filter((p): p is string => typeof p === "string").slice(0, 10).map((p) => p.slice(0, 200)))
     : []
   return [...new Set([...thread, ...named])]
@@ -231,6 +231,10 @@ const foldStreak = (current: DriftState, method: DriftMethod, state: UserState, 
   } else {
     const judgement = judge(prompt, goals, current.context, current.last === "off-goal" ? current.thread : undefined)
     onGoal = judgement.verdict === "follow-up" ? current.last !== "off-goal" : judgement.verdict === "on-goal"
+    // From context-6: a thin goal's first prompts say what its work is (not while a session is off-goal).
+    if (!onGoal && method === "context-6" && current.last !== "off-goal" && contextLength(current.context) < warmUpWords && isThin(goals)) {
+      onGoal = true
+    }
     goalId = judgement.goalId
     score = judgement.score
     if (onGoal) context = withContext(context, judgement.stems)

@@ -2,11 +2,12 @@ import { conceptsOf, phraseConcepts } from "./drift-thesaurus.ts"
 import { continues, genericWeight, isCommand, sameWord, switchesTopic, type Word, words } from "./drift-words.ts"
 
 /**
- * Goal drift, methods `context-2` to `context-5`: whether a prompt is part of the work on the
+ * Goal drift, methods `context-2` to `context-6`: whether a prompt is part of the work on the
  * user's active goals. All judge alike; from context-3 the off-goal streak is kept per session
  * (drift-fold.ts), before one per user; from context-4 a drift answered as the goal's work
  * (`refocus-ack` with `on_goal`) teaches the context its words, from context-5 also those of the
- * prompts the answer names, however late it comes.
+ * prompts the answer names, however late it comes; from context-6 a thin goal (`isThin`: no task
+ * named) takes the first prompts as its work until the context holds `warmUpWords` words.
  * Pure and deterministic (no model, no clock), so a replay judges every prompt as the live run did.
  *
  * Evidence of the goal is its description and the session's context (drift-fold.ts keeps it): the
@@ -26,10 +27,10 @@ import { continues, genericWeight, isCommand, sameWord, switchesTopic, type Word
  * Each constant was chosen on the corpus (test/drift/, docs/benchmarks.md): a change to any of
  * them, the words or the thesaurus is a new method, measured there.
  */
-export const driftMethod = "context-5"
+export const driftMethod = "context-6"
 
 /** The detectors a record may name (`drift_method`); a record without one was judged by `lexical-1`. */
-export type DriftMethod = "lexical-1" | "context-2" | "context-3" | "context-4" | typeof driftMethod
+export type DriftMethod = "lexical-1" | "context-2" | "context-3" | "context-4" | "context-5" | typeof driftMethod
 
 const onGoalShare = 0.2
 const onGoalWeight = 0.7
@@ -39,6 +40,11 @@ const followUpWords = 3
 export const contextSize = 32
 /** Words of the other work kept while off-goal. */
 export const threadSize = 16
+/**
+ * Context words before which a thin goal's prompts are its work (from context-6): half the context,
+ * chosen on the development goals' work under thin goals (docs/benchmarks.md).
+ */
+export const warmUpWords = 16
 /** Weight of a tool call's words that makes it the goal's work again: a goal's word counts 2, a context word 1. */
 export const backOnGoal = 2
 
@@ -131,6 +137,25 @@ export const judge = (text: string, goals: ReadonlyArray<GoalView>, context: str
   if (stems.length <= 1 || (stems.length <= followUpWords && continues(text))) return verdict("follow-up", share, goalId, stems)
   return verdict("off-goal", share, goalId, stems)
 }
+
+/** Words that name a kind of work, not a task: a goal of only these says what sort of work, not which. */
+const kindsOfWork = new Set(
+  `refactor refactoring cleanup clean tidy polish upgrade upgrades migration migrations doc docs documentation feature
+features improvement improvements improve maintenance misc miscellaneous chore chores infra infrastructure ops devops
+debt tech performance perf optimization optimize optimise stability reliability security quality backlog ticket tickets
+task tasks todo todos sprint`.trim().split(/\s+/).flatMap((k) => words(k).map((w) => w.stem))
+)
+
+/**
+ * Whether an active goal names no task, only a kind of work or none ("Fix bugs", "Refactor", "Write
+ * docs", "Tech debt"): it says too little to judge a prompt by, so the session's first prompts say
+ * what its work is. "Fix the login bug" names one (login).
+ */
+export const isThin = (goals: ReadonlyArray<GoalView>): boolean =>
+  goals.some((g) => goalWords(g.description).every((w) => w.weight <= genericWeight || kindsOfWork.has(w.stem)))
+
+/** How many words a context holds. */
+export const contextLength = (context: string | undefined): number => context === undefined || context === "" ? 0 : context.split(" ").length
 
 /** How much of a tool call's words are the goal's work: a goal's own word counts `backOnGoal`, a context word 1. */
 export const goalWeightOf = (stems: ReadonlyArray<string>, goals: ReadonlyArray<GoalView>, context: string | undefined): number => {

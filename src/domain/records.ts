@@ -10,7 +10,7 @@ import { Metadata, SignalType } from "./signals.ts"
  * schemas/ so any Kafka tool can read the topic.
  */
 /** The goal-drift detector in force when a record was accepted (drift.ts); absent: lexical-1, the one before. */
-const driftMethod = Schema.optional(Schema.Literals(["lexical-1", "context-2", "context-3", "context-4", "context-5"])).annotate({
+const driftMethod = Schema.optional(Schema.Literals(["lexical-1", "context-2", "context-3", "context-4", "context-5", "context-6"])).annotate({
   description: "the goal-drift detector in force when the record was accepted, so a replay judges it the same; absent means lexical-1"
 })
 

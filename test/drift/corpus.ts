@@ -82,3 +82,21 @@ export const wide: ReadonlyArray<CorpusGoal> = [...wideA, ...wideAMore, ...wideB
 export const freshTwo: ReadonlyArray<CorpusGoal> = [...freshTwoGoals, ...moreFreshTwo]
 
 export const isPrompt = (step: Step): step is string => typeof step === "string"
+
+/** A goal of each kind as people also set it, naming no task, only the kind of work (drift.ts `isThin`). */
+const thinGoal: Readonly<Record<GoalKind, string>> = {
+  bug: "Fix bugs",
+  feature: "New features",
+  migration: "Upgrades",
+  refactor: "Refactor",
+  infrastructure: "Infra work",
+  docs: "Write docs"
+}
+
+/**
+ * The same goals' work under a thin goal of their kind ("Fix bugs" for a bug's): its work is still
+ * on-goal. Its other work may be the thin goal's too (another bug under "Fix bugs"), so only the
+ * on-goal figures are labels here; the drift figures are reported, not held.
+ */
+export const underThinGoals = (goals: ReadonlyArray<CorpusGoal>): ReadonlyArray<CorpusGoal> =>
+  goals.map((g) => ({ ...g, id: `thin-${g.id}`, goal: thinGoal[g.kind] }))

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { development, fresh, freshTwo, held, isPrompt, wide } from "../drift/corpus.ts"
+import { development, fresh, freshTwo, held, isPrompt, underThinGoals, wide } from "../drift/corpus.ts"
 import { evaluate, type Figures } from "../drift/evaluate.ts"
 
 /**
@@ -108,6 +108,22 @@ describe("the goal-drift corpus", () => {
       })
     }
   )
+
+  // Under a thin goal of its kind ("Fix bugs", "Refactor"), the goal's work as measured when context-6 began
+  // taking a thin goal's first prompts as its work (context-5: 71–90% of on-goal prompts called off, a drift in
+  // 75–92% of the work sessions): on-goal prompts called off, and on-goal sessions with a drift.
+  it.each([
+    { set: "development", goals: development, floor: [0.103, 0.119] },
+    { set: "held-out", goals: held, floor: [0.178, 0.35] },
+    { set: "wide", goals: wide, floor: [0.095, 0.094] },
+    { set: "fresh held-out", goals: fresh, floor: [0.167, 0.125] },
+    { set: "second fresh held-out", goals: freshTwo, floor: [0.108, 0.083] }
+  ])("judges the $set goals' work under thin goals no worse than context-6 first did", ({ goals, floor: [calledOff, falseDrift] }) => {
+    const { figures } = evaluate(underThinGoals(goals))
+    const got = { called_off: figures.on_goal_called_off, false_drift: figures.on_goal_sessions_drift_fired }
+    expect({ got, held: { called_off: got.called_off <= calledOff!, false_drift: got.false_drift <= falseDrift! } })
+      .toEqual({ got, held: { called_off: true, false_drift: true } })
+  })
 
   it("judges records accepted before context-2 as they were judged then (lexical-1)", () => {
     // The corpus's figures under the method that was in force before: a replay of an old log folds the same.

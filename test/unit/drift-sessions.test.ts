@@ -164,3 +164,23 @@ describe("the org's own goal-drift streak (drift_prompts stamped at acceptance)"
     expect(run.map((r) => r.result.judged)).toEqual(["off-goal", "off-goal", "off-goal", "off-goal"])
   })
 })
+
+describe("a thin goal (naming no task, only a kind of work) takes the first prompts as its work (context-6)", () => {
+  const bugs = goalAt({ op: "create", ts: at(0), description: "Fix bugs" })
+  const work = ["why does the sign-in endpoint return 500 for unicode passwords", "normalize the password before hashing in the login handler",
+    "the session cookie is not refreshed after the password reset, trace it through middleware/session.ts",
+    "add a regression test with an emoji password and the nfkc form", "the sign-in test still fails, check the bcrypt cost settings"]
+  const run = (method: DriftMethod, prompts: ReadonlyArray<string>) =>
+    foldAll([{ ...bugs, drift_method: method }, ...prompts.map((p) => prompt("A", p, method))]).results.filter((r) => r.record.kind === "signal")
+
+  it("raises no drift on the work that says what the goal is; records stamped before context-6 replay their drift", () => {
+    expect(run(driftMethod, work).filter((r) => r.result.drift)).toEqual([])
+    expect(run("context-5", work).filter((r) => r.result.drift).length).toBe(1)
+  })
+
+  it("once the session has said what its work is, other work drifts from it", () => {
+    const results = run(driftMethod, [...work, ...offGoal])
+    expect(results.slice(0, work.length).map((r) => r.result.judged)).toEqual(work.map(() => "on-goal"))
+    expect(results.findIndex((r) => r.result.drift)).toBe(work.length + 2)
+  })
+})

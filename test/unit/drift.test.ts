@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { driftStateOf, sessionStreakOf } from "../../src/domain/drift-fold.ts"
-import { contextSize, driftMethod, judge, threadSize } from "../../src/domain/drift.ts"
+import { contextSize, driftMethod, isThin, judge, threadSize } from "../../src/domain/drift.ts"
 import type { FoldResult } from "../../src/domain/fold-result.ts"
 import type { GoalRecord, LogRecord, SignalRecord } from "../../src/domain/records.ts"
 import { fold } from "../../src/domain/user-fold.ts"
@@ -111,5 +111,13 @@ describe(`goal drift (${driftMethod})`, () => {
     expect(streak.off).toHaveLength(3)
     expect(streak.streak).toBe(10)
     expect(JSON.stringify(drift).length).toBeLessThan(1200)
+  })
+})
+
+describe("a thin goal: one that names no task, only a kind of work", () => {
+  const thin = (description: string) => isThin([{ id: "g", description }])
+  it("is one of only such words; a goal naming what the work is on is not", () => {
+    expect(["Fix bugs", "Refactor", "Write docs", "Tech debt", "Improve performance", "misc fixes", "Code review"].filter(thin)).toHaveLength(7)
+    expect(["Fix the login bug", "Add dark mode", "Refactor billing", "Speed up the CI pipeline", "Write the migration guide"].filter(thin)).toEqual([])
   })
 })
