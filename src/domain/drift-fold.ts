@@ -273,9 +273,16 @@ const foldStreak = (current: DriftState, method: DriftMethod, state: UserState, 
   return { state: next, judged: "off-goal", detected }
 }
 
-/** After a goal command the user has said what they work on: the streak and the context start over. */
-export const afterGoalCommand = (state: UserState, environment: Environment): UserState => {
-  if (state.drift?.[environment] === undefined) return state
-  const { [environment]: _dropped, ...rest } = state.drift
-  return { ...state, drift: rest }
+/**
+ * After a goal command the user has said what they work on: every streak starts over. Before
+ * context-6 the context did too; from context-6 it stays (a goal refined, another added or one of
+ * several closed leaves the work that was going on the same) unless no goal is active any more, or
+ * the command set a thin goal, whose work must say what it is (drift.ts `isThin`).
+ */
+export const afterGoalCommand = (state: UserState, environment: Environment, keepContext = false): UserState => {
+  const kept = state.drift?.[environment]
+  if (kept === undefined) return state
+  const { [environment]: _dropped, ...rest } = state.drift!
+  const context = keepContext && typeof kept !== "number" ? kept.context : undefined
+  return { ...state, drift: context ? { ...rest, [environment]: { streak: 0, context } } : rest }
 }

@@ -126,13 +126,28 @@ export interface SessionOutcome {
   /**
    * beside-work and beside-drift: the goal's work and the drifted session, run by one user at once (parallel agents);
    * later-drift: the other work alone, in a new session after a session of the goal's work (drifted from its first prompt);
-   * continued: the goal's work taken up again in a new session, after a session of its first half.
+   * continued: the goal's work taken up again in a new session, after a session of its first half;
+   * refined and another-goal: the goal's work with a goal command after its first half (the goal's
+   * description refined, another goal set), the work going on.
    */
-  readonly session: "work" | "aside" | "drifted" | "beside-work" | "beside-drift" | "later-drift" | "continued" | "answered-work" | "work-again" | "late-work-again" | "unanswered-again"
+  readonly session:
+    | "work"
+    | "aside"
+    | "drifted"
+    | "beside-work"
+    | "beside-drift"
+    | "later-drift"
+    | "continued"
+    | "refined"
+    | "another-goal"
+    | "answered-work"
+    | "work-again"
+    | "late-work-again"
+    | "unanswered-again"
   /**
    * A work session with a false drift, its prompts after the drift: answered-work, the user answered it as the goal's
    * work; work, unanswered. work-again and unanswered-again: the same work in a new session after either (late-work-again:
-   * after one answered a prompt late). continued: all its prompts.
+   * after one answered a prompt late). continued: all its prompts; refined and another-goal: those after the command.
    */
   readonly afterDrift?: { readonly prompts: number; readonly calledOff: number }
   /** Drift signals the session got. */
@@ -204,6 +219,22 @@ export const evaluate = (goals: ReadonlyArray<CorpusGoal>, options: Options = {}
       goal: goal.id, session: "continued", fired: continued.filter((r) => r.result.drift).length,
       afterDrift: { prompts: continuedPrompts.length, calledOff: continuedPrompts.filter((r) => r.result.judged === "off-goal").length }
     })
+    // A goal command after the first half, the work going on in the same session.
+    const commands: ReadonlyArray<readonly ["refined" | "another-goal", GoalRecord]> = [
+      ["refined", { ...goalRecord(goal, stamp), command_id: `gcmd_${goal.id}_refined`, op: "update", description: `${goal.goal}, with tests` }],
+      ["another-goal", { ...goalRecord(goal, stamp), command_id: `gcmd_${goal.id}_other`, goal_id: `goal_${goal.id}_other`, description: "Write the release notes for 2.4" }]
+    ]
+    for (const [kind, command] of commands) {
+      const records = recordsOf(goal, goal.work, `${goal.id}:${kind}`, stamp)
+      const cut = recordsOf(goal, half, `${goal.id}:${kind}`, stamp).length
+      const upToCommand = run([...records.slice(0, cut), command], settings, set).state
+      const after = run(records.slice(cut), settings, upToCommand).results
+      const afterPrompts = after.filter(prompted)
+      sessions.push({
+        goal: goal.id, session: kind, fired: after.filter((r) => r.result.drift).length,
+        afterDrift: { prompts: afterPrompts.length, calledOff: afterPrompts.filter((r) => r.result.judged === "off-goal").length }
+      })
+    }
     const before = run(recordsOf(goal, half, `${goal.id}:off`, stamp), settings, set).state
     goal.off.forEach((prompt, i) => {
       const alone = run(recordsOf(goal, [prompt], `${goal.id}:off`, stamp).map((r) => ({ ...r, signal_id: `${r.signal_id}_${i}` })), settings, before)
@@ -281,6 +312,8 @@ export const figures = (prompts: ReadonlyArray<JudgedPrompt>, sessions: Readonly
     new_session_drift_found_within_3: ratio(laterDrift.filter((s) => s.firedAt !== undefined && s.firedAt <= 3).length, laterDrift.length),
     continued_called_off: calledOff(afterDrift("continued")),
     continued_drift_fired: againFired("continued"),
+    goal_command_called_off: calledOff([...afterDrift("refined"), ...afterDrift("another-goal")]),
+    goal_command_drift_fired: ratio(sessions.filter((s) => (s.session === "refined" || s.session === "another-goal") && s.fired > 0).length, sessions.filter((s) => s.session === "refined" || s.session === "another-goal").length),
     work_sessions_with_false_drift: afterDrift("answered-work").length,
     after_false_drift_called_off: calledOff(afterDrift("unanswered-again")),
     after_false_drift_new_session_drift_fired: againFired("unanswered-again"),

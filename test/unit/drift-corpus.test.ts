@@ -51,6 +51,31 @@ describe("the goal-drift corpus", () => {
     expect({ called_off: f.continued_called_off <= 0.1, false_drift: f.continued_drift_fired <= 0.03 }).toEqual({ called_off: true, false_drift: true })
   })
 
+  it("keeps to the on-goal targets on the development goals when a goal command comes in the middle of the work", () => {
+    // The goal refined, or another goal set, while the work goes on: the context stays (context-6; context-5
+    // started it over: 22.8% called off, a drift in 9.5% of the sessions).
+    const f = evaluate(development).figures
+    expect({
+      called_off: f.goal_command_called_off,
+      false_drift: f.goal_command_drift_fired,
+      held: f.goal_command_called_off <= 0.1 && f.goal_command_drift_fired <= 0.03
+    })
+      .toEqual({ called_off: f.goal_command_called_off, false_drift: f.goal_command_drift_fired, held: true })
+  })
+
+  // Floors for the same, as context-6 first measured it on the other sets.
+  it.each([
+    { set: "held-out", goals: held, floor: [0.19, 0] },
+    { set: "wide", goals: wide, floor: [0.093, 0] },
+    { set: "fresh held-out", goals: fresh, floor: [0.198, 0] },
+    { set: "second fresh held-out", goals: freshTwo, floor: [0.163, 0.083] }
+  ])("keeps the $set goals' work after a goal command no worse than context-6 first did", ({ goals, floor: [calledOff, falseDrift] }) => {
+    const f = evaluate(goals).figures
+    const got = { called_off: f.goal_command_called_off, false_drift: f.goal_command_drift_fired }
+    expect({ got, held: { called_off: got.called_off <= calledOff!, false_drift: got.false_drift <= falseDrift! } })
+      .toEqual({ got, held: { called_off: true, false_drift: true } })
+  })
+
   it("does not call the same work off again once the user answered its false drift as the goal's work", () => {
     // Development and wide work sessions have no false drift; the unseen sets' have (4 in all).
     const f = evaluate([...held, ...fresh, ...freshTwo]).figures

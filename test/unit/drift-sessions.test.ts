@@ -2,7 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { driftStateOf, maxDriftSessions, sessionStreakOf } from "../../src/domain/drift-fold.ts"
 import { type DriftMethod, driftMethod } from "../../src/domain/drift.ts"
 import type { FoldResult } from "../../src/domain/fold-result.ts"
-import type { LogRecord, SessionTimeoutRecord, SignalRecord } from "../../src/domain/records.ts"
+import type { GoalRecord, LogRecord, SessionTimeoutRecord, SignalRecord } from "../../src/domain/records.ts"
 import { fold } from "../../src/domain/user-fold.ts"
 import { emptyUserState, type UserState } from "../../src/domain/user-state.ts"
 import { goalAt, signalAt } from "../support/log-records.ts"
@@ -182,5 +182,24 @@ describe("a thin goal (naming no task, only a kind of work) takes the first prom
     const results = run(driftMethod, [...work, ...offGoal])
     expect(results.slice(0, work.length).map((r) => r.result.judged)).toEqual(work.map(() => "on-goal"))
     expect(results.findIndex((r) => r.result.drift)).toBe(work.length + 2)
+  })
+})
+
+describe("a goal command keeps the context while a goal is active (context-6)", () => {
+  const contextAfter = (commands: ReadonlyArray<Partial<GoalRecord> & Pick<GoalRecord, "op">>, method: DriftMethod = driftMethod) => {
+    const records = [{ ...login, drift_method: method }, ...onGoal.map((p) => prompt("A", p, method)),
+      ...commands.map((c, i) => goalAt({ ts: at(100 + i), drift_method: method, ...c }))]
+    return driftStateOf(foldAll(records).state, "live").context ?? ""
+  }
+
+  it("keeps it when the goal is refined or another set, and starts it over when no goal is left or a thin one is set", () => {
+    const worked = contextAfter([])
+    expect(worked).toContain("password")
+    expect(contextAfter([{ op: "update", description: "Fix the login bug in the auth service, SSO included" }])).toBe(worked)
+    expect(contextAfter([{ op: "create", goal_id: "goal_notes", description: "Write the release notes for 2.4" }])).toBe(worked)
+    expect(contextAfter([{ op: "update", status: "completed" }])).toBe("")
+    expect(contextAfter([{ op: "create", goal_id: "goal_bugs", description: "Fix bugs" }])).toBe("")
+    // Records stamped before context-6 replay as they were judged: every goal command started it over.
+    expect(contextAfter([{ op: "update", description: "Fix the login bug in the auth service, SSO included" }], "context-5")).toBe("")
   })
 })
