@@ -146,13 +146,25 @@ debt tech performance perf optimization optimize optimise stability reliability 
 task tasks todo todos sprint`.trim().split(/\s+/).flatMap((k) => words(k).map((w) => w.stem))
 )
 
+/** A ticket key ("PROJ-1234"), a link or an issue number points at a task without saying it in words. */
+const references = /\b[A-Z][A-Z0-9]{1,9}-\d+\b|\bhttps?:\/\/\S+|#\d+\b/g
+
+const thinMemo = new Map<string, boolean>()
+const thin = (description: string): boolean => {
+  const known = thinMemo.get(description)
+  if (known !== undefined) return known
+  const found = words(description.replace(references, " ")).every((w) => w.weight <= genericWeight || kindsOfWork.has(w.stem))
+  if (thinMemo.size > 10_000) thinMemo.clear()
+  thinMemo.set(description, found)
+  return found
+}
+
 /**
- * Whether an active goal names no task, only a kind of work or none ("Fix bugs", "Refactor", "Write
- * docs", "Tech debt"): it says too little to judge a prompt by, so the session's first prompts say
- * what its work is. "Fix the login bug" names one (login).
+ * Whether an active goal names no task in words, only a kind of work, a ticket or a link ("Fix
+ * bugs", "Refactor", "Tech debt", "PROJ-1234"): it says too little to judge a prompt by, so the
+ * session's first prompts say what its work is. "Fix the login bug" names one (login).
  */
-export const isThin = (goals: ReadonlyArray<GoalView>): boolean =>
-  goals.some((g) => goalWords(g.description).every((w) => w.weight <= genericWeight || kindsOfWork.has(w.stem)))
+export const isThin = (goals: ReadonlyArray<GoalView>): boolean => goals.some((g) => thin(g.description))
 
 /** How many words a context holds. */
 export const contextLength = (context: string | undefined): number => context === undefined || context === "" ? 0 : context.split(" ").length

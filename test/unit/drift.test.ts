@@ -114,10 +114,13 @@ describe(`goal drift (${driftMethod})`, () => {
   })
 })
 
-describe("a thin goal: one that names no task, only a kind of work", () => {
+describe("a thin goal: one that names no task in words, only a kind of work, a ticket or a link", () => {
   const thin = (description: string) => isThin([{ id: "g", description }])
   it("is one of only such words; a goal naming what the work is on is not", () => {
-    expect(["Fix bugs", "Refactor", "Write docs", "Tech debt", "Improve performance", "misc fixes", "Code review"].filter(thin)).toHaveLength(7)
-    expect(["Fix the login bug", "Add dark mode", "Refactor billing", "Speed up the CI pipeline", "Write the migration guide"].filter(thin)).toEqual([])
+    const thinOnes = ["Fix bugs", "Refactor", "Write docs", "Tech debt", "Improve performance", "misc fixes", "Code review", "PROJ-1234", "Work on ABC-982",
+      "https://github.com/acme/shop/issues/412", "Fix #412"]
+    expect(thinOnes.filter(thin)).toEqual(thinOnes)
+    expect(["Fix the login bug", "Add dark mode", "Refactor billing", "Speed up the CI pipeline", "Write the migration guide", "PROJ-1234: fix the login bug"]
+      .filter(thin)).toEqual([])
   })
 })
