@@ -11,7 +11,7 @@ import { type DriftMethod, driftMethod } from "../../src/domain/drift.ts"
 import type { GoalRecord, SignalRecord } from "../../src/domain/records.ts"
 import { fold } from "../../src/domain/user-fold.ts"
 import { defaultFoldSettings, type UserState } from "../../src/domain/user-state.ts"
-import { type CorpusGoal, development, fresh, freshTwo, held, isPrompt, underThinGoals, wide } from "../../test/drift/corpus.ts"
+import { type CorpusGoal, development, fresh, freshTwo, held, inOtherLanguages, isPrompt, underThinGoals, wide } from "../../test/drift/corpus.ts"
 import { evaluate, firstHalf, recordsOf, run } from "../../test/drift/evaluate.ts"
 import { round } from "../measure.ts"
 import type { Row } from "../report.ts"
@@ -123,8 +123,9 @@ export const driftScenario = (record: (row: Row) => void, smoke: boolean) => {
     record(figuresOf("fresh held-out", fresh, method))
     record(figuresOf("second fresh held-out", freshTwo, method))
   }
-  // The same work under a thin goal of its kind ("Fix bugs"): what context-6 changed.
+  // The same work under a thin goal of its kind ("Fix bugs"), and work prompted in another language than its goal's: what context-6 changed.
   for (const method of ["context-5", driftMethod] as const) {
+    record(figuresOf("other languages", inOtherLanguages, method))
     for (
       const [name, goals] of [["development", development], ["held-out", held], ["wide", wide], ["fresh held-out", fresh], ["second fresh held-out",
         freshTwo]] as const

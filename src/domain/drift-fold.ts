@@ -1,4 +1,5 @@
 import { bestGoal } from "./drift-lexical.ts"
+import { inAnotherLanguage } from "./drift-language.ts"
 import { backOnGoal, contextLength, type DriftMethod, evidenceOf, goalWeightOf, isThin, judge, threadSize, warmUpWords, withContext } from "./drift.ts"
 import type { Environment } from "./environments.ts"
 import type { DriftDetected } from "./fold-result.ts"
@@ -230,7 +231,9 @@ const foldStreak = (current: DriftState, method: DriftMethod, state: UserState, 
     score = best.score
   } else {
     const judgement = judge(prompt, goals, current.context, current.last === "off-goal" ? current.thread : undefined)
-    onGoal = judgement.verdict === "follow-up" ? current.last !== "off-goal" : judgement.verdict === "on-goal"
+    // From context-6 a prompt in another language than the goals' is not judged by their words: a follow-up.
+    const followUp = judgement.verdict === "follow-up" || (method === "context-6" && inAnotherLanguage(prompt, goals))
+    onGoal = followUp ? current.last !== "off-goal" : judgement.verdict === "on-goal"
     // From context-6: a thin goal's first prompts say what its work is (not while a session is off-goal).
     if (!onGoal && method === "context-6" && current.last !== "off-goal" && contextLength(current.context) < warmUpWords && isThin(goals)) {
       onGoal = true

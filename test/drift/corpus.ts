@@ -22,6 +22,7 @@ import { moreFreshTwo } from "./goals-fresh-two-more.ts"
 import { serviceFeatures } from "./goals-features-services.ts"
 import { heldOut } from "./goals-held-out.ts"
 import { moreHeldOut } from "./goals-held-out-more.ts"
+import { otherLanguages } from "./goals-other-languages.ts"
 import { migrations } from "./goals-migrations.ts"
 import { operations } from "./goals-operations.ts"
 import { refactors } from "./goals-refactors.ts"
@@ -82,6 +83,9 @@ export const wide: ReadonlyArray<CorpusGoal> = [...wideA, ...wideAMore, ...wideB
 export const freshTwo: ReadonlyArray<CorpusGoal> = [...freshTwoGoals, ...moreFreshTwo]
 
 export const isPrompt = (step: Step): step is string => typeof step === "string"
+
+/** Goals set in English whose work is prompted in German or Spanish: measured, not tuned on. */
+export const inOtherLanguages: ReadonlyArray<CorpusGoal> = otherLanguages
 
 /** A goal of each kind as people also set it, naming no task, only the kind of work (drift.ts `isThin`). */
 const thinGoal: Readonly<Record<GoalKind, string>> = {

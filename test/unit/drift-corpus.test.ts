@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { development, fresh, freshTwo, held, isPrompt, underThinGoals, wide } from "../drift/corpus.ts"
+import { development, fresh, freshTwo, held, inOtherLanguages, isPrompt, underThinGoals, wide } from "../drift/corpus.ts"
 import { evaluate, type Figures } from "../drift/evaluate.ts"
 
 /**
@@ -148,6 +148,13 @@ describe("the goal-drift corpus", () => {
     const got = { called_off: figures.on_goal_called_off, false_drift: figures.on_goal_sessions_drift_fired }
     expect({ got, held: { called_off: got.called_off <= calledOff!, false_drift: got.false_drift <= falseDrift! } })
       .toEqual({ got, held: { called_off: true, false_drift: true } })
+  })
+
+  it("takes the work prompted in another language than its goal's for follow-ups, not off-goal (context-6)", () => {
+    // context-5 judged German and Spanish prompts by English words: 78.3% called off, a drift in 66.7% of the sessions.
+    const f = evaluate(inOtherLanguages).figures
+    const got = { called_off: f.on_goal_called_off, false_drift: f.on_goal_sessions_drift_fired }
+    expect({ got, held: got.called_off <= 0.043 && got.false_drift === 0 }).toEqual({ got, held: true })
   })
 
   it("judges records accepted before context-2 as they were judged then (lexical-1)", () => {

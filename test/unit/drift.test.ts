@@ -1,6 +1,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import { driftStateOf, sessionStreakOf } from "../../src/domain/drift-fold.ts"
 import { contextSize, driftMethod, isThin, judge, threadSize } from "../../src/domain/drift.ts"
+import { languageOf } from "../../src/domain/drift-language.ts"
+import { development, fresh, freshTwo, held, isPrompt, wide } from "../drift/corpus.ts"
 import type { FoldResult } from "../../src/domain/fold-result.ts"
 import type { GoalRecord, LogRecord, SignalRecord } from "../../src/domain/records.ts"
 import { fold } from "../../src/domain/user-fold.ts"
@@ -122,5 +124,19 @@ describe("a thin goal: one that names no task in words, only a kind of work, a t
     expect(thinOnes.filter(thin)).toEqual(thinOnes)
     expect(["Fix the login bug", "Add dark mode", "Refactor billing", "Speed up the CI pipeline", "Write the migration guide", "PROJ-1234: fix the login bug"]
       .filter(thin)).toEqual([])
+  })
+})
+
+describe("the language of a prompt, as goal drift needs it", () => {
+  it("tells German, Spanish and other scripts from English, and takes no English corpus text for another language", () => {
+    expect(
+      ["schreib einen Test mit einem Emoji-Passwort", "lass die Tests nochmal laufen", "¿por qué falla el inicio de sesión con contraseñas unicode?",
+        "为什么登录接口在密码包含unicode字符时返回500", "почему логин возвращает 500", "Fix the login bug", "pytest -x"].map(languageOf)
+    )
+      .toEqual(["de", "de", "es", "other-script", "other-script", "en", undefined])
+    const texts = [...development, ...held, ...wide, ...fresh, ...freshTwo]
+      .flatMap((g) => [g.goal, ...g.work.filter(isPrompt), ...g.off, ...g.drift.filter(isPrompt)])
+    expect(texts.length).toBeGreaterThan(1600)
+    expect(texts.filter((t) => ![undefined, "en"].includes(languageOf(t)))).toEqual([])
   })
 })
