@@ -15,7 +15,9 @@ import type { UserState } from "./user-state.ts"
  * reported once in that session; an on-goal prompt, a `refocus-ack` or a goal command
  * (`afterGoalCommand`) ends it. Per session, so that parallel agents of one user (one on the goal,
  * one on other work) neither reset nor feed each other's streak, and a drift's evidence is its
- * own session's prompts.
+ * own session's prompts. `prompts` is the org's own when the record carries one (`drift_prompts`).
+ * From `context-6` a thin goal's first prompts are its work, a prompt in another language than the
+ * goals' is a follow-up, and a goal command keeps the context while a goal stays active.
  *
  * Which detector judges a record is stamped on it at acceptance (`drift_method`), so a replay
  * derives what the live run derived whichever version replays it.
