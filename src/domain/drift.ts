@@ -1,3 +1,4 @@
+import { boundedMemo } from "./bounded-memo.ts"
 import { conceptsOf, phraseConcepts } from "./drift-thesaurus.ts"
 import { continues, genericWeight, isCommand, sameWord, switchesTopic, type Word, words } from "./drift-words.ts"
 
@@ -65,15 +66,7 @@ export interface Judgement {
   readonly stems: ReadonlyArray<string>
 }
 
-const goalMemo = new Map<string, ReadonlyArray<Word>>()
-const goalWords = (description: string): ReadonlyArray<Word> => {
-  const known = goalMemo.get(description)
-  if (known !== undefined) return known
-  const found = words(description)
-  if (goalMemo.size > 10_000) goalMemo.clear()
-  goalMemo.set(description, found)
-  return found
-}
+const goalWords = boundedMemo((description): ReadonlyArray<Word> => words(description))
 
 const contextWords = (context: string | undefined): ReadonlyArray<Word> =>
   context === undefined || context === ""
@@ -149,15 +142,7 @@ task tasks todo todos sprint`.trim().split(/\s+/).flatMap((k) => words(k).map((w
 /** A ticket key ("PROJ-1234"), a link or an issue number points at a task without saying it in words. */
 const references = /\b[A-Z][A-Z0-9]{1,9}-\d+\b|\bhttps?:\/\/\S+|#\d+\b/g
 
-const thinMemo = new Map<string, boolean>()
-const thin = (description: string): boolean => {
-  const known = thinMemo.get(description)
-  if (known !== undefined) return known
-  const found = words(description.replace(references, " ")).every((w) => w.weight <= genericWeight || kindsOfWork.has(w.stem))
-  if (thinMemo.size > 10_000) thinMemo.clear()
-  thinMemo.set(description, found)
-  return found
-}
+const thin = boundedMemo((description) => words(description.replace(references, " ")).every((w) => w.weight <= genericWeight || kindsOfWork.has(w.stem)))
 
 /**
  * Whether an active goal names no task in words, only a kind of work, a ticket or a link ("Fix
