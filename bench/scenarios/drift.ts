@@ -1,13 +1,13 @@
 /**
  * drift: the goal-drift detector on the labelled corpus (test/drift/), in this process, no service:
  * its figures (per prompt, per session) on the development, the held-out, the wide and both fresh
- * held-out sets, for the method in force and the five before it, and under thin goals ("Fix bugs"); what judging a prompt adds to the fold of
+ * held-out sets, for the method in force and the six before it, and under thin goals ("Fix bugs"); what judging a prompt adds to the fold of
  * its signal; and the memory a user's drift state holds.
  */
 import { performance } from "node:perf_hooks"
 import { setFlagsFromString } from "node:v8"
 import { runInNewContext } from "node:vm"
-import { type DriftMethod, driftMethod } from "../../src/domain/drift.ts"
+import { type DriftMethod, driftMethod, driftMethods } from "../../src/domain/drift.ts"
 import type { GoalRecord, SignalRecord } from "../../src/domain/records.ts"
 import { fold } from "../../src/domain/user-fold.ts"
 import { defaultFoldSettings, type UserState } from "../../src/domain/user-state.ts"
@@ -116,7 +116,7 @@ const figuresOf = (name: string, goals: ReadonlyArray<CorpusGoal>, method: Drift
 })
 
 export const driftScenario = (record: (row: Row) => void, smoke: boolean) => {
-  for (const method of ["lexical-1", "context-2", "context-3", "context-4", "context-5", driftMethod] as const) {
+  for (const method of driftMethods) {
     record(figuresOf("development", development, method))
     record(figuresOf("held-out", held, method))
     record(figuresOf("wide", wide, method))

@@ -1,9 +1,23 @@
 import { bestGoal } from "./drift-lexical.ts"
 import { inAnotherLanguage } from "./drift-language.ts"
-import { backOnGoal, contextLength, type DriftMethod, evidenceOf, goalWeightOf, isThin, judge, threadSize, warmUpWords, withContext } from "./drift.ts"
+import {
+  atLeast,
+  backOnGoal,
+  contextLength,
+  type DriftMethod,
+  evidenceOf,
+  goalWeightOf,
+  isThin,
+  judge,
+  showsGoal,
+  threadSize,
+  warmUpWords,
+  withContext
+} from "./drift.ts"
 import type { Environment } from "./environments.ts"
 import type { DriftDetected } from "./fold-result.ts"
 import type { GoalState } from "./goals.ts"
+import type { GoalView } from "./drift.ts"
 import type { SignalRecord } from "./records.ts"
 import type { UserState } from "./user-state.ts"
 
@@ -17,7 +31,8 @@ import type { UserState } from "./user-state.ts"
  * one on other work) neither reset nor feed each other's streak, and a drift's evidence is its
  * own session's prompts. `prompts` is the org's own when the record carries one (`drift_prompts`).
  * From `context-6` a thin goal's first prompts are its work, a prompt in another language than the
- * goals' is a follow-up, and a goal command keeps the context while a goal stays active.
+ * goals' is a follow-up, and a goal command keeps the context while a goal stays active; from
+ * `context-7` prompts while no goal is active are context too (`keepsContext`).
  *
  * Which detector judges a record is stamped on it at acceptance (`drift_method`), so a replay
  * derives what the live run derived whichever version replays it.
@@ -219,7 +234,12 @@ const foldStreak = (current: DriftState, method: DriftMethod, state: UserState, 
   const prompt = promptText(r)
   if (prompt === null) return { state: current }
   const goals = activeGoals(state, r.environment)
-  if (goals.length === 0) return { state: current }
+  if (goals.length === 0) {
+    // From context-7 the work before any goal is set is context too: a goal set for it finds its words.
+    if (!atLeast(method, "context-7")) return { state: current }
+    const stems = evidenceOf([prompt])
+    return { state: stems.length === 0 ? current : { ...current, context: withContext(current.context, stems) } }
+  }
   let onGoal: boolean
   let goalId: string | undefined
   let score: number
@@ -234,10 +254,10 @@ const foldStreak = (current: DriftState, method: DriftMethod, state: UserState, 
   } else {
     const judgement = judge(prompt, goals, current.context, current.last === "off-goal" ? current.thread : undefined)
     // From context-6 a prompt in another language than the goals' is not judged by their words: a follow-up.
-    const followUp = judgement.verdict === "follow-up" || (method === "context-6" && inAnotherLanguage(prompt, goals))
+    const followUp = judgement.verdict === "follow-up" || (atLeast(method, "context-6") && inAnotherLanguage(prompt, goals))
     onGoal = followUp ? current.last !== "off-goal" : judgement.verdict === "on-goal"
     // From context-6: a thin goal's first prompts say what its work is (not while a session is off-goal).
-    if (!onGoal && method === "context-6" && current.last !== "off-goal" && contextLength(current.context) < warmUpWords && isThin(goals)) {
+    if (!onGoal && atLeast(method, "context-6") && current.last !== "off-goal" && contextLength(current.context) < warmUpWords && isThin(goals)) {
       onGoal = true
     }
     goalId = judgement.goalId
@@ -276,6 +296,26 @@ const foldStreak = (current: DriftState, method: DriftMethod, state: UserState, 
     method
   }
   return { state: next, judged: "off-goal", detected }
+}
+
+/** The goals active before and after a goal command, and the goal it created, if it did. */
+export interface GoalChange {
+  readonly before: ReadonlyArray<GoalView>
+  readonly after: ReadonlyArray<GoalView>
+  readonly set: GoalView | undefined
+}
+
+/**
+ * Whether a goal command leaves the user's context as it was (`afterGoalCommand`). From context-6:
+ * while a goal stays active, unless the command set a thin goal (its work must say what it is).
+ * From context-7 the context of work done while no goal was active stays only when it shows the
+ * goal's work (one of its goals' own words): a goal set for work already begun knows it; a goal set
+ * for new work does not take the work before it for its own.
+ */
+export const keepsContext = (state: UserState, environment: Environment, method: DriftMethod, change: GoalChange): boolean => {
+  if (!atLeast(method, "context-6") || change.after.length === 0 || (change.set !== undefined && isThin([change.set]))) return false
+  if (!atLeast(method, "context-7") || change.before.length > 0) return true
+  return showsGoal(driftStateOf(state, environment).context, change.after)
 }
 
 /**

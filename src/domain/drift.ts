@@ -3,12 +3,13 @@ import { conceptsOf, phraseConcepts } from "./drift-thesaurus.ts"
 import { continues, genericWeight, isCommand, sameWord, switchesTopic, type Word, words } from "./drift-words.ts"
 
 /**
- * Goal drift, methods `context-2` to `context-6`: whether a prompt is part of the work on the
+ * Goal drift, methods `context-2` to `context-7`: whether a prompt is part of the work on the
  * user's active goals. All judge alike; from context-3 the off-goal streak is kept per session
  * (drift-fold.ts), before one per user; from context-4 a drift answered as the goal's work
  * (`refocus-ack` with `on_goal`) teaches the context its words, from context-5 also those of the
  * prompts the answer names, however late it comes; from context-6 a thin goal (`isThin`: no task
- * named) takes the first prompts as its work until the context holds `warmUpWords` words.
+ * named) takes the first prompts as its work until the context holds `warmUpWords` words; from
+ * context-7 the work before a goal is context for a goal set for it (`showsGoal`).
  * Pure and deterministic (no model, no clock), so a replay judges every prompt as the live run did.
  *
  * Evidence of the goal is its description and the session's context (drift-fold.ts keeps it): the
@@ -28,10 +29,14 @@ import { continues, genericWeight, isCommand, sameWord, switchesTopic, type Word
  * Each constant was chosen on the corpus (test/drift/, docs/benchmarks.md): a change to any of
  * them, the words or the thesaurus is a new method, measured there.
  */
-export const driftMethod = "context-6"
+export const driftMethod = "context-7"
 
-/** The detectors a record may name (`drift_method`); a record without one was judged by `lexical-1`. */
-export type DriftMethod = "lexical-1" | "context-2" | "context-3" | "context-4" | "context-5" | typeof driftMethod
+/** The detectors a record may name (`drift_method`), oldest first; a record without one was judged by `lexical-1`. */
+export const driftMethods = ["lexical-1", "context-2", "context-3", "context-4", "context-5", "context-6", driftMethod] as const
+export type DriftMethod = (typeof driftMethods)[number]
+
+/** Whether `method` judges as `since` introduced (each method keeps what the ones before it changed). */
+export const atLeast = (method: DriftMethod, since: DriftMethod): boolean => driftMethods.indexOf(method) >= driftMethods.indexOf(since)
 
 const onGoalShare = 0.2
 const onGoalWeight = 0.7
@@ -175,4 +180,23 @@ export const withContext = (context: string | undefined, stems: ReadonlyArray<st
   if (stems.length === 0) return context ?? ""
   const kept = (context === undefined || context === "" ? [] : context.split(" ")).filter((s) => !stems.includes(s))
   return [...kept, ...stems].slice(-size).join(" ")
+}
+
+/**
+ * Goal words and concepts in a context (a word 1, a concept 0.8) that show it is a goal's work
+ * without one of the goal's own words: chosen on the development goals, where work before its goal
+ * shows at least 3 and other work at most 2.4.
+ */
+const showsGoalWeight = 3
+
+/**
+ * Whether a context shows a goal's work (from context-7, for a goal set while none was active):
+ * one of the goals' own words is in it, or enough of their words and concepts. A concept or two
+ * in common is not enough: other work in the goal's area shares them.
+ */
+export const showsGoal = (context: string | undefined, goals: ReadonlyArray<GoalView>): boolean => {
+  if (context === undefined || context === "") return false
+  if (goalWeightOf(context.split(" "), goals, undefined) >= backOnGoal) return true
+  const ctx = contextWords(context)
+  return goals.some((g) => accounted(ctx, goalWords(g.description), []).weight >= showsGoalWeight)
 }

@@ -1,5 +1,4 @@
-import { afterGoalCommand } from "./drift-fold.ts"
-import { isThin } from "./drift.ts"
+import { afterGoalCommand, keepsContext } from "./drift-fold.ts"
 import { canTransition, descriptionProblem, type GoalRefusal, type GoalState, maxActiveGoals, maxClosedGoals, publicGoal } from "./goals.ts"
 import type { Position } from "./projection-rows.ts"
 import type { GoalRecord } from "./records.ts"
@@ -73,10 +72,14 @@ export const foldGoal = (state: UserState, r: GoalRecord, at: Position): FoldRes
   }
   const goals = { ...state.goals, [goal.id]: goal }
   if (goal.status !== "active") forgetOldestClosed(goals)
-  // A goal set, changed or closed answers a drift; a command accepted before context-2 did not. From
-  // context-6 the context stays while a goal is active, unless the command set a thin one.
-  const active = Object.values(goals).filter((g) => g.environment === r.environment && g.status === "active")
-  const keepContext = r.drift_method === "context-6" && active.length > 0 && !(r.op === "create" && isThin([goal]))
+  // A goal set, changed or closed answers a drift; a command accepted before context-2 did not.
+  const activeIn = (all: Readonly<Record<string, GoalState>>) => Object.values(all).filter((g) => g.environment === r.environment && g.status === "active")
+  const keepContext = r.drift_method !== undefined &&
+    keepsContext(state, r.environment, r.drift_method, {
+      before: activeIn(state.goals ?? {}),
+      after: activeIn(goals),
+      set: r.op === "create" ? goal : undefined
+    })
   const answered = r.drift_method === undefined ? state : afterGoalCommand(state, r.environment, keepContext)
   return {
     state: { ...answered, goals },

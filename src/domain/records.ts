@@ -1,4 +1,5 @@
 import { Schema } from "effect"
+import { driftMethods } from "./drift.ts"
 import { Environment } from "./environments.ts"
 import { Plan } from "./plans.ts"
 import { Metadata, SignalType } from "./signals.ts"
@@ -10,7 +11,7 @@ import { Metadata, SignalType } from "./signals.ts"
  * schemas/ so any Kafka tool can read the topic.
  */
 /** The goal-drift detector in force when a record was accepted (drift.ts); absent: lexical-1, the one before. */
-const driftMethod = Schema.optional(Schema.Literals(["lexical-1", "context-2", "context-3", "context-4", "context-5", "context-6"])).annotate({
+const driftMethod = Schema.optional(Schema.Literals(driftMethods)).annotate({
   description: "the goal-drift detector in force when the record was accepted, so a replay judges it the same; absent means lexical-1"
 })
 

@@ -7,108 +7,12 @@
 import { type DriftMethod, driftMethod } from "../../src/domain/drift.ts"
 import type { GoalRecord, LogRecord, SignalRecord } from "../../src/domain/records.ts"
 import type { FoldResult } from "../../src/domain/fold-result.ts"
-import { fold } from "../../src/domain/user-fold.ts"
-import { defaultFoldSettings, emptyUserState, type FoldSettings, type UserState } from "../../src/domain/user-state.ts"
-import { type CorpusGoal, isPrompt, type Step } from "./corpus.ts"
+import { defaultFoldSettings, type FoldSettings, type UserState } from "../../src/domain/user-state.ts"
+import { type CorpusGoal, isPrompt } from "./corpus.ts"
+import { goalTimingSessions } from "./goal-timing.ts"
+import { firstDriftAt, firstHalf, goalRecord, interleaved, recordsOf, run, type Run, runAnswering } from "./replay.ts"
 
-const start = Date.parse("2026-11-23T09:00:00.000Z")
-
-/** The signals an adapter sends for the steps (Claude Code's shape: a prompt, or a tool call's pre-tool and post-tool). */
-export const recordsOf = (goal: CorpusGoal, steps: ReadonlyArray<Step>, session: string, method: DriftMethod) => {
-  let at = start + 60_000
-  let n = 0
-  const signal = (type: SignalRecord["type"], metadata: Record<string, unknown>): SignalRecord => {
-    at += 20_000
-    n++
-    return ({
-      ...(method === "lexical-1" ? {} : { drift_method: method }),
-      v: 1, kind: "signal", org_id: "org_corpus", environment: "live", user_id: `user_${goal.id}`,
-      ts: new Date(at).toISOString(), signal_id: `sig_${session}_${n}`, type, adapter: "claude-code", client_session_id: session,
-      metadata: { model: "claude-sonnet-4-5", cwd: goal.cwd, ...metadata }, session_timeout_s: 1800,
-      cost: { usd: 0, estimated: false, model_known: true }
-    })
-  }
-  const out: Array<SignalRecord> = []
-  for (const step of steps) {
-    if (isPrompt(step)) {
-      out.push(signal("user-prompt", { prompt: step, prompt_chars: step.length }))
-      continue
-    }
-    const call = toolCall(goal.cwd, step)
-    out.push(signal("pre-tool", call), signal("post-tool", call))
-  }
-  return out
-}
-
-const absolute = (cwd: string, path: string) => (path.startsWith("/") ? path : `${cwd}/${path}`)
-
-/** A tool call's metadata as the adapter sends it (`toolFields` in adapters/src/tools/common.js). */
-const toolCall = (cwd: string, step: Exclude<Step, string>): Record<string, unknown> => {
-  if ("bash" in step) return { tool_name: "Bash", command: step.bash, tool_input: JSON.stringify({ command: step.bash }) }
-  if ("grep" in step) return { tool_name: "Grep", tool_input: JSON.stringify({ pattern: step.grep, path: absolute(cwd, step.path ?? ".") }) }
-  const [name, path] = "read" in step ? ["Read", step.read] : "edit" in step ? ["Edit", step.edit] : ["Write", step.write]
-  return { tool_name: name, tool_input: JSON.stringify({ file_path: absolute(cwd, path) }) }
-}
-
-const goalRecord = (goal: CorpusGoal, method: DriftMethod): GoalRecord => ({
-  ...(method === "lexical-1" ? {} : { drift_method: method }),
-  v: 1, kind: "goal", org_id: "org_corpus", environment: "live", user_id: `user_${goal.id}`,
-  ts: new Date(start).toISOString(), command_id: `gcmd_${goal.id}`, op: "create", goal_id: `goal_${goal.id}`,
-  description: goal.goal, adapter: "claude-code"
-})
-
-export interface Run {
-  readonly state: UserState
-  /** Each record's fold result, in order. */
-  readonly results: ReadonlyArray<{ readonly record: LogRecord; readonly result: FoldResult }>
-}
-
-export const run = (records: ReadonlyArray<LogRecord>, settings: FoldSettings, from: UserState = emptyUserState): Run => {
-  let state = from
-  const results: Array<{ record: LogRecord; result: FoldResult }> = []
-  records.forEach((record, offset) => {
-    const result = fold(state, record, { partition: 0, offset }, settings)
-    state = result.state
-    results.push({ record, result })
-  })
-  return { state, results }
-}
-
-/**
- * `run`, with the user answering each drift: a refocus-ack saying the drift was wrong (its prompts
- * were the goal's work, `on_goal: true`, naming them), as `signal-engine-adapter goal not-drift`
- * sends it; once the next signal is in, or `late` prompts later.
- */
-export const runAnswering = (records: ReadonlyArray<SignalRecord>, settings: FoldSettings, from: UserState, late = 0): Run => {
-  let pending: Array<{ readonly answer: SignalRecord; wait: number }> = []
-  let state = from
-  const results: Array<{ record: LogRecord; result: FoldResult }> = []
-  const apply = (r: LogRecord) => {
-    const result = fold(state, r, { partition: 0, offset: results.length }, settings)
-    state = result.state
-    results.push({ record: r, result })
-    return result
-  }
-  for (const record of records) {
-    const result = apply(record)
-    for (const p of pending) p.wait === 0 ? apply(p.answer) : record.type === "user-prompt" && p.wait--
-    pending = pending.filter((p) => !results.some((r) => r.record === p.answer))
-    if (!result.drift) continue
-    const metadata = { on_goal: true, prompts: result.drift.evidence.map((e) => e.prompt) }
-    pending.push({ answer: { ...record, signal_id: `${record.signal_id}_answer`, type: "refocus-ack", metadata }, wait: late })
-  }
-  return { state, results }
-}
-
-/** The steps of the work up to the middle: its first half of prompts and their tool calls. */
-export const firstHalf = (work: ReadonlyArray<Step>): ReadonlyArray<Step> => {
-  const prompts = work.filter(isPrompt).length
-  let seen = 0
-  for (let i = 0; i < work.length; i++) {
-    if (isPrompt(work[i]!) && ++seen > Math.ceil(prompts / 2)) return work.slice(0, i)
-  }
-  return work
-}
+export { firstHalf, recordsOf, run }
 
 export type Judgement = "on-goal" | "off-goal" | "unjudged"
 
@@ -128,7 +32,8 @@ export interface SessionOutcome {
    * later-drift: the other work alone, in a new session after a session of the goal's work (drifted from its first prompt);
    * continued: the goal's work taken up again in a new session, after a session of its first half;
    * refined and another-goal: the goal's work with a goal command after its first half (the goal's
-   * description refined, another goal set), the work going on.
+   * description refined, another goal set), the work going on; goal-later to two-goals-drift: goals set around the
+   * work (goal-timing.ts).
    */
   readonly session:
     | "work"
@@ -140,6 +45,11 @@ export interface SessionOutcome {
     | "continued"
     | "refined"
     | "another-goal"
+    | "goal-later"
+    | "goal-after-other"
+    | "two-goals"
+    | "two-goals-switch"
+    | "two-goals-drift"
     | "answered-work"
     | "work-again"
     | "late-work-again"
@@ -147,7 +57,8 @@ export interface SessionOutcome {
   /**
    * A work session with a false drift, its prompts after the drift: answered-work, the user answered it as the goal's
    * work; work, unanswered. work-again and unanswered-again: the same work in a new session after either (late-work-again:
-   * after one answered a prompt late). continued: all its prompts; refined and another-goal: those after the command.
+   * after one answered a prompt late). continued: all its prompts; refined and another-goal: those after the command;
+   * goal-later: those after the goal was set; two-goals: all; two-goals-switch: the other goal's.
    */
   readonly afterDrift?: { readonly prompts: number; readonly calledOff: number }
   /** Drift signals the session got. */
@@ -157,10 +68,6 @@ export interface SessionOutcome {
   /** Drift signals whose evidence has a prompt of another session. */
   readonly foreign?: number
 }
-
-/** Two sessions' records as one user's parallel agents send them: one of each in turn. */
-const interleaved = (a: ReadonlyArray<SignalRecord>, b: ReadonlyArray<SignalRecord>): ReadonlyArray<SignalRecord> =>
-  Array.from({ length: Math.max(a.length, b.length) }, (_, i) => [a[i], b[i]]).flat().filter((r) => r !== undefined)
 
 export interface Options {
   readonly settings?: FoldSettings
@@ -176,7 +83,7 @@ export const evaluate = (goals: ReadonlyArray<CorpusGoal>, options: Options = {}
   const stamp = options.method ?? driftMethod
   const prompts: Array<JudgedPrompt> = []
   const sessions: Array<SessionOutcome> = []
-  for (const goal of goals) {
+  for (const [i, goal] of goals.entries()) {
     const set = run([goalRecord(goal, stamp)], settings).state
     const prompted = (r: { readonly record: LogRecord }) => r.record.kind === "signal" && r.record.type === "user-prompt"
     const textOf = (r: { readonly record: LogRecord }) => String((r.record as SignalRecord).metadata.prompt)
@@ -248,14 +155,9 @@ export const evaluate = (goals: ReadonlyArray<CorpusGoal>, options: Options = {}
     const drifted = run(driftRecords, settings, set)
     const outcome = (results: Run["results"], record: (r: Run["results"][number]) => void) => {
       const firstDrift = results.filter(prompted).length - goal.drift.filter(isPrompt).length
-      let seen = 0
-      let firedAt: number | undefined
-      for (const r of results) {
-        if (prompted(r) && ++seen > firstDrift) record(r)
-        if (r.result.drift && firedAt === undefined && seen > firstDrift) firedAt = seen - firstDrift
-      }
-      const falseBefore = results.some((r, i) => r.result.drift && results.slice(0, i + 1).filter(prompted).length <= firstDrift)
-      return { fired: results.filter((r) => r.result.drift).length, ...(firedAt !== undefined && !falseBefore ? { firedAt } : {}) }
+      results.filter(prompted).slice(firstDrift).forEach(record)
+      const firedAt = firstDriftAt(results, firstDrift)
+      return { fired: results.filter((r) => r.result.drift).length, ...(firedAt !== undefined ? { firedAt } : {}) }
     }
     sessions.push({
       goal: goal.id, session: "drifted",
@@ -273,6 +175,7 @@ export const evaluate = (goals: ReadonlyArray<CorpusGoal>, options: Options = {}
     const inDrift = both.filter((r) => driftIds.has((r.record as SignalRecord).signal_id))
     sessions.push({ goal: goal.id, session: "beside-work", fired: inWork.filter((r) => r.result.drift).length, foreign: foreign(inWork, workIds) })
     sessions.push({ goal: goal.id, session: "beside-drift", ...outcome(inDrift, () => {}), foreign: foreign(inDrift, driftIds) })
+    sessions.push(...goalTimingSessions(goal, goals[(i + 1) % goals.length]!, stamp, settings))
   }
   return { prompts, sessions, figures: figures(prompts, sessions) }
 }
@@ -294,6 +197,10 @@ export const figures = (prompts: ReadonlyArray<JudgedPrompt>, sessions: Readonly
   const againFired = (kind: SessionOutcome["session"]) => {
     const again = sessions.filter((s) => s.session === kind)
     return ratio(again.filter((s) => s.fired > 0).length, again.length)
+  }
+  const foundWithin3 = (kind: SessionOutcome["session"]) => {
+    const of = sessions.filter((s) => s.session === kind)
+    return ratio(of.filter((s) => s.firedAt !== undefined && s.firedAt <= 3).length, of.length)
   }
   return {
     on_goal_prompts: on.length,
@@ -320,6 +227,12 @@ export const figures = (prompts: ReadonlyArray<JudgedPrompt>, sessions: Readonly
     answered_called_off: calledOff(afterDrift("answered-work")),
     answered_new_session_drift_fired: againFired("work-again"),
     answered_late_new_session_drift_fired: againFired("late-work-again"),
+    goal_later_called_off: calledOff(afterDrift("goal-later")),
+    goal_later_drift_fired: againFired("goal-later"),
+    goal_after_other_found_within_3: foundWithin3("goal-after-other"),
+    two_goals_called_off: calledOff([...afterDrift("two-goals"), ...afterDrift("two-goals-switch")]),
+    two_goals_drift_fired: ratio(sessions.filter((s) => (s.session === "two-goals" || s.session === "two-goals-switch") && s.fired > 0).length, sessions.filter((s) => s.session === "two-goals" || s.session === "two-goals-switch").length),
+    two_goals_drift_found_within_3: foundWithin3("two-goals-drift"),
     parallel_drifts_with_foreign_evidence: [...besideWork, ...besideDrift].reduce((n, s) => n + (s.foreign ?? 0), 0)
   }
 }

@@ -162,7 +162,7 @@ describe.each(logVariants())("goals over %s", (_name, logEnv) => {
       off_goal_prompts: 3,
       evidence: prompts.slice(1).map((p: { id: string; metadata: { prompt: string } }) => ({ signal_id: p.id, prompt: p.metadata.prompt })),
       prompt_signal_id: prompts[3].id,
-      method: "context-6",
+      method: "context-7",
       source: "engine"
     })
     expect(answers[2].drift).toEqual({

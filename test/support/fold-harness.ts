@@ -27,6 +27,7 @@ import { defaultFoldSettings, emptyUserState, type FoldSettings, usageIn, type U
 import type { KnownEvent, Outcome, Verdict } from "../../src/domain/verdict.ts"
 import type { OutboxEvent, WebhookEventType } from "../../src/domain/notices.ts"
 import { driftSignal } from "../../src/engine/drift-signal.ts"
+import { driftMethod } from "../../src/domain/drift.ts"
 import type { Timer } from "../../src/engine/partition-worker-options.ts"
 import { makeTimerIndex } from "../../src/engine/timer-index.ts"
 import { toSignalRecord } from "../../src/http/engine/signals-records.ts"
@@ -471,6 +472,8 @@ export const foldHarness = (options: HarnessOptions = {}) => {
         user_id: user,
         ts: iso(now),
         command_id: makeId("gcmd", now),
+        // Stamped as the goals route stamps it (goals-handlers.ts).
+        drift_method: driftMethod,
         ...(command.op === "create"
           ? {
             op: "create",

@@ -76,6 +76,40 @@ describe("the goal-drift corpus", () => {
       .toEqual({ got, held: { called_off: true, false_drift: true } })
   })
 
+  it("keeps to the targets on the development goals when the goal is set after the work began, or after other work", () => {
+    // From context-7 the prompts before any goal are context too, and a goal set then keeps that context only when
+    // it shows the goal's own words. context-6 judged the work going on by the goal's words and the earlier tool
+    // calls (15% called off), and a goal set after other work kept that work's tool calls (31% of the return found).
+    const f = evaluate(development).figures
+    const got = { called_off: f.goal_later_called_off, false_drift: f.goal_later_drift_fired, back_found: f.goal_after_other_found_within_3 }
+    expect({ got, held: got.called_off <= 0.1 && got.false_drift <= 0.03 && got.back_found >= 0.8 }).toEqual({ got, held: true })
+    const before = evaluate(development, { method: "context-6" }).figures
+    expect({ called_off: before.goal_later_called_off > 0.1, back_found: before.goal_after_other_found_within_3 < 0.8 })
+      .toEqual({ called_off: true, back_found: true })
+  })
+
+  it("keeps to the targets on the development goals with two goals active, the work moving from one to the other", () => {
+    const f = evaluate(development).figures
+    const got = { called_off: f.two_goals_called_off, false_drift: f.two_goals_drift_fired, found: f.two_goals_drift_found_within_3 }
+    expect({ got, held: got.called_off <= 0.1 && got.false_drift <= 0.03 && got.found >= 0.8 }).toEqual({ got, held: true })
+  })
+
+  // Floors for the same, as context-7 first measured them: the goal set after the work began (its later prompts called
+  // off, sessions with a drift), the return to the work done before the goal (found within 3 prompts), two goals
+  // active (prompts called off, sessions with a drift, drifts found within 3 prompts).
+  it.each([
+    { set: "held-out", goals: held, floor: [0.19, 0, 0.4, 0.15, 0.1, 0.3] },
+    { set: "wide", goals: wide, floor: [0.093, 0, 0.438, 0.076, 0, 0.313] },
+    { set: "fresh held-out", goals: fresh, floor: [0.208, 0, 0.25, 0.255, 0.167, 0.417] },
+    { set: "second fresh held-out", goals: freshTwo, floor: [0.173, 0.083, 0.25, 0.158, 0.125, 0.25] }
+  ])("does no worse on the $set goals when goals are set around the work than context-7 first did", ({ goals, floor }) => {
+    const f = evaluate(goals).figures
+    const got = [f.goal_later_called_off, f.goal_later_drift_fired, f.goal_after_other_found_within_3, f.two_goals_called_off, f.two_goals_drift_fired,
+      f.two_goals_drift_found_within_3]
+    const lower = [true, true, false, true, true, false]
+    expect({ got, held: got.map((g, i) => (lower[i] ? g <= floor[i]! : g >= floor[i]!)) }).toEqual({ got, held: got.map(() => true) })
+  })
+
   it("does not call the same work off again once the user answered its false drift as the goal's work", () => {
     // Development and wide work sessions have no false drift; the unseen sets' have (4 in all).
     const f = evaluate([...held, ...fresh, ...freshTwo]).figures

@@ -203,3 +203,28 @@ describe("a goal command keeps the context while a goal is active (context-6)", 
     expect(contextAfter([{ op: "update", description: "Fix the login bug in the auth service, SSO included" }], "context-5")).toBe("")
   })
 })
+
+describe("a goal set once the work has begun (context-7)", () => {
+  // The work before the goal: the login bug, asked about while no goal was active.
+  const before = ["why does the sign-in endpoint return 500 for unicode passwords", "normalize the password with nfkc before the bcrypt hashing"]
+  // Prompts that only the earlier prompts' words make the goal's work.
+  const goingOn = ["nfkc and bcrypt disagree on emoji, look at the byte lengths", "run the emoji case through nfkc before bcrypt in the handler",
+    "compare the bcrypt byte lengths of the nfkc and nfd forms"]
+  const run = (method: DriftMethod, goal: string, prompts: ReadonlyArray<string>) =>
+    foldAll([...before.map((p) => prompt("A", p, method)), goalAt({ op: "create", ts: at(500), description: goal, drift_method: method }), ...prompts.map((p) =>
+      prompt("A", p, method)
+    )]).results.slice(before.length + 1)
+
+  it("takes the work going on for the goal's when the goal names it; context-6 records judged it by the goal's words alone", () => {
+    const goal = "Fix the 500 from the sign-in endpoint"
+    expect(run(driftMethod, goal, goingOn).map((r) => r.result.judged)).toEqual(goingOn.map(() => "on-goal"))
+    const replayed = run("context-6", goal, goingOn)
+    expect(replayed.some((r) => r.result.judged === "off-goal")).toBe(true)
+  })
+
+  it("does not take the work before a goal set for other work for the goal's: going back to it drifts", () => {
+    const results = run(driftMethod, "Write the release notes for 2.4", ["collect the merged pull requests since 2.3 into the release notes", ...goingOn])
+    expect(results.map((r) => r.result.judged)).toEqual(["on-goal", "off-goal", "off-goal", "off-goal"])
+    expect(results.findIndex((r) => r.result.drift)).toBe(3)
+  })
+})

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { sessionStreakOf } from "../../src/domain/drift-fold.ts"
+import { driftStateOf, sessionStreakOf } from "../../src/domain/drift-fold.ts"
 import { maxOpenSessions } from "../../src/domain/user-fold.ts"
 import { foldHarness, rule } from "../support/fold-harness.ts"
 
@@ -430,10 +430,12 @@ describe("goal drift", () => {
     const h = foldHarness()
     const closed = h.goal("alice", { op: "create", description: "zebra yacht xylophone walrus violin" })
     if (closed._tag === "Goal") h.goal("alice", { op: "update", goal_id: closed.goal.id, status: "completed" })
-    // No active goal: nothing is judged, nothing is kept.
+    // No active goal: nothing is judged; the prompt's words are kept as context, for a goal set for that work.
     h.signal("alice", { type: "user-prompt", prompt: offGoal[0] })
-    expect(h.state("alice").drift).toBeUndefined()
+    expect(h.state("alice").drift).toEqual({ live: { streak: 0, context: "poem autumn" } })
     h.goal("alice", { op: "create", description: "Fix authentication login bugs" })
+    // A goal set for other work starts it over.
+    expect(driftStateOf(h.state("alice"), "live").context).toBeUndefined()
     const first = h.signal("alice", { type: "user-prompt", prompt: "zebra yacht xylophone walrus violin" })
     h.signal("alice", { type: "post-tool", prompt: "fix the authentication login bugs", description: "authentication" })
     h.signal("alice", { type: "context-switch", description: "walrus violin concerts" })
