@@ -134,5 +134,11 @@ export const driftScenario = (record: (row: Row) => void, smoke: boolean) => {
     }
   }
   record({ scenario: "drift", log: "-", figures: { measured: "cost", method: driftMethod, ...cost([...development, ...held], smoke ? 5 : 200) } })
+  // Under thin goals a prompt not judged on-goal is also read for the goal's kind of work (drift-kinds.ts).
+  record({
+    scenario: "drift",
+    log: "-",
+    figures: { measured: "cost", goals: "thin", method: driftMethod, ...cost(underThinGoals([...development, ...held]), smoke ? 5 : 200) }
+  })
   record({ scenario: "drift", log: "-", figures: { measured: "memory", method: driftMethod, ...memory([...development, ...held]) } })
 }

@@ -1,4 +1,5 @@
 import { bestGoal } from "./drift-lexical.ts"
+import { showsKind } from "./drift-kinds.ts"
 import { inAnotherLanguage } from "./drift-language.ts"
 import {
   atLeast,
@@ -27,12 +28,14 @@ import type { UserState } from "./user-state.ts"
  * (per user before), the streak of consecutive off-goal prompts, since when, the prompts that were
  * off-goal (the evidence) and the other work's words. The streak reaching `prompts` is a drift,
  * reported once in that session; an on-goal prompt, a `refocus-ack` or a goal command
- * (`afterGoalCommand`) ends it. Per session, so that parallel agents of one user (one on the goal,
- * one on other work) neither reset nor feed each other's streak, and a drift's evidence is its
- * own session's prompts. `prompts` is the org's own when the record carries one (`drift_prompts`).
+ * (drift-goal-commands.ts) ends it. Per session, so that parallel agents of one user (one on the
+ * goal, one on other work) neither reset nor feed each other's streak, and a drift's evidence is
+ * its own session's prompts. `prompts` is the org's own when the record carries one (`drift_prompts`).
  * From `context-6` a thin goal's first prompts are its work, a prompt in another language than the
  * goals' is a follow-up, and a goal command keeps the context while a goal stays active; from
- * `context-7` prompts while no goal is active are context too (`keepsContext`).
+ * `context-7` prompts while no goal is active are context too (drift-goal-commands.ts), and
+ * under a thin goal each session warms up on its own work and a prompt of the goal's kind is its
+ * work (drift-kinds.ts).
  *
  * Which detector judges a record is stamped on it at acceptance (`drift_method`), so a replay
  * derives what the live run derived whichever version replays it.
@@ -69,6 +72,14 @@ export interface Streak {
    * while several goals are active, so that its drift names the goal it was on.
    */
   readonly goal_id?: string
+  /**
+   * From context-7, while a thin goal is active: the words the session's own work has said so far,
+   * until they are `warmUpWords` (then `warm`). Each session says what its work is, as the second
+   * task under "Fix bugs" is not the first.
+   */
+  readonly warming?: string
+  /** The session has said what its work is (`warming` is dropped then: memory). */
+  readonly warm?: true
 }
 
 export interface DriftState extends Streak {
@@ -175,15 +186,19 @@ export const foldDrift = (state: UserState, r: SignalRecord, settings: DriftSett
   const view: DriftState = { ...shared, ...(own ?? none) }
   const step = foldStreak(view, method, state, r, settings)
   if (step.state === view) return { ...step, state: current }
-  const { streak, since, off, last, thread, sessions: _n, goal_id, ...next } = step.state
+  const { streak, since, off, last, thread, sessions: _n, goal_id, warming, warm, ...next } = step.state
   // The user's goal is the last one any session was on; with several active, each session keeps its own to name in its drift.
   const userGoal = goal_id !== view.goal_id ? goal_id : shared.goal_id
   const ownGoal = goal_id !== undefined && activeGoals(state, r.environment).length > 1 ? { goal_id } : {}
   const others = withoutKey(sessions, sessionId)
+  const said = warm ? { warm } : warming !== undefined ? { warming } : {}
   const kept = last === "off-goal"
-    ? capped({ ...others, [sessionId]: { streak, ...(since ? { since } : {}), ...(off ? { off } : {}), last, ...(thread ? { thread } : {}), ...ownGoal } })
-    : "goal_id" in ownGoal
-    ? capped({ ...others, [sessionId]: { streak: 0, ...ownGoal } })
+    ? capped({
+      ...others,
+      [sessionId]: { streak, ...(since ? { since } : {}), ...(off ? { off } : {}), last, ...(thread ? { thread } : {}), ...ownGoal, ...said }
+    })
+    : "goal_id" in ownGoal || warm || warming !== undefined
+    ? capped({ ...others, [sessionId]: { streak: 0, ...ownGoal, ...said } })
     : others
   return {
     ...step,
@@ -213,6 +228,13 @@ export const afterSessionEnd = (state: UserState, environment: Environment, sess
   return { ...state, drift: { ...state.drift, [environment]: Object.keys(rest).length > 0 ? { ...drift, sessions: rest } : drift } }
 }
 
+/** From context-7, under a thin goal: the session's own warm-up, the distinct words its work has said. */
+const learning = (current: Streak, method: DriftMethod, state: UserState, r: SignalRecord, stems: ReadonlyArray<string>): Pick<Streak, "warming" | "warm"> => {
+  if (!atLeast(method, "context-7") || current.warm || stems.length === 0 || !isThin(activeGoals(state, r.environment))) return {}
+  const said = withContext(current.warming, stems, warmUpWords)
+  return contextLength(said) >= warmUpWords ? { warm: true } : { warming: said }
+}
+
 /** One signal's effect on a streak and the context: the user's whole drift state, or a session's view of it. */
 const foldStreak = (current: DriftState, method: DriftMethod, state: UserState, r: SignalRecord, settings: DriftSettings): DriftStep => {
   if (r.type === "refocus-ack") {
@@ -224,7 +246,9 @@ const foldStreak = (current: DriftState, method: DriftMethod, state: UserState, 
     // The working folder's own words (the repository's name) are in every path of it: no evidence of a task.
     const repository = typeof r.metadata.cwd === "string" ? evidenceOf([r.metadata.cwd]) : []
     const stems = evidenceOf(touched(r.metadata, method)).filter((s) => !repository.includes(s))
-    if (current.last !== "off-goal") return { state: { ...current, context: withContext(current.context, stems) } }
+    if (current.last !== "off-goal") {
+      return { state: { ...current, ...learning(current, method, state, r, stems), context: withContext(current.context, stems) } }
+    }
     // Off-goal, a tool call on the goal's files or terms says the work is back on it.
     if (goalWeightOf(stems, activeGoals(state, r.environment), current.context) < backOnGoal) {
       return { state: { ...current, thread: withContext(current.thread, stems, threadSize) } }
@@ -256,17 +280,22 @@ const foldStreak = (current: DriftState, method: DriftMethod, state: UserState, 
     // From context-6 a prompt in another language than the goals' is not judged by their words: a follow-up.
     const followUp = judgement.verdict === "follow-up" || (atLeast(method, "context-6") && inAnotherLanguage(prompt, goals))
     onGoal = followUp ? current.last !== "off-goal" : judgement.verdict === "on-goal"
-    // From context-6: a thin goal's first prompts say what its work is (not while a session is off-goal).
-    if (!onGoal && atLeast(method, "context-6") && current.last !== "off-goal" && contextLength(current.context) < warmUpWords && isThin(goals)) {
-      onGoal = true
-    }
+    // From context-6: a thin goal's first prompts say what its work is (not while a session is off-goal);
+    // from context-7 each session's, as the user's second task under "Fix bugs" is not the first.
+    const warmingUp = atLeast(method, "context-7") ? !current.warm : contextLength(current.context) < warmUpWords
+    if (!onGoal && atLeast(method, "context-6") && current.last !== "off-goal" && warmingUp && isThin(goals)) onGoal = true
+    // From context-7: any task of the kind a thin goal names is its work ("Fix bugs": the second bug too).
+    if (!onGoal && atLeast(method, "context-7") && showsKind(prompt, goals.filter((g) => isThin([g])))) onGoal = true
     goalId = judgement.goalId
     score = judgement.score
     if (onGoal) context = withContext(context, judgement.stems)
     stems = judgement.stems
   }
   if (onGoal) {
-    const next = ended({ ...current, ...(goalId ? { goal_id: goalId } : {}) }, method === "lexical-1" ? undefined : "on-goal")
+    const next = ended(
+      { ...current, ...(goalId ? { goal_id: goalId } : {}), ...learning(current, method, state, r, stems) },
+      method === "lexical-1" ? undefined : "on-goal"
+    )
     return { state: context === undefined ? next : { ...next, context }, judged: "on-goal" }
   }
   // The org's own streak when the signal was accepted (PATCH /org), else the deployment's.
@@ -296,38 +325,4 @@ const foldStreak = (current: DriftState, method: DriftMethod, state: UserState, 
     method
   }
   return { state: next, judged: "off-goal", detected }
-}
-
-/** The goals active before and after a goal command, and the goal it created, if it did. */
-export interface GoalChange {
-  readonly before: ReadonlyArray<GoalView>
-  readonly after: ReadonlyArray<GoalView>
-  readonly set: GoalView | undefined
-}
-
-/**
- * Whether a goal command leaves the user's context as it was (`afterGoalCommand`). From context-6:
- * while a goal stays active, unless the command set a thin goal (its work must say what it is).
- * From context-7 the context of work done while no goal was active stays only when it shows the
- * goal's work (one of its goals' own words): a goal set for work already begun knows it; a goal set
- * for new work does not take the work before it for its own.
- */
-export const keepsContext = (state: UserState, environment: Environment, method: DriftMethod, change: GoalChange): boolean => {
-  if (!atLeast(method, "context-6") || change.after.length === 0 || (change.set !== undefined && isThin([change.set]))) return false
-  if (!atLeast(method, "context-7") || change.before.length > 0) return true
-  return showsGoal(driftStateOf(state, environment).context, change.after)
-}
-
-/**
- * After a goal command the user has said what they work on: every streak starts over. Before
- * context-6 the context did too; from context-6 it stays (a goal refined, another added or one of
- * several closed leaves the work that was going on the same) unless no goal is active any more, or
- * the command set a thin goal, whose work must say what it is (drift.ts `isThin`).
- */
-export const afterGoalCommand = (state: UserState, environment: Environment, keepContext = false): UserState => {
-  const kept = state.drift?.[environment]
-  if (kept === undefined) return state
-  const { [environment]: _dropped, ...rest } = state.drift!
-  const context = keepContext && typeof kept !== "number" ? kept.context : undefined
-  return { ...state, drift: context ? { ...rest, [environment]: { streak: 0, context } } : rest }
 }

@@ -9,7 +9,9 @@ import { continues, genericWeight, isCommand, sameWord, switchesTopic, type Word
  * (`refocus-ack` with `on_goal`) teaches the context its words, from context-5 also those of the
  * prompts the answer names, however late it comes; from context-6 a thin goal (`isThin`: no task
  * named) takes the first prompts as its work until the context holds `warmUpWords` words; from
- * context-7 the work before a goal is context for a goal set for it (`showsGoal`).
+ * context-7 the work before a goal is context for a goal set for it (`showsGoal`), and under a
+ * thin goal each session says what its work is and work of the goal's kind is its work
+ * (drift-fold.ts, drift-kinds.ts).
  * Pure and deterministic (no model, no clock), so a replay judges every prompt as the live run did.
  *
  * Evidence of the goal is its description and the session's context (drift-fold.ts keeps it): the

@@ -1,4 +1,4 @@
-import { afterGoalCommand, keepsContext } from "./drift-fold.ts"
+import { afterGoalCommand, keepsContext } from "./drift-goal-commands.ts"
 import { canTransition, descriptionProblem, type GoalRefusal, type GoalState, maxActiveGoals, maxClosedGoals, publicGoal } from "./goals.ts"
 import type { Position } from "./projection-rows.ts"
 import type { GoalRecord } from "./records.ts"

@@ -4,12 +4,13 @@
  * sessions got a goal-drift signal, and when. Used by test/unit/drift-corpus.test.ts (the targets)
  * and by `npm run bench -- --scenarios drift` (the figures and the cost).
  */
-import { type DriftMethod, driftMethod } from "../../src/domain/drift.ts"
+import { type DriftMethod, driftMethod, isThin } from "../../src/domain/drift.ts"
 import type { GoalRecord, LogRecord, SignalRecord } from "../../src/domain/records.ts"
 import type { FoldResult } from "../../src/domain/fold-result.ts"
 import { defaultFoldSettings, type FoldSettings, type UserState } from "../../src/domain/user-state.ts"
 import { type CorpusGoal, isPrompt } from "./corpus.ts"
 import { goalTimingSessions } from "./goal-timing.ts"
+import { thinTaskSessions } from "./thin-tasks.ts"
 import { firstDriftAt, firstHalf, goalRecord, interleaved, recordsOf, run, type Run, runAnswering } from "./replay.ts"
 
 export { firstHalf, recordsOf, run }
@@ -33,7 +34,7 @@ export interface SessionOutcome {
    * continued: the goal's work taken up again in a new session, after a session of its first half;
    * refined and another-goal: the goal's work with a goal command after its first half (the goal's
    * description refined, another goal set), the work going on; goal-later to two-goals-drift: goals set around the
-   * work (goal-timing.ts).
+   * work (goal-timing.ts); thin-…: several tasks under a thin goal (thin-tasks.ts).
    */
   readonly session:
     | "work"
@@ -50,6 +51,9 @@ export interface SessionOutcome {
     | "two-goals"
     | "two-goals-switch"
     | "two-goals-drift"
+    | "thin-next-task"
+    | "thin-next-session"
+    | "thin-other-kind"
     | "answered-work"
     | "work-again"
     | "late-work-again"
@@ -58,7 +62,7 @@ export interface SessionOutcome {
    * A work session with a false drift, its prompts after the drift: answered-work, the user answered it as the goal's
    * work; work, unanswered. work-again and unanswered-again: the same work in a new session after either (late-work-again:
    * after one answered a prompt late). continued: all its prompts; refined and another-goal: those after the command;
-   * goal-later: those after the goal was set; two-goals: all; two-goals-switch: the other goal's.
+   * goal-later: those after the goal was set; two-goals: all; two-goals-switch and thin-next-…: the other goal's.
    */
   readonly afterDrift?: { readonly prompts: number; readonly calledOff: number }
   /** Drift signals the session got. */
@@ -176,6 +180,10 @@ export const evaluate = (goals: ReadonlyArray<CorpusGoal>, options: Options = {}
     sessions.push({ goal: goal.id, session: "beside-work", fired: inWork.filter((r) => r.result.drift).length, foreign: foreign(inWork, workIds) })
     sessions.push({ goal: goal.id, session: "beside-drift", ...outcome(inDrift, () => {}), foreign: foreign(inDrift, driftIds) })
     sessions.push(...goalTimingSessions(goal, goals[(i + 1) % goals.length]!, stamp, settings))
+    if (isThin([{ id: goal.id, description: goal.goal }])) {
+      const others = [...goals.slice(i + 1), ...goals.slice(0, i)]
+      sessions.push(...thinTaskSessions(goal, others.find((g) => g.kind === goal.kind), others.find((g) => g.kind !== goal.kind)!, stamp, settings))
+    }
   }
   return { prompts, sessions, figures: figures(prompts, sessions) }
 }
@@ -233,6 +241,11 @@ export const figures = (prompts: ReadonlyArray<JudgedPrompt>, sessions: Readonly
     two_goals_called_off: calledOff([...afterDrift("two-goals"), ...afterDrift("two-goals-switch")]),
     two_goals_drift_fired: ratio(sessions.filter((s) => (s.session === "two-goals" || s.session === "two-goals-switch") && s.fired > 0).length, sessions.filter((s) => s.session === "two-goals" || s.session === "two-goals-switch").length),
     two_goals_drift_found_within_3: foundWithin3("two-goals-drift"),
+    thin_next_task_called_off: calledOff(afterDrift("thin-next-task")),
+    thin_next_task_drift_fired: againFired("thin-next-task"),
+    thin_next_session_called_off: calledOff(afterDrift("thin-next-session")),
+    thin_next_session_drift_fired: againFired("thin-next-session"),
+    thin_other_kind_found_within_3: foundWithin3("thin-other-kind"),
     parallel_drifts_with_foreign_evidence: [...besideWork, ...besideDrift].reduce((n, s) => n + (s.foreign ?? 0), 0)
   }
 }

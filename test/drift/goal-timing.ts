@@ -8,16 +8,7 @@ import type { SignalRecord } from "../../src/domain/records.ts"
 import type { FoldSettings } from "../../src/domain/user-state.ts"
 import { type CorpusGoal, isPrompt } from "./corpus.ts"
 import type { SessionOutcome } from "./evaluate.ts"
-import { firstDriftAt, firstHalf, goalRecord, recordsOf, run, type Run } from "./replay.ts"
-
-const prompted = (r: Run["results"][number]) => r.record.kind === "signal" && r.record.type === "user-prompt"
-
-/** The prompts of results and how many were judged off-goal. */
-const calledOff = (results: Run["results"]) => {
-  const prompts = results.filter(prompted)
-  return { prompts: prompts.length, calledOff: prompts.filter((r) => r.result.judged === "off-goal").length }
-}
-const fired = (results: Run["results"]) => results.filter((r) => r.result.drift).length
+import { calledOff, fired, firstDriftAt, firstHalf, followedBy, goalRecord, recordsOf, run } from "./replay.ts"
 
 /**
  * goal-later: the first half of the goal's work done while no goal is active, then the goal set
@@ -45,12 +36,9 @@ export const goalTimingSessions = (goal: CorpusGoal, next: CorpusGoal, stamp: Dr
   const two = run([goalRecord(goal, stamp), { ...goalRecord(next, stamp), user_id: `user_${goal.id}` }], settings).state
   const work = run(recordsOf(goal, goal.work, `${goal.id}:two-goals`, stamp), settings, two).results
   // The other goal's work as this user's, in this user's session.
-  const firstHalfRecords = recordsOf(goal, half, `${goal.id}:two-goals-switch`, stamp)
-  const unshifted = recordsOf({ ...next, id: goal.id }, next.work, `${goal.id}:two-goals-switch`, stamp)
-  const shift = Date.parse(firstHalfRecords.at(-1)!.ts) - Date.parse(unshifted[0]!.ts) + 20_000
-  const nextRecords = unshifted.map((r) => ({ ...r, signal_id: `${r.signal_id}_next`, ts: new Date(Date.parse(r.ts) + shift).toISOString() }))
-  const switched = run([...firstHalfRecords, ...nextRecords], settings, two).results
-  const afterSwitch = switched.slice(firstHalfRecords.length)
+  const switching = followedBy(goal, half, next, `${goal.id}:two-goals-switch`, stamp)
+  const switched = run(switching.records, settings, two).results
+  const afterSwitch = switched.slice(switching.cut)
   const drifted = run(recordsOf(goal, [...half, ...goal.drift], `${goal.id}:two-goals-drift`, stamp), settings, two).results
   const driftAt = firstDriftAt(drifted, half.filter(isPrompt).length)
 

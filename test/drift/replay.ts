@@ -116,6 +116,15 @@ export const interleaved = (a: ReadonlyArray<SignalRecord>, b: ReadonlyArray<Sig
 
 const prompted = (r: Run["results"][number]) => r.record.kind === "signal" && r.record.type === "user-prompt"
 
+/** The prompts of results and how many were judged off-goal. */
+export const calledOff = (results: Run["results"]) => {
+  const prompts = results.filter(prompted)
+  return { prompts: prompts.length, calledOff: prompts.filter((r) => r.result.judged === "off-goal").length }
+}
+
+/** How many drifts results raised. */
+export const fired = (results: Run["results"]) => results.filter((r) => r.result.drift).length
+
 /**
  * Where a drifted session's first drift came: at which prompt of its other work (1-based), the
  * first `before` prompts being the goal's; undefined when none came, or one came before the switch.
@@ -127,4 +136,16 @@ export const firstDriftAt = (results: Run["results"], before: number): number | 
     if (r.result.drift) return seen > before ? seen - before : undefined
   }
   return undefined
+}
+
+/**
+ * One session of `goal`'s user: `steps` of its own, then `next`'s work (another goal's, as this
+ * user's), each signal after the one before; and how many records are the first part's.
+ */
+export const followedBy = (goal: CorpusGoal, steps: ReadonlyArray<Step>, next: CorpusGoal, session: string, method: DriftMethod) => {
+  const first = recordsOf(goal, steps, session, method)
+  const unshifted = recordsOf({ ...next, id: goal.id }, next.work, session, method)
+  const shift = Date.parse(first.at(-1)!.ts) - Date.parse(unshifted[0]!.ts) + 20_000
+  const rest = unshifted.map((r) => ({ ...r, signal_id: `${r.signal_id}_next`, ts: new Date(Date.parse(r.ts) + shift).toISOString() }))
+  return { records: [...first, ...rest], cut: first.length }
 }

@@ -168,20 +168,46 @@ describe("the goal-drift corpus", () => {
     }
   )
 
-  // Under a thin goal of its kind ("Fix bugs", "Refactor"), the goal's work as measured when context-6 began
-  // taking a thin goal's first prompts as its work (context-5: 71–90% of on-goal prompts called off, a drift in
-  // 75–92% of the work sessions): on-goal prompts called off, and on-goal sessions with a drift.
+  // Under a thin goal of its kind ("Fix bugs", "Refactor"), the goal's work as context-7 measured it (context-5: 71–90%
+  // of on-goal prompts called off, a drift in 75–92% of the work sessions; context-6: 9.5–17.8%, 8.3–35%): on-goal
+  // prompts called off, and on-goal sessions with a drift.
   it.each([
-    { set: "development", goals: development, floor: [0.103, 0.119] },
-    { set: "held-out", goals: held, floor: [0.178, 0.35] },
-    { set: "wide", goals: wide, floor: [0.095, 0.094] },
-    { set: "fresh held-out", goals: fresh, floor: [0.167, 0.125] },
-    { set: "second fresh held-out", goals: freshTwo, floor: [0.108, 0.083] }
-  ])("judges the $set goals' work under thin goals no worse than context-6 first did", ({ goals, floor: [calledOff, falseDrift] }) => {
+    { set: "development", goals: development, floor: [0.062, 0.048] },
+    { set: "held-out", goals: held, floor: [0.1, 0.15] },
+    { set: "wide", goals: wide, floor: [0.082, 0.063] },
+    { set: "fresh held-out", goals: fresh, floor: [0.157, 0.125] },
+    { set: "second fresh held-out", goals: freshTwo, floor: [0.081, 0.083] }
+  ])("judges the $set goals' work under thin goals no worse than context-7 first did", ({ goals, floor: [calledOff, falseDrift] }) => {
     const { figures } = evaluate(underThinGoals(goals))
     const got = { called_off: figures.on_goal_called_off, false_drift: figures.on_goal_sessions_drift_fired }
     expect({ got, held: { called_off: got.called_off <= calledOff!, false_drift: got.false_drift <= falseDrift! } })
       .toEqual({ got, held: { called_off: true, false_drift: true } })
+  })
+
+  it("takes the next task of a thin goal's kind in a new session for its work on the development goals", () => {
+    // From context-7 each session says what its work is under a thin goal; under context-6 the user's context, full
+    // of the first task, called the second off: 52.3% of its prompts, a drift in 54.8% of those sessions.
+    const f = evaluate(underThinGoals(development)).figures
+    const got = { called_off: f.thin_next_session_called_off, false_drift: f.thin_next_session_drift_fired }
+    expect({ got, held: got.called_off <= 0.1 && got.false_drift <= 0.03 }).toEqual({ got, held: true })
+    const before = evaluate(underThinGoals(development), { method: "context-6" }).figures
+    expect(before.thin_next_session_drift_fired).toBeGreaterThan(0.5)
+  })
+
+  // Several tasks under a thin goal, as context-7 first measured them: the next task of its kind in the same session
+  // (prompts called off, sessions with a drift), in a new session (the same), and a task of another kind after the
+  // first half (found within 3 prompts).
+  it.each([
+    { set: "development", goals: development, floor: [0.249, 0.214, 0.054, 0, 0.31] },
+    { set: "held-out", goals: held, floor: [0.347, 0.375, 0.125, 0.125, 0.6] },
+    { set: "wide", goals: wide, floor: [0.171, 0.125, 0.082, 0, 0.438] },
+    { set: "fresh held-out", goals: fresh, floor: [0.33, 0.273, 0.16, 0.182, 0.833] },
+    { set: "second fresh held-out", goals: freshTwo, floor: [0.33, 0.4, 0.096, 0.1, 0.333] }
+  ])("does no worse on several tasks under the $set goals' thin goals than context-7 first did", ({ goals, floor }) => {
+    const f = evaluate(underThinGoals(goals)).figures
+    const got = [f.thin_next_task_called_off, f.thin_next_task_drift_fired, f.thin_next_session_called_off, f.thin_next_session_drift_fired,
+      f.thin_other_kind_found_within_3]
+    expect({ got, held: got.map((g, i) => (i < 4 ? g <= floor[i]! : g >= floor[i]!)) }).toEqual({ got, held: got.map(() => true) })
   })
 
   it("takes the work prompted in another language than its goal's for follow-ups, not off-goal (context-6)", () => {

@@ -185,6 +185,34 @@ describe("a thin goal (naming no task, only a kind of work) takes the first prom
   })
 })
 
+describe("several tasks under a thin goal (context-7)", () => {
+  const bugs = goalAt({ op: "create", ts: at(0), description: "Fix bugs" })
+  const firstBug = ["why does the sign-in endpoint return 500 for unicode passwords", "normalize the password before hashing in the login handler",
+    "the session cookie is not refreshed after the password reset, trace it through middleware/session.ts",
+    "add a regression test with an emoji password and the nfkc form", "the sign-in test still fails, check the bcrypt cost settings"]
+  // The next bug, in words the first one never used, and no word that says it is a bug.
+  const secondBug = ["invoices generated on the last day of the month get next month's number", "look at numbering.py and the sequence per tenant",
+    "use the invoice date, not today, when picking the sequence", "backfill the numbers of the march invoices"]
+  const run = (method: DriftMethod, records: ReadonlyArray<LogRecord>) =>
+    foldAll([{ ...bugs, drift_method: method }, ...records]).results.filter((r) => r.record.kind === "signal")
+
+  it("takes the next task in a new session for the goal's work: each session says what its work is", () => {
+    const sessions = (method: DriftMethod) => [...firstBug.map((p) => prompt("A", p, method)), ...secondBug.map((p) => prompt("B", p, method))]
+    expect(run(driftMethod, sessions(driftMethod)).filter((r) => r.result.drift)).toEqual([])
+    // context-6 records replay as judged: the user's context, full of the first bug, called the second off.
+    expect(run("context-6", sessions("context-6")).filter((r) => r.result.drift).length).toBe(1)
+  })
+
+  it("takes a prompt that shows the goal's kind of work for its work in the same session; work of another kind drifts", () => {
+    const crash = "the csv export crashes with a null pointer exception on empty rows"
+    const results = run(driftMethod, [...firstBug, crash, ...offGoal.slice(0, 3)].map((p) => prompt("A", p)))
+    expect(results.map((r) => r.result.judged)).toEqual([...firstBug.map(() => "on-goal"), "on-goal", "off-goal", "off-goal", "off-goal"])
+    expect(results.findIndex((r) => r.result.drift)).toBe(firstBug.length + 3)
+    const replayed = run("context-6", [...firstBug, crash].map((p) => prompt("A", p, "context-6")))
+    expect(replayed.at(-1)!.result.judged).toBe("off-goal")
+  })
+})
+
 describe("a goal command keeps the context while a goal is active (context-6)", () => {
   const contextAfter = (commands: ReadonlyArray<Partial<GoalRecord> & Pick<GoalRecord, "op">>, method: DriftMethod = driftMethod) => {
     const records = [{ ...login, drift_method: method }, ...onGoal.map((p) => prompt("A", p, method)),

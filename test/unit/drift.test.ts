@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { driftStateOf, sessionStreakOf } from "../../src/domain/drift-fold.ts"
+import { showsKind } from "../../src/domain/drift-kinds.ts"
 import { contextSize, driftMethod, isThin, judge, threadSize } from "../../src/domain/drift.ts"
 import { languageOf } from "../../src/domain/drift-language.ts"
 import { development, fresh, freshTwo, held, isPrompt, wide } from "../drift/corpus.ts"
@@ -124,6 +125,26 @@ describe("a thin goal: one that names no task in words, only a kind of work, a t
     expect(thinOnes.filter(thin)).toEqual(thinOnes)
     expect(["Fix the login bug", "Add dark mode", "Refactor billing", "Speed up the CI pipeline", "Write the migration guide", "PROJ-1234: fix the login bug"]
       .filter(thin)).toEqual([])
+  })
+})
+
+describe("the kind of work a thin goal names, and the prompts that show it", () => {
+  const shows = (goal: string, prompt: string) => showsKind(prompt, [{ description: goal }])
+  it("takes work of the goal's kind for it, and neither other kinds of work nor a ticket's", () => {
+    expect([
+      shows("Fix bugs", "the csv export crashes with a null pointer exception"),
+      shows("Fix bugs", "checkout is broken for guests since yesterday"),
+      shows("Write docs", "explain the retry settings in the README"),
+      shows("Upgrades", "bump react-router to v7 and fix the deprecations"),
+      shows("Tech debt", "extract the pricing rules into their own module"),
+      shows("New features", "implement saved searches on the orders page")
+    ]).toEqual([true, true, true, true, true, true])
+    expect([
+      shows("Fix bugs", "write a blog post about our hiring process"),
+      shows("Write docs", "the csv export crashes with a null pointer exception"),
+      shows("PROJ-1234", "the csv export crashes with a null pointer exception"),
+      shows("Fix bugs", "plan a weekend in lisbon for two")
+    ]).toEqual([false, false, false, false])
   })
 })
 
