@@ -246,6 +246,21 @@ describe.each(logVariants())("goals over %s", (_name, logEnv) => {
     expect((await prompts(totpMore)).map((a) => a.drift)).toEqual([undefined, undefined, undefined])
   })
 
+  it("takes the work done before a goal was set for its words when the goal is set for that work", async () => {
+    // Without that work, the goal's words alone call these prompts off: a drift at the third.
+    const { prompts: fresh } = await totpUser("totp-fresh")
+    expect((await fresh(totpMore)).map((a) => a.drift !== undefined)).toEqual([false, false, true])
+    const user = await anotherUser()
+    const send = (prompt: string) =>
+      goals("POST", "/signals", { type: "user-prompt", adapter: "claude-code", session_id: "late-goal", metadata: { prompt } }, user).then((r) => r.body)
+    // No goal yet: nothing is judged, the words are kept.
+    for (const prompt of ["the admin console needs a second factor at sign-in", ...totpWork]) expect((await send(prompt)).drift).toBeUndefined()
+    expect((await goals("POST", "/goals", { description: "Add two-factor authentication to the admin console" }, user)).status).toBe(201)
+    const answers = []
+    for (const prompt of totpMore) answers.push(await send(prompt))
+    expect(answers.map((a) => a.drift)).toEqual([undefined, undefined, undefined])
+  })
+
   it("judges drift per session: a second agent working on the goal meanwhile neither resets it nor lends it evidence", async () => {
     const user = await anotherUser()
     await goals("POST", "/goals", { description: "Fix the login bug in the authentication service" }, user)
