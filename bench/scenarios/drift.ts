@@ -1,41 +1,40 @@
 /**
  * drift: the goal-drift detector on the labelled corpus (test/drift/), in this process, no service:
  * its figures (per prompt, per session) on the development, the held-out, the wide and both fresh
- * held-out sets, for the method in force and the six before it, and under thin goals ("Fix bugs"); what judging a prompt adds to the fold of
- * its signal; and the memory a user's drift state holds.
+ * held-out sets, for the method in force and the six before it, and under thin goals ("Fix bugs",
+ * "Sprint tasks"); what judging a prompt adds to the fold of its signal; and the memory a user's
+ * drift state holds.
  */
 import { performance } from "node:perf_hooks"
 import { setFlagsFromString } from "node:v8"
 import { runInNewContext } from "node:vm"
 import { type DriftMethod, driftMethod, driftMethods } from "../../src/domain/drift.ts"
-import type { GoalRecord, SignalRecord } from "../../src/domain/records.ts"
+import type { SignalRecord } from "../../src/domain/records.ts"
 import { fold } from "../../src/domain/user-fold.ts"
 import { defaultFoldSettings, type UserState } from "../../src/domain/user-state.ts"
-import { type CorpusGoal, development, fresh, freshTwo, held, inOtherLanguages, isPrompt, underThinGoals, wide } from "../../test/drift/corpus.ts"
+import {
+  type CorpusGoal,
+  development,
+  fresh,
+  freshTwo,
+  held,
+  inOtherLanguages,
+  isPrompt,
+  underAnyWorkGoals,
+  underThinGoals,
+  wide
+} from "../../test/drift/corpus.ts"
 import { evaluate, firstHalf, recordsOf, run } from "../../test/drift/evaluate.ts"
+import { goalRecord } from "../../test/drift/replay.ts"
 import { round } from "../measure.ts"
 import type { Row } from "../report.ts"
 
 const quantile = (sorted: ReadonlyArray<number>, q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0
 
-const goalRecord = (goal: CorpusGoal): GoalRecord => ({
-  v: 1,
-  kind: "goal",
-  org_id: "org_corpus",
-  environment: "live",
-  user_id: `user_${goal.id}`,
-  ts: "2026-11-23T09:00:00.000Z",
-  command_id: `gcmd_${goal.id}`,
-  op: "create",
-  goal_id: `goal_${goal.id}`,
-  description: goal.goal,
-  drift_method: driftMethod
-})
-
 /** Each prompt of the second half of every goal's work, with the state before it (goal set, first half folded). */
 const promptsInContext = (goals: ReadonlyArray<CorpusGoal>) =>
   goals.flatMap((goal) => {
-    const set = run([goalRecord(goal)], defaultFoldSettings).state
+    const set = run([goalRecord(goal, driftMethod)], defaultFoldSettings).state
     const half = firstHalf(goal.work)
     const before = run(recordsOf(goal, half, `${goal.id}:cost`, driftMethod), defaultFoldSettings, set).state
     const prompts = recordsOf(goal, goal.work.slice(half.length).filter(isPrompt), `${goal.id}:cost`, driftMethod)
@@ -96,7 +95,7 @@ const heapPer = (jsons: ReadonlyArray<string>, copies: number) => {
  */
 const memory = (goals: ReadonlyArray<CorpusGoal>) => {
   const states = goals.map((goal) =>
-    run([goalRecord(goal), ...recordsOf(goal, [...goal.work, ...goal.drift], `${goal.id}:memory`, driftMethod)], defaultFoldSettings).state
+    run([goalRecord(goal, driftMethod), ...recordsOf(goal, [...goal.work, ...goal.drift], `${goal.id}:memory`, driftMethod)], defaultFoldSettings).state
   )
   const drifts = states.map((s) => JSON.stringify(s.drift))
   const without = states.map(({ drift: _d, ...rest }) => JSON.stringify(rest))
@@ -123,14 +122,16 @@ export const driftScenario = (record: (row: Row) => void, smoke: boolean) => {
     record(figuresOf("fresh held-out", fresh, method))
     record(figuresOf("second fresh held-out", freshTwo, method))
   }
-  // The same work under a thin goal of its kind ("Fix bugs"), and work prompted in another language than its goal's: what context-6 changed.
-  for (const method of ["context-5", driftMethod] as const) {
+  // The same work under a thin goal of its kind ("Fix bugs") or of any work ("Sprint tasks"), and work prompted in another
+  // language than its goal's: what context-6 and context-7 changed.
+  for (const method of ["context-5", "context-6", driftMethod] as const) {
     record(figuresOf("other languages", inOtherLanguages, method))
     for (
       const [name, goals] of [["development", development], ["held-out", held], ["wide", wide], ["fresh held-out", fresh], ["second fresh held-out",
         freshTwo]] as const
     ) {
       record(figuresOf(`${name}, thin goals`, underThinGoals(goals), method))
+      record(figuresOf(`${name}, goals of any work`, underAnyWorkGoals(goals), method))
     }
   }
   record({ scenario: "drift", log: "-", figures: { measured: "cost", method: driftMethod, ...cost([...development, ...held], smoke ? 5 : 200) } })
@@ -141,4 +142,10 @@ export const driftScenario = (record: (row: Row) => void, smoke: boolean) => {
     figures: { measured: "cost", goals: "thin", method: driftMethod, ...cost(underThinGoals([...development, ...held]), smoke ? 5 : 200) }
   })
   record({ scenario: "drift", log: "-", figures: { measured: "memory", method: driftMethod, ...memory([...development, ...held]) } })
+  // Under thin goals a session keeps its own first words while it says what its work is.
+  record({
+    scenario: "drift",
+    log: "-",
+    figures: { measured: "memory", goals: "thin", method: driftMethod, ...memory(underThinGoals([...development, ...held])) }
+  })
 }

@@ -2,11 +2,13 @@ import { boundedMemo } from "./bounded-memo.ts"
 import { sameWord, words } from "./drift-words.ts"
 
 /**
- * Kinds of work a thin goal names ("Fix bugs", "Write docs", "Upgrades"; drift.ts `isThin`), and
- * the words by which a prompt shows work of that kind. Under such a goal any task of its kind is
- * the goal's work (the second bug under "Fix bugs" as much as the first), so from context-7 a
- * prompt that shows the kind is on-goal; a task of another kind, or no work, still drifts. Written
- * from what such work says, not from the corpus; part of the method (a change is a new method).
+ * Kinds of work a thin goal names ("Fix bugs", "Write docs", "Upgrades", or any work: "Sprint
+ * tasks", "Backlog"; drift.ts `isThin`), and the words by which a prompt shows work of that kind.
+ * Under such a goal any task of its kind is the goal's work (the second bug under "Fix bugs" as
+ * much as the first), so from context-7 a prompt that shows the kind is on-goal; a task of another
+ * kind, or no work, still drifts. Written from what such work says, not from the corpus, without
+ * everyday verbs ("add", "write", "clean"), which anything says; part of the method (a change is a
+ * new method).
  */
 const kinds: ReadonlyArray<{ readonly named: string; readonly shows: string }> = [
   {
@@ -16,8 +18,7 @@ freeze timeout null undefined nan repro reproduce debug investigate throws throw
   },
   {
     named: "feature features improvement improvements enhancement enhancements",
-    shows: `add implement build create support new allow introduce feature option enable ability screen button form page endpoint
-let offer show display`
+    shows: "implement support allow introduce feature enable ability screen button form page endpoint"
   },
   {
     named: "upgrade upgrades migration migrations migrate dependency dependencies bump bumps",
@@ -26,8 +27,7 @@ compatible compatibility replace`
   },
   {
     named: "refactor refactors refactoring cleanup clean tidy debt polish",
-    shows: `refactor extract rename split move clean simplify dedupe duplicate duplication inline restructure reorganize consolidate
-decouple tidy untangle typing types dead`
+    shows: "refactor extract rename split simplify dedupe duplicate duplication inline restructure reorganize consolidate decouple untangle typing types"
   },
   {
     named: "infra infrastructure ops devops",
@@ -36,7 +36,7 @@ dns nginx backup runner provision server servers vpc bucket`
   },
   {
     named: "doc docs documentation document documenting",
-    shows: "doc readme document documentation guide explain comment docstring changelog tutorial example wiki section write"
+    shows: "doc readme document documentation guide comment docstring changelog tutorial wiki"
   },
   {
     named: "performance perf optimization optimizations optimize optimise speed",
@@ -44,16 +44,18 @@ dns nginx backup runner provision server servers vpc bucket`
   },
   {
     named: "security vulnerability vulnerabilities cve cves",
-    shows: "security vulnerability cve secret xss csrf injection permission sanitize escape audit exploit"
+    shows: "security vulnerability cve secret xss csrf injection permission sanitize audit exploit"
   }
 ]
 
 const stems = (list: string) => [...new Set(words(list).map((w) => w.stem))]
-const compiled = kinds.map((k) => ({ named: stems(k.named), shows: stems(k.shows) }))
+/** A goal of any work ("Sprint tasks", "Backlog", "Chores"): work of every kind shows it. */
+const anyWork = { named: "maintenance misc miscellaneous chore chores backlog sprint task tasks todo todos", shows: kinds.map((k) => k.shows).join(" ") }
+const compiled = [...kinds, anyWork].map((k) => ({ named: stems(k.named), shows: stems(k.shows) }))
 
 const has = (text: ReadonlyArray<string>, list: ReadonlyArray<string>) => text.some((s) => list.some((l) => sameWord(s, l)))
 
-/** The kinds of work a goal names, by index (none for "PROJ-1234" or "Sprint 42": one task, or any). */
+/** The kinds of work a goal names, by index (none for "PROJ-1234": one task, named elsewhere). */
 const kindsOf = boundedMemo((description) => {
   const named = words(description).map((w) => w.stem)
   return compiled.flatMap((k, i) => (has(named, k.named) ? [i] : []))

@@ -55,6 +55,8 @@ export interface CorpusGoal {
   readonly off: ReadonlyArray<string>
   /** Other work the user turns to after the first half of `work`: every prompt is off-goal. */
   readonly drift: ReadonlyArray<Step>
+  /** The goal is any work ("Sprint tasks"): another goal's work, of whichever kind, is its work too. */
+  readonly anyWork?: true
 }
 
 /** The goals the detector is developed on. */
@@ -104,3 +106,10 @@ const thinGoal: Readonly<Record<GoalKind, string>> = {
  */
 export const underThinGoals = (goals: ReadonlyArray<CorpusGoal>): ReadonlyArray<CorpusGoal> =>
   goals.map((g) => ({ ...g, id: `thin-${g.id}`, goal: thinGoal[g.kind] }))
+
+/**
+ * The same goals' work under a goal of any work ("Sprint tasks"), as people set for a day or a
+ * sprint: every task is its work, so only the on-goal figures and the next task's are labels here.
+ */
+export const underAnyWorkGoals = (goals: ReadonlyArray<CorpusGoal>): ReadonlyArray<CorpusGoal> =>
+  goals.map((g) => ({ ...g, id: `any-${g.id}`, goal: "Sprint tasks", anyWork: true }))

@@ -182,7 +182,8 @@ export const evaluate = (goals: ReadonlyArray<CorpusGoal>, options: Options = {}
     sessions.push(...goalTimingSessions(goal, goals[(i + 1) % goals.length]!, stamp, settings))
     if (isThin([{ id: goal.id, description: goal.goal }])) {
       const others = [...goals.slice(i + 1), ...goals.slice(0, i)]
-      sessions.push(...thinTaskSessions(goal, others.find((g) => g.kind === goal.kind), others.find((g) => g.kind !== goal.kind)!, stamp, settings))
+      const next = others.find((g) => g.kind === goal.kind || goal.anyWork)
+      sessions.push(...thinTaskSessions(goal, next, goal.anyWork ? undefined : others.find((g) => g.kind !== goal.kind), stamp, settings))
     }
   }
   return { prompts, sessions, figures: figures(prompts, sessions) }

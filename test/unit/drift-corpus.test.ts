@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { development, fresh, freshTwo, held, inOtherLanguages, isPrompt, underThinGoals, wide } from "../drift/corpus.ts"
+import { development, fresh, freshTwo, held, inOtherLanguages, isPrompt, underAnyWorkGoals, underThinGoals, wide } from "../drift/corpus.ts"
 import { evaluate, type Figures } from "../drift/evaluate.ts"
 
 /**
@@ -172,9 +172,9 @@ describe("the goal-drift corpus", () => {
   // of on-goal prompts called off, a drift in 75–92% of the work sessions; context-6: 9.5–17.8%, 8.3–35%): on-goal
   // prompts called off, and on-goal sessions with a drift.
   it.each([
-    { set: "development", goals: development, floor: [0.062, 0.048] },
+    { set: "development", goals: development, floor: [0.068, 0.048] },
     { set: "held-out", goals: held, floor: [0.1, 0.15] },
-    { set: "wide", goals: wide, floor: [0.082, 0.063] },
+    { set: "wide", goals: wide, floor: [0.082, 0.094] },
     { set: "fresh held-out", goals: fresh, floor: [0.157, 0.125] },
     { set: "second fresh held-out", goals: freshTwo, floor: [0.081, 0.083] }
   ])("judges the $set goals' work under thin goals no worse than context-7 first did", ({ goals, floor: [calledOff, falseDrift] }) => {
@@ -198,16 +198,38 @@ describe("the goal-drift corpus", () => {
   // (prompts called off, sessions with a drift), in a new session (the same), and a task of another kind after the
   // first half (found within 3 prompts).
   it.each([
-    { set: "development", goals: development, floor: [0.249, 0.214, 0.054, 0, 0.31] },
-    { set: "held-out", goals: held, floor: [0.347, 0.375, 0.125, 0.125, 0.6] },
-    { set: "wide", goals: wide, floor: [0.171, 0.125, 0.082, 0, 0.438] },
-    { set: "fresh held-out", goals: fresh, floor: [0.33, 0.273, 0.16, 0.182, 0.833] },
-    { set: "second fresh held-out", goals: freshTwo, floor: [0.33, 0.4, 0.096, 0.1, 0.333] }
+    { set: "development", goals: development, floor: [0.285, 0.286, 0.06, 0, 0.381] },
+    { set: "held-out", goals: held, floor: [0.417, 0.375, 0.125, 0.125, 0.6] },
+    { set: "wide", goals: wide, floor: [0.253, 0.25, 0.082, 0, 0.438] },
+    { set: "fresh held-out", goals: fresh, floor: [0.34, 0.273, 0.16, 0.182, 0.833] },
+    { set: "second fresh held-out", goals: freshTwo, floor: [0.436, 0.5, 0.096, 0.1, 0.333] }
   ])("does no worse on several tasks under the $set goals' thin goals than context-7 first did", ({ goals, floor }) => {
     const f = evaluate(underThinGoals(goals)).figures
     const got = [f.thin_next_task_called_off, f.thin_next_task_drift_fired, f.thin_next_session_called_off, f.thin_next_session_drift_fired,
       f.thin_other_kind_found_within_3]
     expect({ got, held: got.map((g, i) => (i < 4 ? g <= floor[i]! : g >= floor[i]!)) }).toEqual({ got, held: got.map(() => true) })
+  })
+
+  // Under a goal of any work ("Sprint tasks"), every task is its work: its own work's prompts called off and sessions with
+  // a drift, then the next task in the same session and in a new one (the same), as context-7 first measured them
+  // (context-6, development: a drift in 14.3%, 59.5% and 64.3% of those sessions).
+  it.each([
+    { set: "development", goals: development, floor: [0.043, 0.012, 0.173, 0.167, 0.041, 0] },
+    { set: "held-out", goals: held, floor: [0.1, 0.15, 0.256, 0.3, 0.1, 0.1] },
+    { set: "wide", goals: wide, floor: [0.044, 0.031, 0.076, 0, 0.044, 0] },
+    { set: "fresh held-out", goals: fresh, floor: [0.078, 0, 0.304, 0.333, 0.078, 0] },
+    { set: "second fresh held-out", goals: freshTwo, floor: [0.063, 0.083, 0.144, 0.167, 0.063, 0.083] }
+  ])("takes every task for the work of a goal of any work on the $set goals, no worse than context-7 first did", ({ goals, floor }) => {
+    const f = evaluate(underAnyWorkGoals(goals)).figures
+    const got = [
+      f.on_goal_called_off,
+      f.on_goal_sessions_drift_fired,
+      f.thin_next_task_called_off,
+      f.thin_next_task_drift_fired,
+      f.thin_next_session_called_off,
+      f.thin_next_session_drift_fired
+    ]
+    expect({ got, held: got.map((g, i) => g <= floor[i]!) }).toEqual({ got, held: got.map(() => true) })
   })
 
   it("takes the work prompted in another language than its goal's for follow-ups, not off-goal (context-6)", () => {

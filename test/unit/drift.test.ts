@@ -145,6 +145,13 @@ describe("the kind of work a thin goal names, and the prompts that show it", () 
       shows("PROJ-1234", "the csv export crashes with a null pointer exception"),
       shows("Fix bugs", "plan a weekend in lisbon for two")
     ]).toEqual([false, false, false, false])
+    // A goal of any work takes every kind, and no everyday request shows any kind.
+    expect(["the csv export crashes on empty rows", "explain the retry settings in the README", "extract the pricing rules into a module"]
+      .map((p) => shows("Sprint tasks", p))).toEqual([true, true, true])
+    const everyday = ["write a haiku about autumn", "create a shopping list for the weekend", "what is the capital of peru", "recommend some jazz records",
+      "write a toast for my sister's wedding, funny but kind", "translate this email to french", "give me a recipe for banana bread"]
+    const goals = ["Fix bugs", "New features", "Write docs", "Upgrades", "Refactor", "Infra work", "Performance", "Security", "Sprint tasks", "Backlog"]
+    expect(goals.flatMap((g) => everyday.filter((p) => shows(g, p)))).toEqual([])
   })
 })
 
