@@ -80,6 +80,11 @@ export interface Streak {
   readonly warming?: string
   /** The session has said what its work is (`warming` is dropped then: memory). */
   readonly warm?: true
+  /**
+   * From context-7: this streak has made its drift. So it makes one whatever the org's number does
+   * meanwhile: none again when the number rises past it, one still when it falls below it.
+   */
+  readonly drifted?: true
 }
 
 export interface DriftState extends Streak {
@@ -156,7 +161,7 @@ const answerWords = (current: Streak, r: SignalRecord, method: DriftMethod): Rea
 }
 
 const ended = (s: DriftState, last: DriftState["last"]): DriftState => {
-  const { since: _s, off: _o, thread: _t, ...rest } = s
+  const { since: _s, off: _o, thread: _t, drifted: _d, ...rest } = s
   return { ...rest, streak: 0, ...(last ? { last } : {}) }
 }
 
@@ -186,7 +191,7 @@ export const foldDrift = (state: UserState, r: SignalRecord, settings: DriftSett
   const view: DriftState = { ...shared, ...(own ?? none) }
   const step = foldStreak(view, method, state, r, settings)
   if (step.state === view) return { ...step, state: current }
-  const { streak, since, off, last, thread, sessions: _n, goal_id, warming, warm, ...next } = step.state
+  const { streak, since, off, last, thread, sessions: _n, goal_id, warming, warm, drifted, ...next } = step.state
   // The user's goal is the last one any session was on; with several active, each session keeps its own to name in its drift.
   const userGoal = goal_id !== view.goal_id ? goal_id : shared.goal_id
   const ownGoal = goal_id !== undefined && activeGoals(state, r.environment).length > 1 ? { goal_id } : {}
@@ -195,7 +200,16 @@ export const foldDrift = (state: UserState, r: SignalRecord, settings: DriftSett
   const kept = last === "off-goal"
     ? capped({
       ...others,
-      [sessionId]: { streak, ...(since ? { since } : {}), ...(off ? { off } : {}), last, ...(thread ? { thread } : {}), ...ownGoal, ...said }
+      [sessionId]: {
+        streak,
+        ...(since ? { since } : {}),
+        ...(off ? { off } : {}),
+        last,
+        ...(thread ? { thread } : {}),
+        ...(drifted ? { drifted } : {}),
+        ...ownGoal,
+        ...said
+      }
     })
     : "goal_id" in ownGoal || warm || warming !== undefined
     ? capped({ ...others, [sessionId]: { streak: 0, ...ownGoal, ...said } })
@@ -311,7 +325,9 @@ const foldStreak = (current: DriftState, method: DriftMethod, state: UserState, 
     off,
     ...(method === "lexical-1" ? {} : { last: "off-goal" as const, thread: withContext(current.thread, stems, threadSize) })
   }
-  if (streak !== prompts) return { state: next, judged: "off-goal" }
+  // Before context-7 a drift came when the streak reached the number exactly (the org's at that signal).
+  const due = atLeast(method, "context-7") ? prompts > 0 && !current.drifted && streak >= prompts : streak === prompts
+  if (!due) return { state: next, judged: "off-goal" }
   // The goal drifted from: the one the user was last on while it is still active, else the closest.
   const goal = goals.find((g) => g.id === current.goal_id) ?? goals.find((g) => g.id === goalId) ?? goals[0]!
   const detected: DriftDetected = {
@@ -324,5 +340,5 @@ const foldStreak = (current: DriftState, method: DriftMethod, state: UserState, 
     evidence: off,
     method
   }
-  return { state: next, judged: "off-goal", detected }
+  return { state: atLeast(method, "context-7") ? { ...next, drifted: true } : next, judged: "off-goal", detected }
 }

@@ -163,6 +163,20 @@ describe("the org's own goal-drift streak (drift_prompts stamped at acceptance)"
     expect(run.filter((r) => r.result.drift)).toEqual([])
     expect(run.map((r) => r.result.judged)).toEqual(["off-goal", "off-goal", "off-goal", "off-goal"])
   })
+
+  it("makes one drift per streak when the org's number changes during it (context-7)", () => {
+    // The number as each of the four off-goal prompts was accepted.
+    const drifts = (numbers: ReadonlyArray<number>, method: DriftMethod = driftMethod) =>
+      foldAll([{ ...login, drift_method: method }, ...offGoal.map((p, i) => ({ ...prompt("A", p, method), drift_prompts: numbers[i]! }))]).results
+        .filter((r) => r.record.kind === "signal").map((r) => r.result.drift?.off_goal_prompts ?? 0)
+    // Lowered below a streak already longer: the drift comes at the next off-goal prompt.
+    expect(drifts([5, 5, 5, 2])).toEqual([0, 0, 0, 4])
+    // Raised past a streak that has made its drift: no second one.
+    expect(drifts([2, 2, 4, 4])).toEqual([0, 2, 0, 0])
+    // Records stamped before context-7 replay as judged: a drift whenever the streak met the number exactly.
+    expect(drifts([5, 5, 5, 2], "context-6")).toEqual([0, 0, 0, 0])
+    expect(drifts([2, 2, 4, 4], "context-6")).toEqual([0, 2, 0, 4])
+  })
 })
 
 describe("a thin goal (naming no task, only a kind of work) takes the first prompts as its work (context-6)", () => {
