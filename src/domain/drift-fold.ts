@@ -10,7 +10,6 @@ import {
   goalWeightOf,
   isThin,
   judge,
-  showsGoal,
   threadSize,
   warmUpWords,
   withContext
@@ -18,7 +17,6 @@ import {
 import type { Environment } from "./environments.ts"
 import type { DriftDetected } from "./fold-result.ts"
 import type { GoalState } from "./goals.ts"
-import type { GoalView } from "./drift.ts"
 import type { SignalRecord } from "./records.ts"
 import type { UserState } from "./user-state.ts"
 
